@@ -1,0 +1,104 @@
+# ring: build, test and tools. Targets are the contract in SPEC.md.
+CC      ?= gcc
+CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L
+WARN     = -Wall -Wextra -Werror -Wshadow
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -MMD -MP -Iring
+SAN_FLAGS  = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+# Packages the build and the tests need (Debian names).
+DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev
+
+CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
+CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
+
+# The protocol core: pure, no I/O. The unit tests and the simulator link
+# only this, without libevent, so the build itself keeps the core pure.
+CORE_SRC = ring/err.c ring/layout.c ring/wire.c ring/node.c
+UNIT_SRC = test/unit_main.c test/test_wire.c test/test_node.c test/test_layout.c
+SIM_SRC  = test/sim.c
+
+B  = build
+BS = build/asan
+CORE_OBJ  = $(CORE_SRC:%.c=$(B)/%.o)
+UNIT_OBJ  = $(UNIT_SRC:%.c=$(B)/%.o)
+SIM_OBJ   = $(SIM_SRC:%.c=$(B)/%.o)
+CORE_SOBJ = $(CORE_SRC:%.c=$(BS)/%.o)
+UNIT_SOBJ = $(UNIT_SRC:%.c=$(BS)/%.o)
+SIM_SOBJ  = $(SIM_SRC:%.c=$(BS)/%.o)
+
+# Seeds per fault class in `make test`; the sanitizer pass runs fewer.
+SIM_SEEDS  ?= 500
+ASAN_SEEDS ?= 60
+CLASSES = healthy lossy crash pause partition
+SEEDS ?= 5000
+CLASS ?= healthy
+SEED  ?= 1
+
+.PHONY: all deps test check unit sim-all sim soak asan demo bench clean
+
+all: $(B)/unit $(B)/sim
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CUNIT_CFLAGS) -c $< -o $@
+
+$(BS)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring $(CUNIT_CFLAGS) -c $< -o $@
+
+$(B)/unit: $(UNIT_OBJ) $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ $(CUNIT_LIBS) -o $@
+
+$(B)/sim: $(SIM_OBJ) $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -o $@
+
+$(BS)/unit: $(UNIT_SOBJ) $(CORE_SOBJ)
+	$(CC) $(SAN_FLAGS) $^ $(CUNIT_LIBS) -o $@
+
+$(BS)/sim: $(SIM_SOBJ) $(CORE_SOBJ)
+	$(CC) $(SAN_FLAGS) $^ -o $@
+
+deps:
+	@missing=""; for p in $(DEPS); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then echo "deps: all present"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "deps: installing$$missing"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "deps: missing$$missing; run: sudo apt-get install -y$$missing"; exit 1; fi
+
+# The quick loop: unit suites and a short simulator run.
+check: $(B)/unit $(B)/sim
+	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds 40 || exit 1; done
+	$(B)/unit
+
+# Everything; ends with CUnit's summary.
+test: $(B)/unit $(B)/sim asan
+	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SIM_SEEDS) || exit 1; done
+	$(B)/unit
+
+asan: $(BS)/unit $(BS)/sim
+	@for c in $(CLASSES); do $(BS)/sim --class $$c --seeds $(ASAN_SEEDS) || exit 1; done
+	$(BS)/unit >$(BS)/unit.log 2>&1 || { cat $(BS)/unit.log; exit 1; }
+	@echo "asan+ubsan: unit suites and simulator clean"
+
+# Replays one run with its trace: make sim SEED=1234 CLASS=crash
+sim: $(B)/sim
+	$(B)/sim --class $(CLASS) --seed $(SEED) --trace
+
+# As many seeds as asked: make soak SEEDS=100000
+soak: $(B)/sim
+	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SEEDS) --first 1000000 || exit 1; done
+
+demo:
+	@echo "make demo: not yet; the daemon (ringd) comes in the next issue"
+
+bench:
+	@echo "make bench: not yet; benchmarks come with the daemon"
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

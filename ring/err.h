@@ -1,0 +1,36 @@
+/* Error codes for the whole project, from one table: functions return 0 or a
+ * negative RING_E* code, and ring_strerror() names it. */
+#ifndef RING_ERR_H
+#define RING_ERR_H
+
+#define RING_ERRORS(X)                                                   \
+	X(ESHORT, "datagram truncated")                                  \
+	X(ELONG, "datagram longer than its type")                        \
+	X(EMAGIC, "not a ring datagram")                                 \
+	X(EVERSION, "unknown protocol version")                          \
+	X(ETYPE, "unknown message type")                                 \
+	X(EFIELD, "field out of range")                                  \
+	X(ENOSPACE, "buffer too small")                                  \
+	X(ENOTMEMBER, "sender is not a member")                          \
+	X(ESPOOF, "sender id does not match its address")                \
+	X(EMISMATCH, "ring layout fingerprint differs")                  \
+	X(ENOTFORME, "datagram addressed to another member")             \
+	X(EFULL, "client queue full")                                    \
+	X(EBUSY, "client already waiting or holding")                    \
+	X(ELEAVING, "member is leaving")                                 \
+	X(ECONFIG, "bad configuration")                                  \
+	X(ENOMEM, "out of memory")
+
+enum {
+	RING_OK = 0,
+#define RING_ERR_ENUM_(name, msg) RING_##name,
+	RING_ERR_FIRST_ = 0, /* codes start at 1 */
+	RING_ERRORS(RING_ERR_ENUM_)
+#undef RING_ERR_ENUM_
+	RING_ERR_COUNT_
+};
+
+/* Error codes are returned negated: -RING_ESHORT and so on. */
+const char *ring_strerror(int err);
+
+#endif

@@ -1,0 +1,110 @@
+/* Datagrams on the wire: every message type, its fixed-width fields in
+ * network byte order, and the only code that reads or writes them.
+ * Layout and field meanings: docs/PROTOCOL.md §2. */
+#ifndef RING_WIRE_H
+#define RING_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "set.h"
+
+#define RING_WIRE_VERSION 1
+#define RING_WIRE_HEADER 16  /* magic(2) version(1) type(1) from(2) to(2) fingerprint(8) */
+#define RING_WIRE_MAX 128    /* longest encoded message */
+
+#define RING_MSG_TYPES(X)                     \
+	X(TOKEN, 1, "token")                  \
+	X(TOKEN_ACK, 2, "token_ack")          \
+	X(HEARTBEAT, 3, "heartbeat")          \
+	X(ELECTION, 4, "election")            \
+	X(ELECTION_ACK, 5, "election_ack")    \
+	X(JOIN, 6, "join")                    \
+	X(LEAVE, 7, "leave")
+
+enum ring_msg_type {
+#define RING_MSG_ENUM_(name, code, str) RING_MSG_##name = code,
+	RING_MSG_TYPES(RING_MSG_ENUM_)
+#undef RING_MSG_ENUM_
+};
+
+/* TOKEN_ACK flag: the receiver knows a newer epoch and dropped the token. */
+#define RING_ACK_STALE 0x1u
+
+/* The token: one per epoch; fence of a grant = epoch << 32 | counter. */
+struct ring_msg_token {
+	uint32_t epoch;    /* never 0 */
+	uint32_t seq;      /* hop number within the epoch, from 1 */
+	uint32_t counter;  /* grants made under this epoch so far */
+	uint32_t quiet_ms; /* time since the token's last heartbeat */
+	struct ring_set alive;
+};
+
+struct ring_msg_token_ack {
+	uint32_t epoch;
+	uint32_t seq;
+	uint32_t known_epoch; /* the receiver's epoch */
+	uint32_t flags;       /* RING_ACK_* */
+};
+
+struct ring_msg_heartbeat {
+	uint32_t epoch; /* never 0 */
+	uint32_t seq;
+	uint32_t counter;
+	struct ring_set alive;
+};
+
+struct ring_msg_election {
+	uint16_t initiator; /* member id, never 0 */
+	uint16_t hops;
+	uint32_t round;     /* initiator's election count, never 0 */
+	uint32_t max_epoch; /* highest epoch known to anyone on the way */
+	struct ring_set participants;
+};
+
+struct ring_msg_election_ack {
+	uint16_t initiator;
+	uint16_t hops;
+	uint32_t round;
+};
+
+struct ring_msg_join {
+	uint32_t epoch; /* the joiner's epoch: the new one must be higher */
+};
+
+struct ring_msg_leave {
+	uint32_t epoch;
+};
+
+struct ring_msg {
+	enum ring_msg_type type;
+	uint16_t from;        /* sender's member id, never 0 */
+	uint16_t to;          /* receiver's id, 0 = every member */
+	uint64_t fingerprint; /* ring_layout_fingerprint() */
+	union {
+		struct ring_msg_token token;
+		struct ring_msg_token_ack token_ack;
+		struct ring_msg_heartbeat heartbeat;
+		struct ring_msg_election election;
+		struct ring_msg_election_ack election_ack;
+		struct ring_msg_join join;
+		struct ring_msg_leave leave;
+	} u;
+};
+
+/* Encodes MSG into BUF. Returns the length, or -RING_ENOSPACE when CAP is too
+ * small, -RING_ETYPE for an unknown type. */
+int ring_wire_encode(const struct ring_msg *msg, uint8_t *buf, size_t cap);
+
+/* Decodes LEN bytes into MSG, trusting nothing: never reads past LEN; the
+ * length must be exactly that of the type. Returns 0 or -RING_ESHORT,
+ * -RING_ELONG, -RING_EMAGIC, -RING_EVERSION, -RING_ETYPE, -RING_EFIELD. */
+int ring_wire_decode(const uint8_t *buf, size_t len, struct ring_msg *msg);
+
+/* Encoded length of a message of TYPE, header included; 0 if unknown. */
+size_t ring_wire_size(enum ring_msg_type type);
+
+/* "token", "heartbeat", ...; "unknown" otherwise. */
+const char *ring_msg_name(enum ring_msg_type type);
+
+#endif

@@ -1,0 +1,10 @@
+/* The CUnit suites of the unit-test binary, one per module. Each registers
+ * its suite and returns 0, or a CUnit error code. */
+#ifndef RING_TEST_SUITES_H
+#define RING_TEST_SUITES_H
+
+int ring_test_wire_suite(void);
+int ring_test_layout_suite(void);
+int ring_test_node_suite(void);
+
+#endif
