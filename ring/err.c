@@ -10,9 +10,9 @@ static const char *const messages[] = {
 
 const char *ring_strerror(int err)
 {
-	if (err < 0)
+	if (err < 0 && err > -RING_ERR_COUNT_)
 		err = -err;
-	if (err >= RING_ERR_COUNT_)
+	if (err < 0 || err >= RING_ERR_COUNT_)
 		return "unknown error";
 	return messages[err];
 }

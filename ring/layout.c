@@ -52,9 +52,11 @@ static uint64_t fnv_u64(uint64_t h, uint64_t v)
 	return fnv_bytes(h, b, sizeof b);
 }
 
-static uint64_t fnv_str(uint64_t h, const char *s)
+/* MAX is the size of the array S lives in: a string that fills it without
+ * a terminator is hashed up to its end, never past it. */
+static uint64_t fnv_str(uint64_t h, const char *s, size_t max)
 {
-	size_t len = strnlen(s, RING_HOST_MAX);
+	size_t len = strnlen(s, max);
 	h = fnv_u64(h, len);
 	return fnv_bytes(h, s, len);
 }
@@ -62,7 +64,7 @@ static uint64_t fnv_str(uint64_t h, const char *s)
 uint64_t ring_layout_fingerprint(const struct ring_layout *layout)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
-	h = fnv_str(h, layout->name);
+	h = fnv_str(h, layout->name, sizeof layout->name);
 	h = fnv_u64(h, layout->lease_ms);
 	h = fnv_u64(h, layout->ack_timeout_ms);
 	h = fnv_u64(h, layout->retries);
@@ -73,7 +75,8 @@ uint64_t ring_layout_fingerprint(const struct ring_layout *layout)
 	h = fnv_u64(h, layout->n);
 	for (size_t i = 0; i < layout->n; i++) {
 		h = fnv_u64(h, layout->members[i].id);
-		h = fnv_str(h, layout->members[i].host);
+		h = fnv_str(h, layout->members[i].host,
+			    sizeof layout->members[i].host);
 		h = fnv_u64(h, layout->members[i].port);
 	}
 	return h;
@@ -112,7 +115,8 @@ int ring_layout_check(const struct ring_layout *layout, char *err, size_t errlen
 			 layout->loss_timeout_ms, layout->heartbeat_ms);
 		return -RING_ECONFIG;
 	}
-	/* A resting token must heartbeat before anyone suspects it. */
+	/* A resting token heartbeats like a held one; the bound only keeps an
+	 * idle ring from looking stuck to its users. */
 	if (layout->idle_pass_ms > 60000) {
 		snprintf(err, errlen, "idle_pass_ms is at most 60000");
 		return -RING_ECONFIG;

@@ -1,2 +1,1145 @@
-/* placeholder: being written */
+/* The token-ring protocol core: one member's state machine. Pure: every
+ * input is an event with the time, every output an action in the update.
+ * Section numbers (§) refer to docs/PROTOCOL.md, which argues each rule. */
 #include "node.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+
+#define RING_QUEUE_MAX 1024
+#define NEVER UINT64_MAX
+
+static const char *const state_names[] = {
+#define RING_STATE_NAME_(name, str) str,
+	RING_STATES(RING_STATE_NAME_)
+#undef RING_STATE_NAME_
+};
+
+const char *ring_state_name(enum ring_state state)
+{
+	if ((size_t)state >= sizeof state_names / sizeof state_names[0])
+		return "unknown";
+	return state_names[state];
+}
+
+static const struct ring_log_info log_infos[] = {
+#define RING_LOG_INFO_(name, str, verbose, a, b, c) {str, verbose, {a, b, c}},
+	RING_LOG_EVENTS(RING_LOG_INFO_)
+#undef RING_LOG_INFO_
+};
+
+const struct ring_log_info *ring_log_info(enum ring_log_event ev)
+{
+	static const struct ring_log_info unknown = {"unknown", false, {NULL, NULL, NULL}};
+	if ((size_t)ev >= RING_LOG_COUNT_)
+		return &unknown;
+	return &log_infos[ev];
+}
+
+/* Where the token is, as far as this member is concerned (§3). */
+enum token_phase {
+	PHASE_NONE,    /* not here */
+	PHASE_HELD,    /* here: we may grant, rest, or pass it */
+	PHASE_PASSING, /* sent to pass_to, awaiting its ack; still ours to retransmit */
+};
+
+struct election_fwd {
+	bool active;
+	struct ring_msg_election msg;
+	size_t to;
+	uint32_t retries_left;
+	uint64_t deadline;
+};
+
+struct ring_node {
+	struct ring_layout layout;
+	uint64_t fingerprint;
+	uint16_t id;
+	size_t me;     /* ring index */
+	size_t quorum; /* members a regeneration needs */
+
+	/* Epochs (§4). */
+	uint32_t epoch;       /* newest known; persisted before acted on */
+	uint32_t start_epoch; /* loaded at start: tokens of epochs <= this are refused (§5.3) */
+	uint32_t seen_epoch;  /* the epoch of seen_seq */
+	uint32_t seen_seq;    /* highest hop accepted in seen_epoch (§3.2) */
+
+	/* The token. */
+	enum token_phase phase;
+	struct ring_msg_token token;
+	size_t pass_to;
+	uint32_t retries_left;
+	uint64_t ack_deadline;
+	uint64_t hb_base;     /* when the token last heartbeat (§5.1) */
+	uint64_t hb_deadline;
+	bool visit_granted;   /* at most one grant per visit (§3.3) */
+	bool resting;
+	uint64_t rest_deadline;
+
+	/* The critical region. */
+	bool granted;
+	uint64_t grant_client;
+	uint64_t grant_fence;
+	uint64_t lease_deadline;
+	uint64_t last_fence;
+	uint64_t queue[RING_QUEUE_MAX];
+	size_t q_head, q_len;
+
+	/* Liveness and membership. */
+	bool heard_ever;
+	uint64_t last_heard;    /* a live token (token or heartbeat, current epoch) */
+	uint64_t loss_deadline; /* when not holding: suspect loss then */
+	struct ring_set alive_view;
+	bool no_quorum;
+	uint64_t join_next;     /* our own JOIN is rate-limited */
+	uint64_t join_until[RING_MAX_MEMBERS]; /* pending JOIN of member i, valid until */
+	uint32_t join_epoch[RING_MAX_MEMBERS];
+	uint64_t left_until[RING_MAX_MEMBERS]; /* member i announced LEAVE */
+
+	/* Elections (§6). */
+	uint32_t elect_round;
+	bool elect_active;
+	uint64_t elect_started;
+	uint64_t participated_until;
+	uint32_t handled_round[RING_MAX_MEMBERS];
+	uint64_t handled_until[RING_MAX_MEMBERS];
+	struct election_fwd fwd;
+
+	/* Leaving and pauses. */
+	bool leaving;
+	bool left;
+	bool started;
+	uint64_t armed_deadline;
+	uint64_t quarantine_until;
+
+	struct ring_counters counters;
+};
+
+/* ---- small helpers ---- */
+
+static uint64_t ms(uint32_t v)
+{
+	return (uint64_t)v * 1000;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static uint32_t max_u32(uint32_t a, uint32_t b)
+{
+	return a > b ? a : b;
+}
+
+static uint16_t id_of(const struct ring_node *node, size_t idx)
+{
+	return node->layout.members[idx].id;
+}
+
+/* The member after IDX in ring order that is in SET, or IDX's own index when
+ * no other member is. */
+static size_t next_in(const struct ring_node *node, const struct ring_set *set, size_t idx)
+{
+	size_t n = node->layout.n;
+	for (size_t k = 1; k < n; k++) {
+		size_t j = (idx + k) % n;
+		if (ring_set_has(set, j))
+			return j;
+	}
+	return node->me;
+}
+
+/* How long an election may take before its initiator tries again: the loss
+ * timeout plus a full ring of hops, each with its retries (§6). */
+static uint64_t election_timeout(const struct ring_node *node)
+{
+	const struct ring_layout *l = &node->layout;
+	return ms(l->loss_timeout_ms) +
+	       (uint64_t)l->n * (l->retries + 1) * ms(l->ack_timeout_ms);
+}
+
+/* A live token was heard recently enough that an election must be a
+ * mistake (§6.2). */
+static bool recently_heard(const struct ring_node *node, uint64_t now)
+{
+	return node->heard_ever &&
+	       now - node->last_heard < ms(node->layout.loss_timeout_ms) / 2;
+}
+
+/* ---- actions ---- */
+
+static struct ring_action *push(struct ring_update *up, enum ring_action_type type)
+{
+	/* RING_UPDATE_MAX is sized for the longest step (§7); past it the
+	 * action is lost, which only a bug can cause. Losing a send is a lost
+	 * datagram; losing anything else would be worse, so keep room. */
+	if (up->n >= RING_UPDATE_MAX)
+		return NULL;
+	struct ring_action *a = &up->action[up->n++];
+	memset(a, 0, sizeof *a);
+	a->type = type;
+	return a;
+}
+
+static void log_event(struct ring_update *up, enum ring_log_event ev, uint64_t a,
+		      uint64_t b, uint64_t c)
+{
+	struct ring_action *act = push(up, RING_ACTION_LOG);
+	if (!act)
+		return;
+	act->u.log.event = ev;
+	act->u.log.field[0] = a;
+	act->u.log.field[1] = b;
+	act->u.log.field[2] = c;
+}
+
+static void bad_packet(struct ring_node *node, struct ring_update *up, uint16_t from, int err)
+{
+	node->counters.bad_packets++;
+	log_event(up, RING_LOG_BAD_PACKET, from, (uint64_t)(err < 0 ? -err : err), 0);
+}
+
+static void send_msg(struct ring_node *node, struct ring_update *up, uint16_t to,
+		     struct ring_msg *msg)
+{
+	msg->from = node->id;
+	msg->to = to;
+	msg->fingerprint = node->fingerprint;
+	struct ring_action *a = push(up, RING_ACTION_SEND);
+	if (!a)
+		return;
+	int len = ring_wire_encode(msg, a->u.send.buf, sizeof a->u.send.buf);
+	if (len < 0) {
+		up->n--; /* cannot happen: every message fits RING_WIRE_MAX */
+		return;
+	}
+	a->u.send.to = to;
+	a->u.send.len = (uint16_t)len;
+}
+
+static void persist(struct ring_node *node, struct ring_update *up, uint32_t epoch)
+{
+	struct ring_action *a = push(up, RING_ACTION_PERSIST);
+	if (a)
+		a->u.persist.epoch = epoch;
+	node->epoch = epoch;
+}
+
+static void send_ack(struct ring_node *node, struct ring_update *up, uint16_t to,
+		     uint32_t epoch, uint32_t seq, uint32_t flags)
+{
+	struct ring_msg m = {.type = RING_MSG_TOKEN_ACK};
+	m.u.token_ack.epoch = epoch;
+	m.u.token_ack.seq = seq;
+	m.u.token_ack.known_epoch = node->epoch;
+	m.u.token_ack.flags = flags;
+	send_msg(node, up, to, &m);
+}
+
+static void send_join(struct ring_node *node, struct ring_update *up, uint16_t to,
+		      uint64_t now)
+{
+	if (node->leaving || now < node->join_next)
+		return;
+	node->join_next = now + ms(node->layout.heartbeat_ms);
+	struct ring_msg m = {.type = RING_MSG_JOIN};
+	m.u.join.epoch = node->epoch;
+	send_msg(node, up, to, &m);
+}
+
+static void send_heartbeat(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	struct ring_msg m = {.type = RING_MSG_HEARTBEAT};
+	m.u.heartbeat.epoch = node->token.epoch;
+	m.u.heartbeat.seq = node->token.seq;
+	m.u.heartbeat.counter = node->token.counter;
+	m.u.heartbeat.alive = node->token.alive;
+	send_msg(node, up, 0, &m);
+	node->hb_base = now;
+	node->hb_deadline = now + ms(node->layout.heartbeat_ms);
+}
+
+/* ---- the client queue ---- */
+
+static bool queue_has(const struct ring_node *node, uint64_t client)
+{
+	for (size_t k = 0; k < node->q_len; k++)
+		if (node->queue[(node->q_head + k) % RING_QUEUE_MAX] == client)
+			return true;
+	return false;
+}
+
+static uint64_t queue_pop(struct ring_node *node)
+{
+	uint64_t c = node->queue[node->q_head];
+	node->q_head = (node->q_head + 1) % RING_QUEUE_MAX;
+	node->q_len--;
+	return c;
+}
+
+static void queue_remove(struct ring_node *node, uint64_t client)
+{
+	size_t out = 0;
+	for (size_t k = 0; k < node->q_len; k++) {
+		uint64_t c = node->queue[(node->q_head + k) % RING_QUEUE_MAX];
+		if (c != client)
+			node->queue[(node->q_head + out++) % RING_QUEUE_MAX] = c;
+	}
+	node->q_len = out;
+}
+
+/* ---- epochs (§4) ---- */
+
+/* A new epoch above BASE that only this member can make: the generation
+ * above BASE's, with our ring index in the low byte. Two members never mint
+ * the same epoch, and we never mint one twice since each is persisted. */
+static uint32_t mint(const struct ring_node *node, uint32_t base)
+{
+	uint32_t gen = (max_u32(base, node->epoch) >> 8) + 1;
+	if (gen > 0xffffffu)
+		gen = 0xffffffu; /* 16M epochs: not reachable in practice */
+	return gen << 8 | (uint32_t)node->me;
+}
+
+static void revoke_grant(struct ring_node *node, struct ring_update *up)
+{
+	if (!node->granted)
+		return;
+	struct ring_action *a = push(up, RING_ACTION_REVOKE);
+	if (a) {
+		a->u.revoke.client = node->grant_client;
+		a->u.revoke.fence = node->grant_fence;
+	}
+	log_event(up, RING_LOG_CS_EXIT, node->grant_fence, node->grant_client, 0);
+	node->granted = false;
+}
+
+static void drop_token(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	revoke_grant(node, up);
+	node->phase = PHASE_NONE;
+	node->resting = false;
+	node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
+}
+
+/* Learn that epoch E exists. Tokens older than it are now stale, ours too. */
+static void adopt(struct ring_node *node, struct ring_update *up, uint32_t e,
+		  uint16_t from, uint64_t now)
+{
+	if (e <= node->epoch)
+		return;
+	persist(node, up, e);
+	log_event(up, RING_LOG_EPOCH_ADOPT, e, from, 0);
+	if (node->phase != PHASE_NONE && node->token.epoch < e) {
+		node->counters.stale_dropped++;
+		log_event(up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, node->id, e);
+		drop_token(node, up, now);
+	}
+}
+
+/* Give the token we hold a new epoch, above BASE (§4.2): after a skip, a
+ * membership change, or when its fences run out. */
+static void reepoch(struct ring_node *node, struct ring_update *up, uint32_t base)
+{
+	uint32_t e = mint(node, max_u32(base, node->token.epoch));
+	persist(node, up, e);
+	node->token.epoch = e;
+	node->token.seq = 0;
+	node->token.counter = 0;
+	node->seen_epoch = e;
+	node->seen_seq = 0;
+}
+
+/* ---- the token's visit (§3) ---- */
+
+static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t now);
+
+static void send_token(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	struct ring_msg m = {.type = RING_MSG_TOKEN};
+	m.u.token = node->token;
+	uint64_t quiet = (now - node->hb_base) / 1000;
+	m.u.token.quiet_ms = quiet > UINT32_MAX ? UINT32_MAX : (uint32_t)quiet;
+	send_msg(node, up, id_of(node, node->pass_to), &m);
+}
+
+/* Applies pending joins and leaves to the token we hold; any change gets a
+ * new epoch (§5.3, §5.4). Returns false when the token had to be dropped
+ * for want of a quorum. */
+static bool apply_membership(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	struct ring_set alive = node->token.alive;
+	uint32_t base = node->token.epoch;
+	bool changed = false;
+	for (size_t i = 0; i < node->layout.n; i++) {
+		if (i == node->me)
+			continue;
+		if (node->join_until[i] > now) {
+			/* Re-epoch also when the joiner is in the set: it
+			 * restarted and refuses the epochs it knew (§5.3). */
+			if (!ring_set_has(&alive, i) || node->join_epoch[i] >= node->token.epoch) {
+				ring_set_add(&alive, i);
+				base = max_u32(base, node->join_epoch[i]);
+				changed = true;
+				log_event(up, RING_LOG_MEMBER_REJOIN, id_of(node, i), 0, 0);
+			}
+			node->join_until[i] = 0;
+		}
+		if (node->left_until[i] > now && ring_set_has(&alive, i)) {
+			ring_set_del(&alive, i);
+			changed = true;
+		}
+		node->left_until[i] = 0;
+	}
+	if (node->leaving && ring_set_has(&alive, node->me)) {
+		ring_set_del(&alive, node->me);
+		changed = true;
+	}
+	if (!changed)
+		return true;
+	if (ring_set_count(&alive) < node->quorum) {
+		node->no_quorum = true;
+		log_event(up, RING_LOG_NO_QUORUM, ring_set_count(&alive), node->quorum, 0);
+		drop_token(node, up, now);
+		return false;
+	}
+	node->token.alive = alive;
+	node->alive_view = alive;
+	reepoch(node, up, base);
+	return true;
+}
+
+static void grant(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (node->token.counter == UINT32_MAX)
+		reepoch(node, up, node->token.epoch); /* this epoch's fences are used up */
+	uint64_t client = queue_pop(node);
+	node->token.counter++;
+	node->granted = true;
+	node->grant_client = client;
+	node->grant_fence = ring_fence(node->token.epoch, node->token.counter);
+	node->lease_deadline = now + ms(node->layout.lease_ms);
+	node->last_fence = node->grant_fence;
+	node->visit_granted = true;
+	node->resting = false;
+	node->counters.cs_entries++;
+	struct ring_action *a = push(up, RING_ACTION_GRANT);
+	if (a) {
+		a->u.grant.client = client;
+		a->u.grant.fence = node->grant_fence;
+		a->u.grant.epoch = node->token.epoch;
+	}
+	log_event(up, RING_LOG_CS_ENTER, node->grant_fence, node->token.epoch, client);
+}
+
+/* Decides what the held token does next: grant, rest, or move on (§3.3). */
+static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (now >= node->quarantine_until)
+		node->quarantine_until = 0;
+	if (node->phase != PHASE_HELD || node->granted)
+		return;
+	bool alone = next_in(node, &node->token.alive, node->me) == node->me;
+	if (node->leaving) {
+		pass_token(node, up, now);
+		return;
+	}
+	if (node->visit_granted) {
+		if (!alone) {
+			pass_token(node, up, now);
+			return;
+		}
+		/* Alone in the ring: each grant is a visit of its own. */
+		node->visit_granted = false;
+	}
+	if (node->q_len > 0 && node->quarantine_until == 0) {
+		grant(node, up, now);
+		return;
+	}
+	if (alone)
+		return; /* keep it; an ACQUIRE or a JOIN wakes us */
+	if (node->q_len > 0 || node->layout.idle_pass_ms == 0) {
+		pass_token(node, up, now);
+		return;
+	}
+	if (!node->resting) {
+		node->resting = true;
+		node->rest_deadline = now + ms(node->layout.idle_pass_ms);
+	} else if (now >= node->rest_deadline) {
+		pass_token(node, up, now);
+	}
+}
+
+static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (!apply_membership(node, up, now))
+		return;
+	size_t next = next_in(node, &node->token.alive, node->me);
+	if (next == node->me) {
+		if (node->leaving) { /* nobody to hand it to */
+			drop_token(node, up, now);
+			return;
+		}
+		node->visit_granted = false;
+		return;
+	}
+	node->resting = false;
+	node->visit_granted = false;
+	node->token.seq++;
+	node->seen_epoch = node->token.epoch;
+	node->seen_seq = node->token.seq;
+	node->phase = PHASE_PASSING;
+	node->pass_to = next;
+	node->retries_left = node->layout.retries;
+	node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
+	send_token(node, up, now);
+	log_event(up, RING_LOG_TOKEN_PASS, id_of(node, next), node->token.epoch,
+		  node->token.seq);
+}
+
+static void finish_leave(struct ring_node *node, struct ring_update *up)
+{
+	if (node->left)
+		return;
+	node->left = true;
+	log_event(up, RING_LOG_LEAVE_DONE, node->epoch, 0, 0);
+	push(up, RING_ACTION_LEFT);
+}
+
+/* The successor did not answer (§3.2): it is dead to this token. */
+static void skip_successor(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	size_t dead = node->pass_to;
+	node->counters.skips++;
+	ring_set_del(&node->token.alive, dead);
+	node->phase = PHASE_HELD;
+	if (ring_set_count(&node->token.alive) < node->quorum) {
+		log_event(up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
+		node->no_quorum = true;
+		log_event(up, RING_LOG_NO_QUORUM, ring_set_count(&node->token.alive),
+			  node->quorum, 0);
+		drop_token(node, up, now);
+		return;
+	}
+	/* A new epoch makes the copy the successor may have after all (its
+	 * acks lost) stale wherever the two meet (§4.2). */
+	reepoch(node, up, node->token.epoch);
+	node->alive_view = node->token.alive;
+	log_event(up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
+	node->visit_granted = true; /* the visit was over; move on */
+	pass_token(node, up, now);
+}
+
+/* ---- elections (§6) ---- */
+
+static void election_send(struct ring_node *node, struct ring_update *up)
+{
+	struct ring_msg m = {.type = RING_MSG_ELECTION};
+	m.u.election = node->fwd.msg;
+	send_msg(node, up, id_of(node, node->fwd.to), &m);
+}
+
+static void election_arrive(struct ring_node *node, struct ring_update *up,
+			    const struct ring_msg_election *e, uint64_t now);
+
+/* Hands an election to the next member in configured order, whatever the
+ * token thinks of it: excluded members take part too. */
+static void election_forward(struct ring_node *node, struct ring_update *up,
+			     const struct ring_msg_election *e, size_t to, uint64_t now)
+{
+	if (to == node->me) { /* around the ring with nobody else answering */
+		node->fwd.active = false;
+		if (e->initiator == node->id)
+			election_arrive(node, up, e, now);
+		return;
+	}
+	node->fwd.active = true;
+	node->fwd.msg = *e;
+	node->fwd.msg.hops = (uint16_t)(e->hops + 1);
+	node->fwd.to = to;
+	node->fwd.retries_left = node->layout.retries;
+	node->fwd.deadline = now + ms(node->layout.ack_timeout_ms);
+	election_send(node, up);
+}
+
+static void start_election(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	node->elect_round++;
+	if (node->elect_round == 0)
+		node->elect_round = 1;
+	node->elect_active = true;
+	node->elect_started = now;
+	node->counters.elections++;
+	node->loss_deadline = now + election_timeout(node);
+	log_event(up, RING_LOG_ELECTION_START, node->elect_round, node->epoch, 0);
+	struct ring_msg_election e = {
+		.initiator = node->id,
+		.round = node->elect_round,
+		.max_epoch = node->epoch,
+	};
+	ring_set_add(&e.participants, node->me);
+	election_forward(node, up, &e, (node->me + 1) % node->layout.n, now);
+}
+
+static void regenerate(struct ring_node *node, struct ring_update *up,
+		       const struct ring_msg_election *e, uint64_t now)
+{
+	uint32_t epoch = mint(node, e->max_epoch);
+	size_t have = ring_set_count(&e->participants);
+	log_event(up, RING_LOG_ELECTION_WON, epoch, e->round, have);
+	persist(node, up, epoch);
+	memset(&node->token, 0, sizeof node->token);
+	node->token.epoch = epoch;
+	node->token.alive = e->participants;
+	node->seen_epoch = epoch;
+	node->seen_seq = 0;
+	node->alive_view = e->participants;
+	node->counters.regenerations++;
+	log_event(up, RING_LOG_TOKEN_REGEN, epoch, have, 0);
+	node->phase = PHASE_HELD;
+	node->visit_granted = false;
+	node->resting = false;
+	node->no_quorum = false;
+	node->heard_ever = true;
+	node->last_heard = now;
+	send_heartbeat(node, up, now); /* everyone learns the new epoch at once */
+	serve(node, up, now);
+}
+
+/* Our own election came back around the ring. */
+static void election_complete(struct ring_node *node, struct ring_update *up,
+			      const struct ring_msg_election *e, uint64_t now)
+{
+	node->elect_active = false;
+	if (node->heard_ever && node->last_heard >= node->elect_started)
+		return; /* a live token spoke up meanwhile */
+	size_t have = ring_set_count(&e->participants);
+	if (have < node->quorum) {
+		node->no_quorum = true;
+		log_event(up, RING_LOG_NO_QUORUM, have, node->quorum, 0);
+		node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
+		return;
+	}
+	regenerate(node, up, e, now);
+}
+
+static void election_arrive(struct ring_node *node, struct ring_update *up,
+			    const struct ring_msg_election *e, uint64_t now)
+{
+	int ii = ring_layout_index(&node->layout, e->initiator);
+	if (ii < 0)
+		return;
+	if ((size_t)ii == node->me) {
+		if (node->elect_active && e->round == node->elect_round)
+			election_complete(node, up, e, now);
+		return;
+	}
+	/* Retransmissions of an election we already handled. Rounds restart
+	 * after a member restarts, so a round is remembered for a while only. */
+	if (node->handled_round[ii] == e->round && node->handled_until[ii] > now)
+		return;
+	node->handled_round[ii] = e->round;
+	node->handled_until[ii] = now + election_timeout(node);
+	if (node->leaving)
+		return;
+	if (node->phase != PHASE_NONE) {
+		/* A live token ends the election (§6.2). Its heartbeat tells the
+		 * initiator; an epoch above what the election saw lets members
+		 * that learned a dead epoch accept this token. */
+		if (node->phase == PHASE_HELD && e->max_epoch > node->token.epoch)
+			reepoch(node, up, e->max_epoch);
+		send_heartbeat(node, up, now);
+		return;
+	}
+	if (recently_heard(node, now))
+		return;
+	if (node->elect_active) {
+		if (node->id > e->initiator)
+			return; /* ours goes on instead (Chang-Roberts) */
+		node->elect_active = false;
+	}
+	struct ring_msg_election fwd = *e;
+	ring_set_add(&fwd.participants, node->me);
+	fwd.max_epoch = max_u32(fwd.max_epoch, node->epoch);
+	node->participated_until = now + election_timeout(node);
+	if (node->loss_deadline < node->participated_until)
+		node->loss_deadline = node->participated_until;
+	election_forward(node, up, &fwd, (node->me + 1) % node->layout.n, now);
+}
+
+/* ---- datagrams ---- */
+
+static void on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
+		     const struct ring_msg_token *t, uint64_t now)
+{
+	if (t->epoch < node->epoch) {
+		node->counters.stale_dropped++;
+		log_event(up, RING_LOG_TOKEN_STALE_DROP, t->epoch, from, node->epoch);
+		send_ack(node, up, from, t->epoch, t->seq, RING_ACK_STALE);
+		return;
+	}
+	if (t->epoch <= node->start_epoch) {
+		/* Restarted: we cannot tell which hops of this epoch we saw
+		 * before, so ask to be taken in under a new one (§5.3). */
+		node->join_next = 0;
+		send_join(node, up, from, now);
+		return;
+	}
+	if (t->epoch == node->seen_epoch && t->seq <= node->seen_seq) {
+		send_ack(node, up, from, t->epoch, t->seq, 0); /* a duplicate */
+		return;
+	}
+	if (!ring_set_has(&t->alive, node->me) && !node->leaving) {
+		/* Tokens go only to members they count as alive. */
+		bad_packet(node, up, from, -RING_EFIELD);
+		return;
+	}
+	adopt(node, up, t->epoch, from, now);
+	uint32_t counter = t->counter;
+	if (node->phase != PHASE_NONE && node->token.epoch == t->epoch) {
+		/* Our own pass came back around (its ack was lost): the token
+		 * moved on, so this is the one token. Keep the highest count so
+		 * that no fence of this epoch can be issued twice. */
+		revoke_grant(node, up);
+		if (node->token.counter > counter)
+			counter = node->token.counter;
+	}
+	node->seen_epoch = t->epoch;
+	node->seen_seq = t->seq;
+	send_ack(node, up, from, t->epoch, t->seq, 0);
+	node->token = *t;
+	node->token.counter = counter;
+	node->phase = PHASE_HELD;
+	uint64_t quiet = ms(t->quiet_ms);
+	node->hb_base = quiet < now ? now - quiet : 0;
+	node->hb_deadline = node->hb_base + ms(node->layout.heartbeat_ms);
+	node->heard_ever = true;
+	node->last_heard = now;
+	node->alive_view = t->alive;
+	node->no_quorum = false;
+	node->elect_active = false;
+	node->participated_until = 0;
+	node->visit_granted = false;
+	node->resting = false;
+	log_event(up, RING_LOG_TOKEN_RECV, from, t->epoch, t->seq);
+	if (!apply_membership(node, up, now))
+		return;
+	serve(node, up, now);
+}
+
+static void on_token_ack(struct ring_node *node, struct ring_update *up, uint16_t from,
+			 const struct ring_msg_token_ack *a, uint64_t now)
+{
+	if (node->phase != PHASE_PASSING || from != id_of(node, node->pass_to))
+		return;
+	if (a->flags & RING_ACK_STALE) {
+		adopt(node, up, a->known_epoch, from, now);
+		if (node->phase != PHASE_NONE && a->epoch == node->token.epoch) {
+			node->counters.stale_dropped++;
+			log_event(up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, from,
+				  a->known_epoch);
+			drop_token(node, up, now);
+		}
+	} else if (a->epoch == node->token.epoch && a->seq == node->token.seq) {
+		node->phase = PHASE_NONE;
+		node->counters.tokens_passed++;
+		node->heard_ever = true;
+		node->last_heard = now;
+		node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
+	}
+}
+
+static void on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t from,
+			 const struct ring_msg_heartbeat *h, uint64_t now)
+{
+	if (h->epoch < node->epoch) {
+		/* A stale token is alive at FROM. If ours is not, ask FROM to
+		 * take us in: it will re-epoch above what we know (§5.3). */
+		if (node->phase == PHASE_NONE && !recently_heard(node, now))
+			send_join(node, up, from, now);
+		return;
+	}
+	adopt(node, up, h->epoch, from, now);
+	node->heard_ever = true;
+	node->last_heard = now;
+	node->alive_view = h->alive;
+	node->no_quorum = false;
+	node->elect_active = false;
+	node->participated_until = 0;
+	if (node->phase == PHASE_NONE)
+		node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
+	if (!ring_set_has(&h->alive, node->me))
+		send_join(node, up, from, now);
+}
+
+static void on_join(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		    const struct ring_msg_join *j, uint64_t now)
+{
+	if (node->leaving)
+		return;
+	node->left_until[from_idx] = 0;
+	node->join_until[from_idx] = now + 2 * ms(node->layout.loss_timeout_ms);
+	node->join_epoch[from_idx] = j->epoch;
+	if (node->phase == PHASE_HELD) {
+		if (apply_membership(node, up, now))
+			serve(node, up, now);
+	} else if (node->phase == PHASE_PASSING && node->pass_to == from_idx) {
+		/* Our successor restarted and refused the token: take it back
+		 * and hand it over again under a new epoch. */
+		node->phase = PHASE_HELD;
+		node->visit_granted = true;
+		pass_token(node, up, now);
+	}
+}
+
+static void on_leave(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		     uint64_t now)
+{
+	log_event(up, RING_LOG_MEMBER_LEAVE, id_of(node, from_idx), node->epoch, 0);
+	node->join_until[from_idx] = 0;
+	node->left_until[from_idx] = now + 2 * ms(node->layout.loss_timeout_ms);
+	ring_set_del(&node->alive_view, from_idx);
+	if (node->phase == PHASE_PASSING && node->pass_to == from_idx) {
+		skip_successor(node, up, now); /* no timeout wait (§5.4) */
+	} else if (node->phase == PHASE_HELD) {
+		if (apply_membership(node, up, now))
+			serve(node, up, now);
+	}
+}
+
+static void on_datagram(struct ring_node *node, struct ring_update *up,
+			const struct ring_event *ev)
+{
+	uint64_t now = ev->now_us;
+	uint16_t from = ev->u.datagram.from_id;
+	struct ring_msg m;
+	int err = ring_wire_decode(ev->u.datagram.buf, ev->u.datagram.len, &m);
+	if (err < 0) {
+		bad_packet(node, up, from, err);
+		return;
+	}
+	int idx = ring_layout_index(&node->layout, from);
+	if (from == 0 || idx < 0) {
+		bad_packet(node, up, from, -RING_ENOTMEMBER);
+		return;
+	}
+	if (m.fingerprint != node->fingerprint) {
+		node->counters.config_mismatches++;
+		log_event(up, RING_LOG_CONFIG_MISMATCH, from, 0, 0);
+		return;
+	}
+	if (m.from != from || from == node->id) {
+		bad_packet(node, up, from, -RING_ESPOOF);
+		return;
+	}
+	if (m.to != 0 && m.to != node->id) {
+		bad_packet(node, up, from, -RING_ENOTFORME);
+		return;
+	}
+	if (node->left)
+		return;
+	switch (m.type) {
+	case RING_MSG_TOKEN:
+		on_token(node, up, from, &m.u.token, now);
+		break;
+	case RING_MSG_TOKEN_ACK:
+		on_token_ack(node, up, from, &m.u.token_ack, now);
+		break;
+	case RING_MSG_HEARTBEAT:
+		on_heartbeat(node, up, from, &m.u.heartbeat, now);
+		break;
+	case RING_MSG_ELECTION: {
+		struct ring_msg ack = {.type = RING_MSG_ELECTION_ACK};
+		ack.u.election_ack.initiator = m.u.election.initiator;
+		ack.u.election_ack.round = m.u.election.round;
+		ack.u.election_ack.hops = m.u.election.hops;
+		send_msg(node, up, from, &ack);
+		election_arrive(node, up, &m.u.election, now);
+		break;
+	}
+	case RING_MSG_ELECTION_ACK: {
+		const struct ring_msg_election_ack *a = &m.u.election_ack;
+		if (node->fwd.active && (size_t)idx == node->fwd.to &&
+		    a->initiator == node->fwd.msg.initiator && a->round == node->fwd.msg.round &&
+		    a->hops == node->fwd.msg.hops)
+			node->fwd.active = false;
+		break;
+	}
+	case RING_MSG_JOIN:
+		on_join(node, up, (size_t)idx, &m.u.join, now);
+		break;
+	case RING_MSG_LEAVE:
+		on_leave(node, up, (size_t)idx, now);
+		break;
+	}
+}
+
+/* ---- clients ---- */
+
+static void deny(struct ring_update *up, uint64_t client, int reason)
+{
+	struct ring_action *a = push(up, RING_ACTION_DENY);
+	if (a) {
+		a->u.deny.client = client;
+		a->u.deny.reason = reason;
+	}
+}
+
+static void on_acquire(struct ring_node *node, struct ring_update *up, uint64_t client,
+		       uint64_t now)
+{
+	if (node->leaving || node->left) {
+		deny(up, client, -RING_ELEAVING);
+		return;
+	}
+	if (client == 0 || (node->granted && node->grant_client == client) ||
+	    queue_has(node, client)) {
+		deny(up, client, -RING_EBUSY);
+		return;
+	}
+	if (node->q_len == RING_QUEUE_MAX) {
+		deny(up, client, -RING_EFULL);
+		return;
+	}
+	node->queue[(node->q_head + node->q_len) % RING_QUEUE_MAX] = client;
+	node->q_len++;
+	serve(node, up, now);
+}
+
+static void on_release(struct ring_node *node, struct ring_update *up, uint64_t client,
+		       uint64_t now)
+{
+	if (node->granted && node->grant_client == client) {
+		log_event(up, RING_LOG_CS_EXIT, node->grant_fence, client, 0);
+		node->granted = false;
+		serve(node, up, now);
+		return;
+	}
+	queue_remove(node, client);
+}
+
+static void on_leave_request(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (node->leaving)
+		return;
+	node->leaving = true;
+	revoke_grant(node, up);
+	node->q_len = 0; /* the shell closes the clients of a leaving member */
+	struct ring_msg m = {.type = RING_MSG_LEAVE};
+	m.u.leave.epoch = node->epoch;
+	send_msg(node, up, 0, &m);
+	if (node->phase == PHASE_HELD)
+		serve(node, up, now);
+}
+
+/* ---- time ---- */
+
+/* A deadline that fires far too late means this process was stopped (§5.5):
+ * whatever it granted may have been given to someone else meanwhile. */
+static void check_pause(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	uint64_t limit = ms(node->layout.loss_timeout_ms) / 2;
+	if (node->armed_deadline == NEVER || now <= node->armed_deadline ||
+	    now - node->armed_deadline < limit)
+		return;
+	uint64_t late = now - node->armed_deadline;
+	node->counters.pauses++;
+	log_event(up, RING_LOG_PAUSE_DETECTED, late / 1000, 0, 0);
+	revoke_grant(node, up);
+	/* Until a fresh heartbeat can reach us, grant nothing: a token waiting
+	 * in our socket may be an old one (§5.5). */
+	node->quarantine_until = now + 2 * ms(node->layout.heartbeat_ms);
+	if (node->phase == PHASE_HELD)
+		node->visit_granted = true;
+}
+
+static void check_lease(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (!node->granted || now < node->lease_deadline)
+		return;
+	struct ring_action *a = push(up, RING_ACTION_REVOKE);
+	if (a) {
+		a->u.revoke.client = node->grant_client;
+		a->u.revoke.fence = node->grant_fence;
+	}
+	log_event(up, RING_LOG_LEASE_EXPIRED, node->grant_fence, node->grant_client, 0);
+	node->granted = false;
+}
+
+static void run_timers(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (node->phase == PHASE_PASSING && now >= node->ack_deadline) {
+		if (node->retries_left > 0) {
+			node->retries_left--;
+			node->counters.retransmits++;
+			node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
+			send_token(node, up, now);
+			log_event(up, RING_LOG_RETRANSMIT, id_of(node, node->pass_to),
+				  node->token.epoch, node->token.seq);
+		} else {
+			skip_successor(node, up, now);
+		}
+	}
+	if (node->fwd.active && now >= node->fwd.deadline) {
+		if (node->fwd.retries_left > 0) {
+			node->fwd.retries_left--;
+			node->fwd.deadline = now + ms(node->layout.ack_timeout_ms);
+			election_send(node, up);
+		} else {
+			/* Skip the silent member; the election goes on without it. */
+			struct ring_msg_election e = node->fwd.msg;
+			e.hops = (uint16_t)(e.hops - 1);
+			election_forward(node, up, &e, (node->fwd.to + 1) % node->layout.n, now);
+		}
+	}
+	serve(node, up, now); /* a rest or a quarantine may have ended */
+	if (node->phase != PHASE_NONE && now >= node->hb_deadline)
+		send_heartbeat(node, up, now);
+	if (node->phase == PHASE_NONE && !node->leaving && !node->left &&
+	    now >= node->loss_deadline) {
+		if (!node->elect_active && now >= node->participated_until)
+			log_event(up, RING_LOG_LOSS_SUSPECT,
+				  node->heard_ever ? (now - node->last_heard) / 1000 : 0,
+				  node->epoch, 0);
+		start_election(node, up, now);
+	}
+}
+
+static uint64_t next_deadline(const struct ring_node *node)
+{
+	uint64_t d = NEVER;
+	if (node->left)
+		return d;
+	if (node->granted)
+		d = min_u64(d, node->lease_deadline);
+	if (node->phase == PHASE_PASSING)
+		d = min_u64(d, node->ack_deadline);
+	if (node->fwd.active)
+		d = min_u64(d, node->fwd.deadline);
+	if (node->phase == PHASE_HELD && node->resting)
+		d = min_u64(d, node->rest_deadline);
+	if (node->phase == PHASE_HELD && !node->granted && node->q_len > 0 &&
+	    node->quarantine_until > 0)
+		d = min_u64(d, node->quarantine_until);
+	if (node->phase != PHASE_NONE)
+		d = min_u64(d, node->hb_deadline);
+	if (node->phase == PHASE_NONE && !node->leaving)
+		d = min_u64(d, node->loss_deadline);
+	return d;
+}
+
+/* ---- the step ---- */
+
+void ring_node_step(struct ring_node *node, const struct ring_event *ev,
+		    struct ring_update *up)
+{
+	uint64_t now = ev->now_us;
+	up->n = 0;
+	if (node->started) {
+		/* Before anything else: a grant that outlived its lease or a
+		 * pause ends here (SPEC: pause_detected revokes first). */
+		check_pause(node, up, now);
+		check_lease(node, up, now);
+	}
+	switch (ev->type) {
+	case RING_EVENT_START:
+		if (node->started)
+			break;
+		node->started = true;
+		/* Rounds must differ from a previous run's; the monotonic
+		 * clock is a source that keeps growing across restarts. */
+		node->elect_round = (uint32_t)(now / 1000);
+		/* Listen for a live ring briefly before calling an election. */
+		node->loss_deadline = now + 2 * ms(node->layout.heartbeat_ms);
+		break;
+	case RING_EVENT_TICK:
+		break;
+	case RING_EVENT_DATAGRAM:
+		on_datagram(node, up, ev);
+		break;
+	case RING_EVENT_ACQUIRE:
+		on_acquire(node, up, ev->u.client.client, now);
+		break;
+	case RING_EVENT_RELEASE:
+		on_release(node, up, ev->u.client.client, now);
+		break;
+	case RING_EVENT_LEAVE:
+		on_leave_request(node, up, now);
+		break;
+	}
+	if (node->started)
+		run_timers(node, up, now);
+	/* A leaving member is done once the token is no longer its to pass. */
+	if (node->leaving && node->phase == PHASE_NONE)
+		finish_leave(node, up);
+	up->deadline_us = node->started ? next_deadline(node) : NEVER;
+	node->armed_deadline = up->deadline_us;
+}
+
+/* ---- life cycle and status ---- */
+
+struct ring_node *ring_node_new(const struct ring_layout *layout, uint16_t id,
+				uint32_t stored_epoch, int *err)
+{
+	int idx = ring_layout_index(layout, id);
+	if (idx < 0) {
+		*err = -RING_ENOTMEMBER;
+		return NULL;
+	}
+	struct ring_node *node = calloc(1, sizeof *node);
+	if (!node) {
+		*err = -RING_ENOMEM;
+		return NULL;
+	}
+	node->layout = *layout;
+	node->fingerprint = ring_layout_fingerprint(layout);
+	node->id = id;
+	node->me = (size_t)idx;
+	node->quorum = ring_layout_quorum(layout);
+	node->epoch = stored_epoch;
+	node->start_epoch = stored_epoch;
+	node->armed_deadline = NEVER;
+	for (size_t i = 0; i < layout->n; i++)
+		ring_set_add(&node->alive_view, i);
+	*err = 0;
+	return node;
+}
+
+void ring_node_free(struct ring_node *node)
+{
+	free(node);
+}
+
+void ring_node_status(const struct ring_node *node, uint64_t now_us,
+		      struct ring_status *st)
+{
+	memset(st, 0, sizeof *st);
+	st->node = node->id;
+	st->epoch = node->epoch;
+	st->fence = node->last_fence;
+	st->has_token = node->phase != PHASE_NONE;
+	st->token_held = node->phase == PHASE_HELD;
+	st->token_epoch = st->has_token ? node->token.epoch : 0;
+	st->alive = st->has_token ? node->token.alive : node->alive_view;
+	st->successor = id_of(node, next_in(node, &st->alive, node->me));
+	st->token_seen_ms_ago = node->heard_ever && now_us >= node->last_heard
+					? (now_us - node->last_heard) / 1000
+					: UINT64_MAX;
+	st->granted = node->granted;
+	st->grant_client = node->granted ? node->grant_client : 0;
+	st->queued = node->q_len;
+	st->counters = node->counters;
+	if (st->has_token)
+		st->state = RING_STATE_HOLDING;
+	else if (node->no_quorum)
+		st->state = RING_STATE_NO_QUORUM;
+	else if (node->elect_active || now_us < node->participated_until)
+		st->state = RING_STATE_ELECTING;
+	else if (node->q_len > 0)
+		st->state = RING_STATE_WAITING;
+	else
+		st->state = RING_STATE_IDLE;
+}

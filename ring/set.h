@@ -19,7 +19,7 @@ static inline void ring_set_clear(struct ring_set *s)
 
 static inline bool ring_set_has(const struct ring_set *s, size_t i)
 {
-	return i < 256 && (s->bits[i / 8] >> (i % 8)) & 1u;
+	return i < 256 && ((unsigned)s->bits[i / 8] >> (i % 8)) & 1u;
 }
 
 static inline void ring_set_add(struct ring_set *s, size_t i)

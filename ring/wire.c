@@ -1,0 +1,334 @@
+/* Datagrams on the wire: the byte layout of every message type
+ * (docs/PROTOCOL.md §2), the length and field checks on what arrives, and
+ * the message names. Nothing else reads or writes these bytes. */
+#include "wire.h"
+
+#include <string.h>
+
+#include "err.h"
+
+#define MAGIC_0 'R'
+#define MAGIC_1 'G'
+
+#define SET_BYTES sizeof(struct ring_set)
+
+_Static_assert(sizeof(struct ring_set) == 32, "a ring_set travels as 32 raw bytes");
+
+/* Body widths, field by field in the order of the structs in wire.h. The
+ * table below is built from RING_MSG_TYPES, so a new type does not compile
+ * until its width is written here. */
+#define BODY_TOKEN (4 + 4 + 4 + 4 + SET_BYTES)   /* epoch seq counter quiet_ms alive */
+#define BODY_TOKEN_ACK (4 + 4 + 4 + 4)           /* epoch seq known_epoch flags */
+#define BODY_HEARTBEAT (4 + 4 + 4 + SET_BYTES)   /* epoch seq counter alive */
+#define BODY_ELECTION (2 + 2 + 4 + 4 + SET_BYTES) /* initiator hops round max_epoch participants */
+#define BODY_ELECTION_ACK (2 + 2 + 4)            /* initiator hops round */
+#define BODY_JOIN 4                              /* epoch */
+#define BODY_LEAVE 4                             /* epoch */
+
+/* The type travels in one byte and every message must fit RING_WIRE_MAX,
+ * which is what receivers size their buffers by. */
+#define WIRE_FITS_(name, code, str)                                        \
+	_Static_assert((code) > 0 && (code) <= 255, #name " code fits a byte"); \
+	_Static_assert(RING_WIRE_HEADER + BODY_##name <= RING_WIRE_MAX,    \
+		       #name " fits RING_WIRE_MAX");
+RING_MSG_TYPES(WIRE_FITS_)
+#undef WIRE_FITS_
+
+/* The one source of truth for lengths: ring_wire_size(), encode and decode
+ * all read it. Codes without an entry stay 0, which means unknown. */
+static const size_t body_size[] = {
+#define WIRE_BODY_(name, code, str) [code] = BODY_##name,
+	RING_MSG_TYPES(WIRE_BODY_)
+#undef WIRE_BODY_
+};
+
+#define TYPE_SLOTS (sizeof body_size / sizeof body_size[0])
+
+/* Byte-by-byte so that neither the host's byte order nor the alignment of
+ * the buffer matters. Each helper returns the position after its field. */
+static uint8_t *put_u8(uint8_t *p, uint8_t v)
+{
+	p[0] = v;
+	return p + 1;
+}
+
+static uint8_t *put_u16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+	return p + 2;
+}
+
+static uint8_t *put_u32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+	return p + 4;
+}
+
+static uint8_t *put_u64(uint8_t *p, uint64_t v)
+{
+	p = put_u32(p, (uint32_t)(v >> 32));
+	return put_u32(p, (uint32_t)v);
+}
+
+static uint8_t *put_set(uint8_t *p, const struct ring_set *s)
+{
+	memcpy(p, s->bits, SET_BYTES);
+	return p + SET_BYTES;
+}
+
+static const uint8_t *get_u8(const uint8_t *p, uint8_t *v)
+{
+	*v = p[0];
+	return p + 1;
+}
+
+static const uint8_t *get_u16(const uint8_t *p, uint16_t *v)
+{
+	*v = (uint16_t)((unsigned)p[0] << 8 | (unsigned)p[1]);
+	return p + 2;
+}
+
+static const uint8_t *get_u32(const uint8_t *p, uint32_t *v)
+{
+	*v = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+	     (uint32_t)p[3];
+	return p + 4;
+}
+
+static const uint8_t *get_u64(const uint8_t *p, uint64_t *v)
+{
+	uint32_t hi, lo;
+	p = get_u32(p, &hi);
+	p = get_u32(p, &lo);
+	*v = (uint64_t)hi << 32 | lo;
+	return p;
+}
+
+static const uint8_t *get_set(const uint8_t *p, struct ring_set *s)
+{
+	memcpy(s->bits, p, SET_BYTES);
+	return p + SET_BYTES;
+}
+
+/* Body width of type code CODE, 0 when no such type. Takes the raw code so
+ * that a byte off the wire and an enum from the caller go the same way. */
+static size_t body_of(unsigned code)
+{
+	return code < TYPE_SLOTS ? body_size[code] : 0;
+}
+
+size_t ring_wire_size(enum ring_msg_type type)
+{
+	size_t body = body_of((unsigned)type);
+	return body ? RING_WIRE_HEADER + body : 0;
+}
+
+const char *ring_msg_name(enum ring_msg_type type)
+{
+	switch (type) {
+#define WIRE_NAME_(name, code, str) \
+	case RING_MSG_##name:       \
+		return str;
+		RING_MSG_TYPES(WIRE_NAME_)
+#undef WIRE_NAME_
+	}
+	return "unknown";
+}
+
+static uint8_t *put_body(uint8_t *p, const struct ring_msg *msg)
+{
+	switch (msg->type) {
+	case RING_MSG_TOKEN: {
+		const struct ring_msg_token *t = &msg->u.token;
+		p = put_u32(p, t->epoch);
+		p = put_u32(p, t->seq);
+		p = put_u32(p, t->counter);
+		p = put_u32(p, t->quiet_ms);
+		return put_set(p, &t->alive);
+	}
+	case RING_MSG_TOKEN_ACK: {
+		const struct ring_msg_token_ack *a = &msg->u.token_ack;
+		p = put_u32(p, a->epoch);
+		p = put_u32(p, a->seq);
+		p = put_u32(p, a->known_epoch);
+		return put_u32(p, a->flags);
+	}
+	case RING_MSG_HEARTBEAT: {
+		const struct ring_msg_heartbeat *h = &msg->u.heartbeat;
+		p = put_u32(p, h->epoch);
+		p = put_u32(p, h->seq);
+		p = put_u32(p, h->counter);
+		return put_set(p, &h->alive);
+	}
+	case RING_MSG_ELECTION: {
+		const struct ring_msg_election *e = &msg->u.election;
+		p = put_u16(p, e->initiator);
+		p = put_u16(p, e->hops);
+		p = put_u32(p, e->round);
+		p = put_u32(p, e->max_epoch);
+		return put_set(p, &e->participants);
+	}
+	case RING_MSG_ELECTION_ACK: {
+		const struct ring_msg_election_ack *e = &msg->u.election_ack;
+		p = put_u16(p, e->initiator);
+		p = put_u16(p, e->hops);
+		return put_u32(p, e->round);
+	}
+	case RING_MSG_JOIN:
+		return put_u32(p, msg->u.join.epoch);
+	case RING_MSG_LEAVE:
+		return put_u32(p, msg->u.leave.epoch);
+	}
+	return p; /* unreachable: the caller checked the type */
+}
+
+static const uint8_t *get_body(const uint8_t *p, struct ring_msg *msg)
+{
+	switch (msg->type) {
+	case RING_MSG_TOKEN: {
+		struct ring_msg_token *t = &msg->u.token;
+		p = get_u32(p, &t->epoch);
+		p = get_u32(p, &t->seq);
+		p = get_u32(p, &t->counter);
+		p = get_u32(p, &t->quiet_ms);
+		return get_set(p, &t->alive);
+	}
+	case RING_MSG_TOKEN_ACK: {
+		struct ring_msg_token_ack *a = &msg->u.token_ack;
+		p = get_u32(p, &a->epoch);
+		p = get_u32(p, &a->seq);
+		p = get_u32(p, &a->known_epoch);
+		return get_u32(p, &a->flags);
+	}
+	case RING_MSG_HEARTBEAT: {
+		struct ring_msg_heartbeat *h = &msg->u.heartbeat;
+		p = get_u32(p, &h->epoch);
+		p = get_u32(p, &h->seq);
+		p = get_u32(p, &h->counter);
+		return get_set(p, &h->alive);
+	}
+	case RING_MSG_ELECTION: {
+		struct ring_msg_election *e = &msg->u.election;
+		p = get_u16(p, &e->initiator);
+		p = get_u16(p, &e->hops);
+		p = get_u32(p, &e->round);
+		p = get_u32(p, &e->max_epoch);
+		return get_set(p, &e->participants);
+	}
+	case RING_MSG_ELECTION_ACK: {
+		struct ring_msg_election_ack *e = &msg->u.election_ack;
+		p = get_u16(p, &e->initiator);
+		p = get_u16(p, &e->hops);
+		return get_u32(p, &e->round);
+	}
+	case RING_MSG_JOIN:
+		return get_u32(p, &msg->u.join.epoch);
+	case RING_MSG_LEAVE:
+		return get_u32(p, &msg->u.leave.epoch);
+	}
+	return p; /* unreachable: the caller checked the type */
+}
+
+/* The "never 0" fields of wire.h and the flags nobody defined yet: the
+ * protocol uses 0 to mean "none", so a 0 here is a forged or broken
+ * datagram, and unknown flag bits would be silently misread. */
+static int check_fields(const struct ring_msg *msg)
+{
+	if (msg->from == 0)
+		return -RING_EFIELD;
+	switch (msg->type) {
+	case RING_MSG_TOKEN:
+		if (msg->u.token.epoch == 0 || msg->u.token.seq == 0)
+			return -RING_EFIELD;
+		break;
+	case RING_MSG_TOKEN_ACK:
+		if (msg->u.token_ack.flags & ~RING_ACK_STALE)
+			return -RING_EFIELD;
+		break;
+	case RING_MSG_HEARTBEAT:
+		if (msg->u.heartbeat.epoch == 0)
+			return -RING_EFIELD;
+		break;
+	case RING_MSG_ELECTION:
+		if (msg->u.election.initiator == 0 || msg->u.election.round == 0)
+			return -RING_EFIELD;
+		break;
+	case RING_MSG_ELECTION_ACK:
+		if (msg->u.election_ack.initiator == 0 ||
+		    msg->u.election_ack.round == 0)
+			return -RING_EFIELD;
+		break;
+	case RING_MSG_JOIN:
+	case RING_MSG_LEAVE:
+		break;
+	}
+	return 0;
+}
+
+/* Checks only what it needs to write the bytes: tests and tools craft
+ * messages with bad fields on purpose, and decode is where trust ends. */
+int ring_wire_encode(const struct ring_msg *msg, uint8_t *buf, size_t cap)
+{
+	size_t size = ring_wire_size(msg->type);
+	if (size == 0)
+		return -RING_ETYPE;
+	if (cap < size)
+		return -RING_ENOSPACE;
+
+	uint8_t *p = buf;
+	p = put_u8(p, MAGIC_0);
+	p = put_u8(p, MAGIC_1);
+	p = put_u8(p, RING_WIRE_VERSION);
+	p = put_u8(p, (uint8_t)msg->type);
+	p = put_u16(p, msg->from);
+	p = put_u16(p, msg->to);
+	p = put_u64(p, msg->fingerprint);
+	put_body(p, msg);
+	return (int)size;
+}
+
+/* Every check happens before the bytes it guards are read: the header's
+ * length first, then magic, version and type (each needs the one before to
+ * mean anything), then the exact length of that type, and the field rules
+ * last, on values that are known to be whole. */
+int ring_wire_decode(const uint8_t *buf, size_t len, struct ring_msg *msg)
+{
+	/* Zeroed first so that neither a short body nor padding leaks old
+	 * bytes to the caller; on error MSG stays all zeros. */
+	memset(msg, 0, sizeof *msg);
+	if (len < RING_WIRE_HEADER)
+		return -RING_ESHORT;
+
+	const uint8_t *p = buf;
+	uint8_t m0, m1, version, code;
+	p = get_u8(p, &m0);
+	p = get_u8(p, &m1);
+	p = get_u8(p, &version);
+	p = get_u8(p, &code);
+	if (m0 != MAGIC_0 || m1 != MAGIC_1)
+		return -RING_EMAGIC;
+	if (version != RING_WIRE_VERSION)
+		return -RING_EVERSION;
+	size_t body = body_of(code);
+	if (body == 0)
+		return -RING_ETYPE;
+	if (len < RING_WIRE_HEADER + body)
+		return -RING_ESHORT;
+	if (len > RING_WIRE_HEADER + body)
+		return -RING_ELONG;
+
+	msg->type = (enum ring_msg_type)code;
+	p = get_u16(p, &msg->from);
+	p = get_u16(p, &msg->to);
+	p = get_u64(p, &msg->fingerprint);
+	get_body(p, msg);
+
+	int rc = check_fields(msg);
+	if (rc < 0)
+		memset(msg, 0, sizeof *msg);
+	return rc;
+}
