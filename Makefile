@@ -35,7 +35,7 @@ SEEDS ?= 5000
 CLASS ?= healthy
 SEED  ?= 1
 
-.PHONY: all deps test check unit sim-all sim soak asan demo bench clean
+.PHONY: all deps test test-all check sim soak asan demo bench clean
 
 all: $(B)/unit $(B)/sim
 
@@ -74,8 +74,12 @@ check: $(B)/unit $(B)/sim
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds 40 || exit 1; done
 	$(B)/unit
 
-# Everything; ends with CUnit's summary.
-test: $(B)/unit $(B)/sim asan
+# Everything; ends with CUnit's summary. Installs what is missing first,
+# in a separate make so the build sees the installed packages.
+test: deps
+	@$(MAKE) --no-print-directory test-all
+
+test-all: $(B)/unit $(B)/sim asan
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SIM_SEEDS) || exit 1; done
 	$(B)/unit
 
@@ -92,7 +96,7 @@ sim: $(B)/sim
 soak: $(B)/sim
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SEEDS) --first 1000000 || exit 1; done
 
-demo:
+demo: deps
 	@echo "make demo: not yet; the daemon (ringd) comes in the next issue"
 
 bench:

@@ -335,7 +335,7 @@ static void adopt(struct ring_node *node, struct ring_update *up, uint32_t e,
 	log_event(up, RING_LOG_EPOCH_ADOPT, e, from, 0);
 	if (node->phase != PHASE_NONE && node->token.epoch < e) {
 		node->counters.stale_dropped++;
-		log_event(up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, node->id, e);
+		log_event(up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, from, e);
 		drop_token(node, up, now);
 	}
 }
@@ -372,8 +372,10 @@ static void send_token(struct ring_node *node, struct ring_update *up, uint64_t 
 static bool apply_membership(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	struct ring_set alive = node->token.alive;
+	struct ring_set joined;
 	uint32_t base = node->token.epoch;
 	bool changed = false;
+	ring_set_clear(&joined);
 	for (size_t i = 0; i < node->layout.n; i++) {
 		if (i == node->me)
 			continue;
@@ -384,7 +386,7 @@ static bool apply_membership(struct ring_node *node, struct ring_update *up, uin
 				ring_set_add(&alive, i);
 				base = max_u32(base, node->join_epoch[i]);
 				changed = true;
-				log_event(up, RING_LOG_MEMBER_REJOIN, id_of(node, i), 0, 0);
+				ring_set_add(&joined, i);
 			}
 			node->join_until[i] = 0;
 		}
@@ -409,6 +411,9 @@ static bool apply_membership(struct ring_node *node, struct ring_update *up, uin
 	node->token.alive = alive;
 	node->alive_view = alive;
 	reepoch(node, up, base);
+	for (size_t i = 0; i < node->layout.n; i++)
+		if (ring_set_has(&joined, i))
+			log_event(up, RING_LOG_MEMBER_REJOIN, id_of(node, i), node->token.epoch, 0);
 	return true;
 }
 
@@ -603,6 +608,7 @@ static void regenerate(struct ring_node *node, struct ring_update *up,
 	node->visit_granted = false;
 	node->resting = false;
 	node->no_quorum = false;
+	node->participated_until = 0;
 	node->heard_ever = true;
 	node->last_heard = now;
 	send_heartbeat(node, up, now); /* everyone learns the new epoch at once */
@@ -660,6 +666,16 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 		if (node->id > e->initiator)
 			return; /* ours goes on instead (Chang-Roberts) */
 		node->elect_active = false;
+	}
+	if (node->participated_until != 0 && node->layout.quorum == RING_QUORUM_MAJORITY &&
+	    !node->no_quorum) {
+		/* The last election we took part in ended without a token
+		 * (hearing one clears participated_until): with a majority rule
+		 * that is a missing quorum, which the initiator saw and we
+		 * could not. Say so rather than "electing" forever. */
+		node->no_quorum = true;
+		log_event(up, RING_LOG_NO_QUORUM, ring_set_count(&e->participants) + 1,
+			  node->quorum, 0);
 	}
 	struct ring_msg_election fwd = *e;
 	ring_set_add(&fwd.participants, node->me);

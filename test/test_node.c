@@ -1,10 +1,1429 @@
-/* CUnit suite for the protocol core (ring/node.c). */
+/* CUnit suite for the protocol core (ring/node.c): a small simulated ring
+ * (virtual clock, FIFO network, real nodes) drives members through bootstrap,
+ * grants, loss, restarts, pauses, leaves and hostile input. */
 #include <CUnit/CUnit.h>
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "layout.h"
+#include "node.h"
+#include "set.h"
 #include "suites.h"
+#include "wire.h"
+
+#define NEVER UINT64_MAX
+#define MS 1000ULL          /* microseconds per millisecond */
+#define T0 (1000 * MS)      /* the clock starts at 1 s: time 0 is not special */
+#define LATENCY (1 * MS)    /* every datagram takes one millisecond */
+#define SIM_MAX 8
+#define FLIGHT_MAX 4096
+#define RUN_STEPS_MAX 500000 /* a run that takes more steps is stuck */
+
+/* Offset of quiet_ms in an encoded TOKEN: after epoch, seq and counter. */
+#define OFF_QUIET (RING_WIRE_HEADER + 12)
+
+/* ---- the simulated ring ---- */
+
+struct flight {
+	uint64_t at;       /* when it arrives */
+	uint16_t from, to; /* member ids */
+	uint16_t len;
+	uint8_t buf[RING_WIRE_MAX];
+};
+
+struct rec {
+	uint64_t seq; /* order across all members */
+	uint64_t at;
+	struct ring_action a;
+};
+
+struct sim {
+	struct ring_layout layout;
+	size_t n;
+	struct ring_node *node[SIM_MAX];
+	bool up[SIM_MAX]; /* gets events; datagrams to a member that is not up are lost */
+	uint64_t deadline[SIM_MAX];
+	uint64_t now;
+
+	/* The network: one FIFO, since every hop takes the same time. */
+	struct flight *flight;
+	size_t f_head, f_len;
+	bool (*drop)(const struct flight *f, const void *arg); /* when set, what it matches is lost */
+	const void *drop_arg;
+
+	/* The last step, for assertions on it. */
+	int last_node; /* -1 when the last thing done was not a step */
+	enum ring_event_type last_event;
+	struct ring_update last;
+
+	/* Every action of every member, in order. */
+	struct rec *rec[SIM_MAX];
+	size_t n_rec[SIM_MAX], cap_rec[SIM_MAX];
+	uint64_t seq;
+
+	/* Safety watched on every step. */
+	size_t max_held;    /* most members holding (not passing) a token at once */
+	size_t max_granted; /* most members with a client in the region at once */
+	size_t bad_grants;  /* GRANTs from a member not holding, or with a fence not of its token */
+	size_t fence_regressions; /* GRANTs whose fence was not above every earlier one */
+	uint64_t max_fence;
+};
+
+static uint16_t id_of(size_t i)
+{
+	return (uint16_t)(10 * (i + 1));
+}
+
+/* A ring of N members with ids 10, 20, ... in ring order and the default
+ * timings; tests change timings before sim_new(). */
+static void make_layout(struct ring_layout *l, size_t n)
+{
+	ring_layout_defaults(l);
+	strcpy(l->name, "t");
+	l->n = n;
+	for (size_t i = 0; i < n; i++) {
+		l->members[i].id = id_of(i);
+		strcpy(l->members[i].host, "h");
+		l->members[i].port = (uint16_t)(7000 + i);
+	}
+}
+
+/* A layout where an unwanted token rests 50 ms at each member, so that
+ * between hops the ring is quiet and one member plainly holds it. */
+static void make_resting_layout(struct ring_layout *l, size_t n)
+{
+	make_layout(l, n);
+	l->idle_pass_ms = 50;
+}
+
+static struct sim *sim_new(const struct ring_layout *l)
+{
+	CU_ASSERT_FATAL(l->n <= SIM_MAX);
+	struct sim *s = calloc(1, sizeof *s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	s->flight = calloc(FLIGHT_MAX, sizeof *s->flight);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s->flight);
+	s->layout = *l;
+	s->n = l->n;
+	s->now = T0;
+	s->last_node = -1;
+	for (size_t i = 0; i < s->n; i++) {
+		int err = 1;
+		s->node[i] = ring_node_new(l, l->members[i].id, 0, &err);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(s->node[i]);
+		CU_ASSERT_EQUAL(err, 0);
+		s->up[i] = true;
+		s->deadline[i] = NEVER;
+	}
+	return s;
+}
+
+static void sim_free(struct sim *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		ring_node_free(s->node[i]);
+		free(s->rec[i]);
+	}
+	free(s->flight);
+	free(s);
+}
+
+/* Member I crashed and comes back with the epoch it had stored. */
+static void sim_restart(struct sim *s, size_t i, uint32_t stored_epoch)
+{
+	ring_node_free(s->node[i]);
+	int err = 1;
+	s->node[i] = ring_node_new(&s->layout, id_of(i), stored_epoch, &err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s->node[i]);
+	s->deadline[i] = NEVER;
+}
+
+static struct ring_status status_of(const struct sim *s, size_t i)
+{
+	struct ring_status st;
+	ring_node_status(s->node[i], s->now, &st);
+	return st;
+}
+
+static size_t index_of(const struct sim *s, uint16_t id)
+{
+	int i = ring_layout_index(&s->layout, id);
+	CU_ASSERT_FATAL(i >= 0);
+	return (size_t)i;
+}
+
+static size_t successor_of(const struct sim *s, size_t i)
+{
+	return index_of(s, status_of(s, i).successor);
+}
+
+static bool decode_send(const struct ring_action *a, struct ring_msg *m)
+{
+	return a->type == RING_ACTION_SEND && ring_wire_decode(a->u.send.buf, a->u.send.len, m) == 0;
+}
+
+static void enqueue(struct sim *s, uint16_t from, uint16_t to, const uint8_t *buf, uint16_t len)
+{
+	CU_ASSERT_FATAL(s->f_len < FLIGHT_MAX);
+	struct flight *f = &s->flight[(s->f_head + s->f_len++) % FLIGHT_MAX];
+	f->at = s->now + LATENCY;
+	f->from = from;
+	f->to = to;
+	f->len = len;
+	memcpy(f->buf, buf, len);
+}
+
+static void record(struct sim *s, size_t i, const struct ring_action *a)
+{
+	if (s->n_rec[i] == s->cap_rec[i]) {
+		size_t cap = s->cap_rec[i] ? 2 * s->cap_rec[i] : 256;
+		struct rec *r = realloc(s->rec[i], cap * sizeof *r);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+		s->rec[i] = r;
+		s->cap_rec[i] = cap;
+	}
+	struct rec *r = &s->rec[i][s->n_rec[i]++];
+	r->seq = ++s->seq;
+	r->at = s->now;
+	r->a = *a;
+}
+
+/* The safety the whole ring must keep whatever a test does to it. */
+static void watch(struct sim *s, size_t i)
+{
+	size_t held = 0, granted = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		if (!s->up[k])
+			continue;
+		struct ring_status st = status_of(s, k);
+		held += st.token_held;
+		granted += st.granted;
+	}
+	if (held > s->max_held)
+		s->max_held = held;
+	if (granted > s->max_granted)
+		s->max_granted = granted;
+	struct ring_status st = status_of(s, i);
+	for (size_t k = 0; k < s->last.n; k++) {
+		const struct ring_action *a = &s->last.action[k];
+		if (a->type != RING_ACTION_GRANT)
+			continue;
+		if (!st.token_held || st.state != RING_STATE_HOLDING ||
+		    st.token_epoch != a->u.grant.epoch || a->u.grant.fence >> 32 != a->u.grant.epoch ||
+		    st.fence != a->u.grant.fence)
+			s->bad_grants++;
+		if (a->u.grant.fence <= s->max_fence)
+			s->fence_regressions++;
+		else
+			s->max_fence = a->u.grant.fence;
+	}
+}
+
+/* Steps member I with EV at the current time; keeps the update, records its
+ * actions and puts its datagrams on the network. */
+static void sim_step(struct sim *s, size_t i, struct ring_event ev)
+{
+	ev.now_us = s->now;
+	ring_node_step(s->node[i], &ev, &s->last);
+	CU_ASSERT_FATAL(s->last.n <= RING_UPDATE_MAX);
+	s->last_node = (int)i;
+	s->last_event = ev.type;
+	s->deadline[i] = s->last.deadline_us;
+	for (size_t k = 0; k < s->last.n; k++) {
+		const struct ring_action *a = &s->last.action[k];
+		record(s, i, a);
+		if (a->type != RING_ACTION_SEND)
+			continue;
+		if (a->u.send.to != 0) {
+			enqueue(s, id_of(i), a->u.send.to, a->u.send.buf, a->u.send.len);
+			continue;
+		}
+		for (size_t j = 0; j < s->n; j++)
+			if (j != i)
+				enqueue(s, id_of(i), id_of(j), a->u.send.buf, a->u.send.len);
+	}
+	watch(s, i);
+}
+
+static struct ring_event event(enum ring_event_type type)
+{
+	struct ring_event ev;
+	memset(&ev, 0, sizeof ev);
+	ev.type = type;
+	return ev;
+}
+
+static void sim_start(struct sim *s, size_t i)
+{
+	sim_step(s, i, event(RING_EVENT_START));
+}
+
+static void sim_tick(struct sim *s, size_t i)
+{
+	sim_step(s, i, event(RING_EVENT_TICK));
+}
+
+static void sim_leave(struct sim *s, size_t i)
+{
+	sim_step(s, i, event(RING_EVENT_LEAVE));
+}
+
+static void sim_acquire(struct sim *s, size_t i, uint64_t client)
+{
+	struct ring_event ev = event(RING_EVENT_ACQUIRE);
+	ev.u.client.client = client;
+	sim_step(s, i, ev);
+}
+
+static void sim_release(struct sim *s, size_t i, uint64_t client)
+{
+	struct ring_event ev = event(RING_EVENT_RELEASE);
+	ev.u.client.client = client;
+	sim_step(s, i, ev);
+}
+
+static void sim_datagram(struct sim *s, size_t i, uint16_t from_id, const uint8_t *buf, size_t len)
+{
+	struct ring_event ev = event(RING_EVENT_DATAGRAM);
+	ev.u.datagram.buf = buf;
+	ev.u.datagram.len = len;
+	ev.u.datagram.from_id = from_id;
+	sim_step(s, i, ev);
+}
+
+/* Hands the oldest datagram in flight to its receiver, now, unless the
+ * receiver is down or the drop filter takes it. */
+static void deliver_one(struct sim *s)
+{
+	struct flight f = s->flight[s->f_head];
+	s->f_head = (s->f_head + 1) % FLIGHT_MAX;
+	s->f_len--;
+	size_t to = index_of(s, f.to);
+	if (!s->up[to] || (s->drop && s->drop(&f, s->drop_arg)))
+		return;
+	sim_datagram(s, to, f.from, f.buf, f.len);
+}
+
+/* Delivers, at the current time, every datagram in flight when called;
+ * those they cause stay in flight. Returns how many were taken. */
+static size_t sim_deliver_all(struct sim *s)
+{
+	size_t n = s->f_len;
+	for (size_t k = 0; k < n; k++)
+		deliver_one(s);
+	return n;
+}
+
+/* The member that is up with the earliest deadline (the lowest index on a
+ * tie), or NEVER. */
+static uint64_t earliest_deadline(const struct sim *s, size_t *who)
+{
+	uint64_t d = NEVER;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->up[i] && s->deadline[i] < d) {
+			d = s->deadline[i];
+			*who = i;
+		}
+	return d;
+}
+
+/* Moves the clock to the earliest deadline and TICKs that member. */
+static bool sim_tick_earliest(struct sim *s)
+{
+	size_t who = 0;
+	uint64_t d = earliest_deadline(s, &who);
+	if (d == NEVER)
+		return false;
+	if (d > s->now)
+		s->now = d;
+	sim_tick(s, who);
+	return true;
+}
+
+/* Does the next thing in time order, the arrival of the oldest datagram or
+ * the earliest deadline (arrivals first on a tie), if it comes by UNTIL;
+ * otherwise moves the clock to UNTIL. Returns whether it did anything. */
+static bool sim_next(struct sim *s, uint64_t until)
+{
+	size_t who = 0;
+	uint64_t d = earliest_deadline(s, &who);
+	uint64_t f = s->f_len ? s->flight[s->f_head].at : NEVER;
+	uint64_t t = d < f ? d : f;
+	if (t == NEVER || t > until) {
+		if (until != NEVER && until > s->now)
+			s->now = until;
+		return false;
+	}
+	if (t > s->now)
+		s->now = t;
+	if (f <= d)
+		deliver_one(s);
+	else
+		sim_tick(s, who);
+	return true;
+}
+
+/* Runs the ring until time UNTIL, or until STOP holds after the next thing
+ * done (a step, or a datagram lost). Returns whether STOP was met. */
+static bool sim_run(struct sim *s, uint64_t until,
+		    bool (*stop)(const struct sim *s, const void *arg), const void *arg)
+{
+	for (size_t k = 0; k < RUN_STEPS_MAX; k++) {
+		s->last_node = -1;
+		if (!sim_next(s, until))
+			return false;
+		if (stop && stop(s, arg))
+			return true;
+	}
+	CU_FAIL("the ring did not get past its step bound: a loop at one instant?");
+	return false;
+}
+
+static void sim_run_for(struct sim *s, uint64_t dur_us)
+{
+	sim_run(s, s->now + dur_us, NULL, NULL);
+}
+
+/* ---- the last update ---- */
+
+/* Index of the first action of TYPE in the last update, or -1. */
+static int last_action(const struct sim *s, enum ring_action_type type)
+{
+	for (size_t k = 0; k < s->last.n; k++)
+		if (s->last.action[k].type == type)
+			return (int)k;
+	return -1;
+}
+
+static int last_log(const struct sim *s, enum ring_log_event ev)
+{
+	for (size_t k = 0; k < s->last.n; k++)
+		if (s->last.action[k].type == RING_ACTION_LOG && s->last.action[k].u.log.event == ev)
+			return (int)k;
+	return -1;
+}
+
+/* Index of the first SEND of a TYPE message to member TO (-1: anyone) in the
+ * last update, decoded into M, or -1. */
+static int last_send(const struct sim *s, enum ring_msg_type type, int to, struct ring_msg *m)
+{
+	for (size_t k = 0; k < s->last.n; k++) {
+		const struct ring_action *a = &s->last.action[k];
+		struct ring_msg tmp;
+		if (!decode_send(a, &tmp) || tmp.type != type)
+			continue;
+		if (to >= 0 && a->u.send.to != to)
+			continue;
+		if (m)
+			*m = tmp;
+		return (int)k;
+	}
+	return -1;
+}
+
+/* What a run waits for: an action in a step of one member (or any). */
+struct want {
+	int node;                   /* -1: any member */
+	enum ring_action_type type;
+	int what;                   /* LOG: the event; SEND: the message type; -1: any */
+	int to;                     /* SEND: the receiver's id; -1: any */
+};
+
+static bool want_met(const struct sim *s, const void *arg)
+{
+	const struct want *w = arg;
+	if (s->last_node < 0 || (w->node >= 0 && s->last_node != w->node))
+		return false;
+	if (w->type == RING_ACTION_LOG && w->what >= 0)
+		return last_log(s, (enum ring_log_event)w->what) >= 0;
+	if (w->type == RING_ACTION_SEND && w->what >= 0)
+		return last_send(s, (enum ring_msg_type)w->what, w->to, NULL) >= 0;
+	return last_action(s, w->type) >= 0;
+}
+
+static bool run_until_log(struct sim *s, int node, enum ring_log_event ev, uint64_t limit_us)
+{
+	struct want w = {node, RING_ACTION_LOG, (int)ev, -1};
+	return sim_run(s, s->now + limit_us, want_met, &w);
+}
+
+static bool run_until_send(struct sim *s, int node, enum ring_msg_type type, int to,
+			   uint64_t limit_us)
+{
+	struct want w = {node, RING_ACTION_SEND, (int)type, to};
+	return sim_run(s, s->now + limit_us, want_met, &w);
+}
+
+static bool run_until_action(struct sim *s, int node, enum ring_action_type type,
+			     uint64_t limit_us)
+{
+	struct want w = {node, type, -1, -1};
+	return sim_run(s, s->now + limit_us, want_met, &w);
+}
+
+/* ---- the record ---- */
+
+static size_t count_logs(const struct sim *s, size_t i, uint64_t since, enum ring_log_event ev)
+{
+	size_t c = 0;
+	for (size_t k = 0; k < s->n_rec[i]; k++) {
+		const struct rec *r = &s->rec[i][k];
+		c += r->seq > since && r->a.type == RING_ACTION_LOG && r->a.u.log.event == ev;
+	}
+	return c;
+}
+
+static size_t count_logs_all(const struct sim *s, uint64_t since, enum ring_log_event ev)
+{
+	size_t c = 0;
+	for (size_t i = 0; i < s->n; i++)
+		c += count_logs(s, i, since, ev);
+	return c;
+}
+
+static size_t count_actions(const struct sim *s, size_t i, uint64_t since, enum ring_action_type type)
+{
+	size_t c = 0;
+	for (size_t k = 0; k < s->n_rec[i]; k++)
+		c += s->rec[i][k].seq > since && s->rec[i][k].a.type == type;
+	return c;
+}
+
+/* SENDs of TYPE from member I to member id TO since SINCE; a broadcast
+ * counts for everyone. */
+static size_t count_sends(const struct sim *s, size_t i, uint64_t since, enum ring_msg_type type,
+			  uint16_t to)
+{
+	size_t c = 0;
+	for (size_t k = 0; k < s->n_rec[i]; k++) {
+		const struct rec *r = &s->rec[i][k];
+		struct ring_msg m;
+		if (r->seq > since && decode_send(&r->a, &m) && m.type == type &&
+		    (r->a.u.send.to == to || r->a.u.send.to == 0))
+			c++;
+	}
+	return c;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The longest time without a LOG EV at any member but SKIP, from FROM_US
+ * (the records since SINCE) to now. */
+static uint64_t longest_gap(const struct sim *s, uint64_t since, enum ring_log_event ev,
+			    size_t skip, uint64_t from_us)
+{
+	size_t total = 0, n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		total += s->n_rec[i];
+	uint64_t *at = malloc((total + 1) * sizeof *at);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+	for (size_t i = 0; i < s->n; i++) {
+		if (i == skip)
+			continue;
+		for (size_t k = 0; k < s->n_rec[i]; k++) {
+			const struct rec *r = &s->rec[i][k];
+			if (r->seq > since && r->a.type == RING_ACTION_LOG && r->a.u.log.event == ev)
+				at[n++] = r->at;
+		}
+	}
+	at[n++] = s->now;
+	qsort(at, n, sizeof *at, cmp_u64);
+	uint64_t gap = 0, prev = from_us;
+	for (size_t k = 0; k < n; k++) {
+		if (at[k] - prev > gap)
+			gap = at[k] - prev;
+		prev = at[k];
+	}
+	free(at);
+	return gap;
+}
+
+/* ---- scenarios ---- */
+
+static bool ring_settled(const struct sim *s, const void *arg)
+{
+	(void)arg;
+	if (s->f_len > 0)
+		return false;
+	size_t has = 0, held = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (!s->up[i])
+			continue;
+		struct ring_status st = status_of(s, i);
+		has += st.has_token;
+		held += st.token_held;
+	}
+	return has == 1 && held == 1;
+}
+
+/* Runs a resting ring until nothing is in flight and one member holds the
+ * token; returns that member. */
+static size_t sim_settle(struct sim *s)
+{
+	CU_ASSERT_FATAL(sim_run(s, s->now + 2000 * MS, ring_settled, NULL));
+	for (size_t i = 0; i < s->n; i++)
+		if (s->up[i] && status_of(s, i).token_held)
+			return i;
+	CU_FAIL_FATAL("settled without a holder");
+	return 0;
+}
+
+/* Starts every member that is up at the same instant and runs until the
+ * token exists and circulates. */
+static void sim_boot(struct sim *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->up[i])
+			sim_start(s, i);
+	sim_run_for(s, 1500 * MS);
+	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 1);
+}
+
+static void assert_ring_safe(const struct sim *s)
+{
+	CU_ASSERT(s->max_held <= 1);
+	CU_ASSERT(s->max_granted <= 1);
+	CU_ASSERT_EQUAL(s->bad_grants, 0);
+	CU_ASSERT_EQUAL(s->fence_regressions, 0);
+}
+
+/* ---- tests ---- */
+
+static void test_node_new_refuses_an_id_outside_the_ring(void)
+{
+	struct ring_layout l;
+	make_layout(&l, 3);
+	int err = 0;
+	CU_ASSERT_PTR_NULL(ring_node_new(&l, 99, 0, &err));
+	CU_ASSERT_EQUAL(err, -RING_ENOTMEMBER);
+	err = 0;
+	CU_ASSERT_PTR_NULL(ring_node_new(&l, 0, 0, &err));
+	CU_ASSERT_EQUAL(err, -RING_ENOTMEMBER);
+}
+
+static void test_fresh_member_elects_after_listening_two_heartbeats(void)
+{
+	struct ring_layout l;
+	make_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	uint64_t listen = 2 * l.heartbeat_ms * MS;
+
+	sim_start(s, 0);
+	CU_ASSERT_EQUAL(s->last.n, 0);
+	CU_ASSERT_EQUAL(s->last.deadline_us, T0 + listen);
+	CU_ASSERT_EQUAL(status_of(s, 0).state, RING_STATE_IDLE);
+
+	/* A tick before the listening ends does nothing and keeps the deadline. */
+	s->now = T0 + listen - 1;
+	sim_tick(s, 0);
+	CU_ASSERT_EQUAL(s->last.n, 0);
+	CU_ASSERT_EQUAL(s->last.deadline_us, T0 + listen);
+
+	CU_ASSERT_FATAL(sim_tick_earliest(s));
+	CU_ASSERT_EQUAL(s->now, T0 + listen);
+	int start = last_log(s, RING_LOG_ELECTION_START);
+	struct ring_msg m;
+	int sent = last_send(s, RING_MSG_ELECTION, id_of(1), &m);
+	CU_ASSERT_FATAL(start >= 0 && sent >= 0);
+	CU_ASSERT(start < sent);
+	CU_ASSERT_EQUAL(last_send(s, RING_MSG_ELECTION, id_of(2), NULL), -1);
+	CU_ASSERT_EQUAL(m.from, id_of(0));
+	CU_ASSERT_EQUAL(m.to, id_of(1));
+	CU_ASSERT_EQUAL(m.u.election.initiator, id_of(0));
+	CU_ASSERT_EQUAL(m.u.election.round, s->last.action[start].u.log.field[0]);
+	CU_ASSERT(ring_set_has(&m.u.election.participants, 0));
+	CU_ASSERT_EQUAL(ring_set_count(&m.u.election.participants), 1);
+	/* The election hop is acked like a token hop: the member retransmits. */
+	CU_ASSERT_EQUAL(s->last.deadline_us, s->now + l.ack_timeout_ms * MS);
+	CU_ASSERT_EQUAL(status_of(s, 0).state, RING_STATE_ELECTING);
+	CU_ASSERT_EQUAL(status_of(s, 0).counters.elections, 1);
+	sim_free(s);
+}
+
+static void test_three_members_bootstrap_to_exactly_one_token(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	for (size_t i = 0; i < 3; i++)
+		sim_start(s, i);
+	sim_run_for(s, 2000 * MS);
+	size_t holder = sim_settle(s);
+
+	size_t with_token = 0;
+	for (size_t i = 0; i < 3; i++)
+		with_token += status_of(s, i).has_token;
+	CU_ASSERT_EQUAL(with_token, 1);
+	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 1);
+
+	size_t minter = 3;
+	uint32_t epoch = 0;
+	for (size_t i = 0; i < 3; i++)
+		for (size_t k = 0; k < s->n_rec[i]; k++) {
+			const struct ring_action *a = &s->rec[i][k].a;
+			if (a->type == RING_ACTION_LOG && a->u.log.event == RING_LOG_TOKEN_REGEN) {
+				minter = i;
+				epoch = (uint32_t)a->u.log.field[0];
+			}
+		}
+	CU_ASSERT_FATAL(minter < 3);
+	CU_ASSERT_EQUAL(epoch & 0xff, minter);
+	CU_ASSERT(epoch >> 8 >= 1);
+	for (size_t i = 0; i < 3; i++)
+		CU_ASSERT_EQUAL(status_of(s, i).epoch, epoch);
+	CU_ASSERT_EQUAL(status_of(s, holder).token_epoch, epoch);
+
+	/* The epoch is stored before the token that carries it leaves. */
+	bool persisted = false, sent = false;
+	for (size_t k = 0; k < s->n_rec[minter] && !sent; k++) {
+		const struct ring_action *a = &s->rec[minter][k].a;
+		struct ring_msg m;
+		if (a->type == RING_ACTION_PERSIST && a->u.persist.epoch == epoch)
+			persisted = true;
+		if (decode_send(a, &m) && m.type == RING_MSG_TOKEN && m.u.token.epoch == epoch) {
+			sent = true;
+			CU_ASSERT(persisted);
+		}
+	}
+	CU_ASSERT(sent);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+static void test_grants_only_while_holding_with_growing_fences_one_per_visit(void)
+{
+	struct ring_layout l;
+	make_layout(&l, 3); /* idle_pass_ms = 0: the token never rests */
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+
+	sim_acquire(s, 0, 1);
+	sim_acquire(s, 1, 2);
+	CU_ASSERT_FATAL(run_until_action(s, -1, RING_ACTION_GRANT, 1000 * MS));
+	size_t a = (size_t)s->last_node;
+	const struct ring_action *g = &s->last.action[last_action(s, RING_ACTION_GRANT)];
+	uint64_t client_a = a == 0 ? 1 : 2;
+	uint64_t fence_a = g->u.grant.fence;
+	CU_ASSERT_FATAL(a <= 1);
+	CU_ASSERT_EQUAL(g->u.grant.client, client_a);
+	CU_ASSERT_EQUAL(status_of(s, a).state, RING_STATE_HOLDING);
+	CU_ASSERT(status_of(s, a).token_held);
+	CU_ASSERT_EQUAL(status_of(s, a).fence, fence_a);
+
+	/* On release the token leaves at once, carrying the grant's counter. */
+	sim_release(s, a, client_a);
+	struct ring_msg tok;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, -1, &tok) >= 0);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
+	CU_ASSERT_EQUAL(fence_a, ring_fence(tok.u.token.epoch, tok.u.token.counter));
+
+	CU_ASSERT_FATAL(run_until_action(s, -1, RING_ACTION_GRANT, 1000 * MS));
+	size_t b = (size_t)s->last_node;
+	g = &s->last.action[last_action(s, RING_ACTION_GRANT)];
+	uint64_t fence_b = g->u.grant.fence;
+	CU_ASSERT_EQUAL(b, 1 - a);
+	CU_ASSERT_EQUAL(g->u.grant.client, b == 0 ? 1u : 2u);
+	CU_ASSERT(fence_b > fence_a);
+	sim_release(s, b, g->u.grant.client);
+
+	/* Two clients at one member: the second waits for the next visit. */
+	sim_acquire(s, 2, 3);
+	sim_acquire(s, 2, 4);
+	CU_ASSERT_FATAL(run_until_action(s, 2, RING_ACTION_GRANT, 1000 * MS));
+	g = &s->last.action[last_action(s, RING_ACTION_GRANT)];
+	CU_ASSERT_EQUAL(g->u.grant.client, 3);
+	uint64_t fence_3 = g->u.grant.fence;
+	CU_ASSERT(fence_3 > fence_b);
+	uint64_t granted_3 = s->seq;
+	sim_release(s, 2, 3);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
+	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0);
+	CU_ASSERT_FATAL(run_until_action(s, 2, RING_ACTION_GRANT, 1000 * MS));
+	g = &s->last.action[last_action(s, RING_ACTION_GRANT)];
+	CU_ASSERT_EQUAL(g->u.grant.client, 4);
+	CU_ASSERT(g->u.grant.fence > fence_3);
+	CU_ASSERT(count_logs(s, 0, granted_3, RING_LOG_TOKEN_RECV) >= 1);
+	CU_ASSERT(count_logs(s, 1, granted_3, RING_LOG_TOKEN_RECV) >= 1);
+	CU_ASSERT_EQUAL(count_actions(s, 2, granted_3, RING_ACTION_GRANT), 1);
+	sim_release(s, 2, 4);
+
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+static void test_duplicate_token_is_reacked_not_accepted(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t r = successor_of(s, h);
+
+	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(r), 500 * MS));
+	const struct ring_action *a = &s->last.action[last_send(s, RING_MSG_TOKEN, id_of(r), NULL)];
+	uint8_t dup[RING_WIRE_MAX];
+	size_t dup_len = a->u.send.len;
+	memcpy(dup, a->u.send.buf, dup_len);
+	struct ring_msg tok;
+	CU_ASSERT_FATAL(ring_wire_decode(dup, dup_len, &tok) == 0);
+	CU_ASSERT_FATAL(run_until_log(s, (int)r, RING_LOG_TOKEN_RECV, 100 * MS));
+	uint64_t accepted = s->seq;
+
+	/* Replayed while the receiver still holds it. */
+	struct ring_msg ack;
+	sim_datagram(s, r, id_of(h), dup, dup_len);
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN_ACK, id_of(h), &ack) >= 0);
+	CU_ASSERT_EQUAL(ack.u.token_ack.epoch, tok.u.token.epoch);
+	CU_ASSERT_EQUAL(ack.u.token_ack.seq, tok.u.token.seq);
+	CU_ASSERT_EQUAL(ack.u.token_ack.flags, 0);
+	CU_ASSERT_EQUAL(last_log(s, RING_LOG_TOKEN_RECV), -1);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_PERSIST), -1);
+	CU_ASSERT(status_of(s, r).token_held);
+
+	/* Replayed after the token moved on, with a client waiting there. */
+	CU_ASSERT_FATAL(run_until_send(s, (int)r, RING_MSG_TOKEN, -1, 500 * MS));
+	size_t next = sim_settle(s);
+	CU_ASSERT_NOT_EQUAL(next, r);
+	uint64_t entries = status_of(s, r).counters.cs_entries;
+	sim_acquire(s, r, 9);
+	CU_ASSERT_EQUAL(status_of(s, r).state, RING_STATE_WAITING);
+	sim_datagram(s, r, id_of(h), dup, dup_len);
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN_ACK, id_of(h), &ack) >= 0);
+	CU_ASSERT_EQUAL(ack.u.token_ack.seq, tok.u.token.seq);
+	CU_ASSERT_EQUAL(last_log(s, RING_LOG_TOKEN_RECV), -1);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
+	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN, -1, NULL), -1);
+	struct ring_status st = status_of(s, r);
+	CU_ASSERT(!st.has_token);
+	CU_ASSERT_EQUAL(st.queued, 1);
+	CU_ASSERT_EQUAL(st.counters.cs_entries, entries);
+	CU_ASSERT_EQUAL(count_logs(s, r, accepted, RING_LOG_TOKEN_RECV), 0);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* Whether two encoded tokens are the same but for quiet_ms. */
+static bool same_token_but_quiet(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	return alen == blen && alen > OFF_QUIET + 4 && memcmp(a, b, OFF_QUIET) == 0 &&
+	       memcmp(a + OFF_QUIET + 4, b + OFF_QUIET + 4, alen - OFF_QUIET - 4) == 0;
+}
+
+static void test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_epoch(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t dead = successor_of(s, h);
+	size_t after = successor_of(s, dead);
+	CU_ASSERT_FATAL(after != h && after != dead);
+	uint32_t old_epoch = status_of(s, h).token_epoch;
+	s->up[dead] = false;
+
+	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(dead), 500 * MS));
+	const struct ring_action *a = &s->last.action[last_send(s, RING_MSG_TOKEN, id_of(dead), NULL)];
+	uint8_t first[RING_WIRE_MAX];
+	size_t first_len = a->u.send.len;
+	memcpy(first, a->u.send.buf, first_len);
+	uint64_t at = s->now;
+
+	for (uint32_t k = 0; k < l.retries; k++) {
+		CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_RETRANSMIT, 500 * MS));
+		CU_ASSERT_EQUAL(s->now, at + l.ack_timeout_ms * MS);
+		at = s->now;
+		int rt = last_log(s, RING_LOG_RETRANSMIT);
+		CU_ASSERT_EQUAL(s->last.action[rt].u.log.field[0], id_of(dead));
+		int again = last_send(s, RING_MSG_TOKEN, id_of(dead), NULL);
+		CU_ASSERT_FATAL(again >= 0);
+		a = &s->last.action[again];
+		CU_ASSERT(same_token_but_quiet(first, first_len, a->u.send.buf, a->u.send.len));
+		CU_ASSERT_EQUAL(last_log(s, RING_LOG_SUCCESSOR_SKIP), -1);
+	}
+
+	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_SUCCESSOR_SKIP, 500 * MS));
+	CU_ASSERT_EQUAL(s->now, at + l.ack_timeout_ms * MS);
+	CU_ASSERT_EQUAL(last_log(s, RING_LOG_RETRANSMIT), -1);
+	int skip = last_log(s, RING_LOG_SUCCESSOR_SKIP);
+	CU_ASSERT_EQUAL(s->last.action[skip].u.log.field[0], id_of(dead));
+	int p = last_action(s, RING_ACTION_PERSIST);
+	struct ring_msg tok;
+	int t = last_send(s, RING_MSG_TOKEN, id_of(after), &tok);
+	CU_ASSERT_FATAL(p >= 0 && t >= 0);
+	CU_ASSERT(p < t);
+	uint32_t new_epoch = s->last.action[p].u.persist.epoch;
+	CU_ASSERT(new_epoch > old_epoch);
+	CU_ASSERT_EQUAL(new_epoch & 0xff, h);
+	CU_ASSERT_EQUAL(tok.u.token.epoch, new_epoch);
+	CU_ASSERT(!ring_set_has(&tok.u.token.alive, dead));
+	CU_ASSERT(ring_set_has(&tok.u.token.alive, h));
+	CU_ASSERT(ring_set_has(&tok.u.token.alive, after));
+	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN, id_of(dead), NULL), -1);
+	struct ring_status st = status_of(s, h);
+	CU_ASSERT_EQUAL(st.counters.retransmits, l.retries);
+	CU_ASSERT_EQUAL(st.counters.skips, 1);
+
+	CU_ASSERT_FATAL(run_until_log(s, (int)after, RING_LOG_TOKEN_RECV, 100 * MS));
+	CU_ASSERT_EQUAL(s->last.action[last_log(s, RING_LOG_TOKEN_RECV)].u.log.field[1], new_epoch);
+	CU_ASSERT_EQUAL(status_of(s, after).epoch, new_epoch);
+	sim_free(s);
+}
+
+static bool drop_heartbeats_to(const struct flight *f, const void *arg)
+{
+	const uint16_t *to = arg;
+	struct ring_msg m;
+	return f->to == *to && ring_wire_decode(f->buf, f->len, &m) == 0 &&
+	       m.type == RING_MSG_HEARTBEAT;
+}
+
+static void test_stale_token_is_dropped_and_its_sender_drops_its_copy(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t old = sim_settle(s);
+	uint32_t old_epoch = status_of(s, old).token_epoch;
+
+	/* The holder stalls; the other two regenerate without it. */
+	s->up[old] = false;
+	uint64_t mark = s->seq;
+	sim_run_for(s, 4000 * MS);
+	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 1);
+	size_t succ = successor_of(s, old); /* in the stale token's view: all alive */
+	uint32_t new_epoch = status_of(s, succ).epoch;
+	CU_ASSERT_FATAL(new_epoch > old_epoch);
+
+	/* It wakes up and passes its token on. Heartbeats of the new epoch
+	 * are held back so that only the successor's ack can tell it. */
+	uint16_t old_id = id_of(old);
+	s->drop = drop_heartbeats_to;
+	s->drop_arg = &old_id;
+	s->up[old] = true;
+	struct ring_msg tok;
+	CU_ASSERT_FATAL(run_until_send(s, (int)old, RING_MSG_TOKEN, id_of(succ), 100 * MS));
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, id_of(succ), &tok) >= 0);
+	CU_ASSERT_EQUAL(tok.u.token.epoch, old_epoch);
+
+	CU_ASSERT_FATAL(run_until_log(s, (int)succ, RING_LOG_TOKEN_STALE_DROP, 100 * MS));
+	CU_ASSERT_EQUAL(s->last_event, RING_EVENT_DATAGRAM);
+	const struct ring_action *drop = &s->last.action[last_log(s, RING_LOG_TOKEN_STALE_DROP)];
+	CU_ASSERT_EQUAL(drop->u.log.field[0], old_epoch);
+	CU_ASSERT_EQUAL(drop->u.log.field[1], old_id);
+	CU_ASSERT_EQUAL(drop->u.log.field[2], new_epoch);
+	struct ring_msg ack;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN_ACK, old_id, &ack) >= 0);
+	CU_ASSERT_EQUAL(ack.u.token_ack.flags, RING_ACK_STALE);
+	CU_ASSERT_EQUAL(ack.u.token_ack.epoch, old_epoch);
+	CU_ASSERT_EQUAL(ack.u.token_ack.known_epoch, new_epoch);
+	CU_ASSERT_EQUAL(last_log(s, RING_LOG_TOKEN_RECV), -1);
+	CU_ASSERT(status_of(s, old).has_token);
+
+	/* The stale ack reaches the old holder, which drops its copy. */
+	uint64_t acked = s->seq;
+	CU_ASSERT(sim_deliver_all(s) >= 1);
+	CU_ASSERT(count_logs(s, old, acked, RING_LOG_TOKEN_STALE_DROP) >= 1);
+	CU_ASSERT_EQUAL(count_sends(s, old, acked, RING_MSG_TOKEN, id_of(succ)), 0);
+	struct ring_status st = status_of(s, old);
+	CU_ASSERT(!st.has_token);
+	CU_ASSERT(st.epoch >= new_epoch);
+	CU_ASSERT(st.counters.stale_dropped >= 1);
+	sim_free(s);
+}
+
+static void test_lease_expiry_revokes_and_moves_the_token_on(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	l.lease_ms = 300;
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+
+	sim_acquire(s, h, 5);
+	int gi = last_action(s, RING_ACTION_GRANT);
+	CU_ASSERT_FATAL(gi >= 0);
+	uint64_t fence = s->last.action[gi].u.grant.fence;
+	uint64_t granted_at = s->now;
+
+	CU_ASSERT_FATAL(run_until_action(s, (int)h, RING_ACTION_REVOKE, 1000 * MS));
+	CU_ASSERT_EQUAL(s->now, granted_at + l.lease_ms * MS);
+	const struct ring_action *r = &s->last.action[last_action(s, RING_ACTION_REVOKE)];
+	CU_ASSERT_EQUAL(r->u.revoke.client, 5);
+	CU_ASSERT_EQUAL(r->u.revoke.fence, fence);
+	int le = last_log(s, RING_LOG_LEASE_EXPIRED);
+	CU_ASSERT_FATAL(le >= 0);
+	CU_ASSERT_EQUAL(s->last.action[le].u.log.field[0], fence);
+	CU_ASSERT_EQUAL(s->last.action[le].u.log.field[1], 5);
+	int t = last_send(s, RING_MSG_TOKEN, -1, NULL);
+	CU_ASSERT(t > last_action(s, RING_ACTION_REVOKE));
+	CU_ASSERT(!status_of(s, h).granted);
+	CU_ASSERT_EQUAL(count_actions(s, h, 0, RING_ACTION_GRANT), 1);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	l.lease_ms = 60000;
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	sim_acquire(s, h, 6);
+	int gi = last_action(s, RING_ACTION_GRANT);
+	CU_ASSERT_FATAL(gi >= 0);
+	uint64_t fence = s->last.action[gi].u.grant.fence;
+
+	uint64_t late = l.loss_timeout_ms * MS / 2 + 100 * MS;
+	CU_ASSERT_FATAL(s->deadline[h] != NEVER);
+	s->now = s->deadline[h] + late;
+	sim_tick(s, h);
+	CU_ASSERT_FATAL(s->last.n >= 2);
+	CU_ASSERT_EQUAL(s->last.action[0].type, RING_ACTION_LOG);
+	CU_ASSERT_EQUAL(s->last.action[0].u.log.event, RING_LOG_PAUSE_DETECTED);
+	CU_ASSERT_EQUAL(s->last.action[0].u.log.field[0], late / MS);
+	CU_ASSERT_EQUAL(s->last.action[1].type, RING_ACTION_REVOKE);
+	CU_ASSERT_EQUAL(s->last.action[1].u.revoke.client, 6);
+	CU_ASSERT_EQUAL(s->last.action[1].u.revoke.fence, fence);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
+	struct ring_status st = status_of(s, h);
+	CU_ASSERT(!st.granted);
+	CU_ASSERT_EQUAL(st.counters.pauses, 1);
+	sim_free(s);
+}
+
+static void test_late_tick_within_half_the_loss_timeout_is_no_pause(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	l.lease_ms = 60000;
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	sim_acquire(s, h, 6);
+	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
+
+	s->now = s->deadline[h] + l.loss_timeout_ms * MS / 2 - 100 * MS;
+	sim_tick(s, h);
+	CU_ASSERT_EQUAL(last_log(s, RING_LOG_PAUSE_DETECTED), -1);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_REVOKE), -1);
+	CU_ASSERT(status_of(s, h).granted);
+	CU_ASSERT_EQUAL(status_of(s, h).counters.pauses, 0);
+	sim_free(s);
+}
+
+static void test_restarted_member_refuses_its_stored_epoch_and_joins_under_a_new_one(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t r = successor_of(s, h);
+	uint32_t stored = status_of(s, r).epoch;
+	CU_ASSERT_EQUAL_FATAL(stored, status_of(s, h).token_epoch);
+
+	sim_restart(s, r, stored);
+	uint64_t restarted = s->seq;
+	sim_start(s, r);
+	CU_ASSERT_FATAL(run_until_send(s, (int)r, RING_MSG_JOIN, id_of(h), 500 * MS));
+	struct ring_msg join;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_JOIN, id_of(h), &join) >= 0);
+	CU_ASSERT_EQUAL(join.u.join.epoch, stored);
+	CU_ASSERT_EQUAL(last_log(s, RING_LOG_TOKEN_RECV), -1);
+	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN_ACK, -1, NULL), -1);
+	CU_ASSERT(!status_of(s, r).has_token);
+	CU_ASSERT_EQUAL(count_logs(s, r, restarted, RING_LOG_TOKEN_RECV), 0);
+
+	/* The holder takes it back and resends it under a new epoch. */
+	struct ring_msg tok;
+	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(r), 100 * MS));
+	int t = last_send(s, RING_MSG_TOKEN, id_of(r), &tok);
+	int p = last_action(s, RING_ACTION_PERSIST);
+	CU_ASSERT_FATAL(p >= 0);
+	CU_ASSERT(p < t);
+	uint32_t new_epoch = tok.u.token.epoch;
+	CU_ASSERT(new_epoch > stored);
+	CU_ASSERT_EQUAL(s->last.action[p].u.persist.epoch, new_epoch);
+	CU_ASSERT_EQUAL(new_epoch & 0xff, h);
+	CU_ASSERT(ring_set_has(&tok.u.token.alive, r));
+	int rejoin = last_log(s, RING_LOG_MEMBER_REJOIN);
+	CU_ASSERT_FATAL(rejoin >= 0);
+	CU_ASSERT_EQUAL(s->last.action[rejoin].u.log.field[0], id_of(r));
+
+	CU_ASSERT_FATAL(run_until_log(s, (int)r, RING_LOG_TOKEN_RECV, 100 * MS));
+	CU_ASSERT_EQUAL(s->last.action[last_log(s, RING_LOG_TOKEN_RECV)].u.log.field[1], new_epoch);
+	int rp = last_action(s, RING_ACTION_PERSIST);
+	int ra = last_send(s, RING_MSG_TOKEN_ACK, id_of(h), NULL);
+	CU_ASSERT(rp >= 0 && ra >= 0 && rp < ra);
+	CU_ASSERT_EQUAL(status_of(s, r).epoch, new_epoch);
+	CU_ASSERT(status_of(s, r).has_token);
+	sim_free(s);
+}
+
+/* A datagram that must be counted and otherwise ignored: nothing sent,
+ * stored or granted, the token and the epoch as they were. */
+static void assert_ignored(struct sim *s, size_t i, const struct ring_status *before)
+{
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_SEND), -1);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_PERSIST), -1);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
+	struct ring_status st = status_of(s, i);
+	CU_ASSERT_EQUAL(st.has_token, before->has_token);
+	CU_ASSERT_EQUAL(st.epoch, before->epoch);
+}
+
+static void assert_bad_packet(struct sim *s, size_t i, uint16_t from_id, const uint8_t *buf,
+			      size_t len)
+{
+	struct ring_status before = status_of(s, i);
+	sim_datagram(s, i, from_id, buf, len);
+	struct ring_status st = status_of(s, i);
+	CU_ASSERT_EQUAL(st.counters.bad_packets, before.counters.bad_packets + 1);
+	CU_ASSERT_EQUAL(st.counters.config_mismatches, before.counters.config_mismatches);
+	int bp = last_log(s, RING_LOG_BAD_PACKET);
+	CU_ASSERT(bp >= 0);
+	if (bp >= 0)
+		CU_ASSERT_EQUAL(s->last.action[bp].u.log.field[0], from_id);
+	assert_ignored(s, i, &before);
+}
+
+static size_t encode(const struct ring_msg *m, uint8_t *buf)
+{
+	int n = ring_wire_encode(m, buf, RING_WIRE_MAX);
+	CU_ASSERT_FATAL(n > 0);
+	return (size_t)n;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static void test_hostile_datagrams_are_counted_never_acted_on(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t x = successor_of(s, h);  /* the target: it has no token */
+	size_t y = successor_of(s, x);  /* a member the datagrams claim to be from */
+	CU_ASSERT_FATAL(x != h && y != x);
+	uint32_t epoch = status_of(s, x).epoch;
+
+	/* A token that would move x to a far newer epoch, were it believed. */
+	struct ring_msg bait;
+	memset(&bait, 0, sizeof bait);
+	bait.type = RING_MSG_TOKEN;
+	bait.from = id_of(y);
+	bait.to = id_of(x);
+	bait.fingerprint = ring_layout_fingerprint(&l);
+	bait.u.token.epoch = epoch + 0x1000;
+	bait.u.token.seq = 1;
+	for (size_t i = 0; i < l.n; i++)
+		ring_set_add(&bait.u.token.alive, i);
+	uint8_t buf[RING_WIRE_MAX + 8];
+	size_t len;
+
+	uint64_t seed = 0x2545f4914f6cdd1dULL;
+	for (int k = 0; k < 200; k++) {
+		len = (size_t)(rng_next(&seed) % (sizeof buf + 1));
+		for (size_t j = 0; j < len; j++)
+			buf[j] = (uint8_t)rng_next(&seed);
+		assert_bad_packet(s, x, id_of(y), buf, len);
+	}
+
+	len = encode(&bait, buf);
+	assert_bad_packet(s, x, 0, buf, len);      /* not from a member's address */
+	assert_bad_packet(s, x, 99, buf, len);     /* an id outside the ring */
+	assert_bad_packet(s, x, id_of(h), buf, len); /* header and address disagree */
+
+	struct ring_msg m = bait;
+	m.to = id_of(h); /* addressed to someone else */
+	len = encode(&m, buf);
+	assert_bad_packet(s, x, id_of(y), buf, len);
+	m = bait;
+	m.from = id_of(x); /* claims to come from the receiver itself */
+	len = encode(&m, buf);
+	assert_bad_packet(s, x, id_of(x), buf, len);
+
+	/* Another ring's layout: a mismatch, not a bad packet. */
+	m = bait;
+	m.fingerprint ^= 1;
+	len = encode(&m, buf);
+	struct ring_status before = status_of(s, x);
+	sim_datagram(s, x, id_of(y), buf, len);
+	struct ring_status st = status_of(s, x);
+	CU_ASSERT_EQUAL(st.counters.config_mismatches, before.counters.config_mismatches + 1);
+	CU_ASSERT_EQUAL(st.counters.bad_packets, before.counters.bad_packets);
+	int cm = last_log(s, RING_LOG_CONFIG_MISMATCH);
+	CU_ASSERT_FATAL(cm >= 0);
+	CU_ASSERT_EQUAL(s->last.action[cm].u.log.field[0], id_of(y));
+	assert_ignored(s, x, &before);
+
+	CU_ASSERT_EQUAL(status_of(s, x).epoch, epoch);
+	CU_ASSERT(!status_of(s, x).has_token);
+	CU_ASSERT(status_of(s, h).token_held);
+
+	/* The bait itself, sent properly, is taken: the refusals above were
+	 * for what was wrong with each copy, not for the token. */
+	len = encode(&bait, buf);
+	sim_datagram(s, x, id_of(y), buf, len);
+	CU_ASSERT(status_of(s, x).has_token);
+	CU_ASSERT_EQUAL(status_of(s, x).epoch, epoch + 0x1000);
+	sim_free(s);
+}
+
+static void run_two_of_five(struct sim *s)
+{
+	for (size_t i = 2; i < 5; i++)
+		s->up[i] = false;
+	sim_start(s, 0);
+	sim_start(s, 1);
+	sim_acquire(s, 0, 1);
+	sim_acquire(s, 1, 2);
+	sim_run_for(s, 6000 * MS);
+}
+
+static void test_majority_ring_without_quorum_never_regenerates_or_grants(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 5);
+	struct sim *s = sim_new(&l);
+	run_two_of_five(s);
+	CU_ASSERT(count_logs_all(s, 0, RING_LOG_NO_QUORUM) >= 1);
+	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 0);
+	/* Both say why nothing is granted, the member whose elections fail
+	 * and the one that only takes part in them: status is what an
+	 * operator asks either of them. */
+	CU_ASSERT_EQUAL(status_of(s, 1).state, RING_STATE_NO_QUORUM);
+	CU_ASSERT_EQUAL(status_of(s, 0).state, RING_STATE_NO_QUORUM);
+	for (size_t i = 0; i < 2; i++) {
+		struct ring_status st = status_of(s, i);
+		CU_ASSERT(!st.has_token);
+		CU_ASSERT_EQUAL(st.counters.regenerations, 0);
+		CU_ASSERT_EQUAL(count_actions(s, i, 0, RING_ACTION_GRANT), 0);
+		CU_ASSERT_EQUAL(count_actions(s, i, 0, RING_ACTION_PERSIST), 0);
+	}
+	sim_free(s);
+}
+
+static void test_ring_without_quorum_rule_regenerates_with_two_of_five(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 5);
+	l.quorum = RING_QUORUM_NONE;
+	struct sim *s = sim_new(&l);
+	run_two_of_five(s);
+	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 1);
+	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_NO_QUORUM), 0);
+	for (size_t i = 0; i < 2; i++)
+		CU_ASSERT_EQUAL(count_actions(s, i, 0, RING_ACTION_GRANT), 1);
+	size_t h = sim_settle(s);
+	struct ring_status st = status_of(s, h);
+	CU_ASSERT_EQUAL(ring_set_count(&st.alive), 2);
+	CU_ASSERT(ring_set_has(&st.alive, 0) && ring_set_has(&st.alive, 1));
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+static void test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	uint32_t old_epoch = status_of(s, h).token_epoch;
+
+	sim_leave(s, h);
+	struct ring_msg leave, tok;
+	int lv = last_send(s, RING_MSG_LEAVE, 0, &leave);
+	int t = last_send(s, RING_MSG_TOKEN, -1, &tok);
+	int p = last_action(s, RING_ACTION_PERSIST);
+	CU_ASSERT_FATAL(lv >= 0 && t >= 0 && p >= 0);
+	CU_ASSERT(p < t);
+	uint16_t to = s->last.action[t].u.send.to;
+	CU_ASSERT(to != 0 && to != id_of(h));
+	CU_ASSERT(tok.u.token.epoch > old_epoch);
+	CU_ASSERT_EQUAL(s->last.action[p].u.persist.epoch, tok.u.token.epoch);
+	CU_ASSERT(!ring_set_has(&tok.u.token.alive, h));
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_LEFT), -1);
+
+	CU_ASSERT_FATAL(run_until_action(s, (int)h, RING_ACTION_LEFT, 100 * MS));
+	CU_ASSERT_EQUAL(s->last_event, RING_EVENT_DATAGRAM);
+	CU_ASSERT(!status_of(s, h).has_token);
+	CU_ASSERT_EQUAL(count_actions(s, h, 0, RING_ACTION_LEFT), 1);
+
+	uint64_t mark = s->seq, left_at = s->now;
+	sim_run_for(s, 3000 * MS);
+	/* The token never stopped long enough for anyone to suspect it. */
+	CU_ASSERT(longest_gap(s, mark, RING_LOG_TOKEN_RECV, h, left_at) <
+		  l.loss_timeout_ms * MS / 2);
+	for (size_t i = 0; i < 3; i++) {
+		if (i == h)
+			continue;
+		CU_ASSERT(count_logs(s, i, mark, RING_LOG_TOKEN_RECV) >= 10);
+		CU_ASSERT_EQUAL(count_sends(s, i, mark, RING_MSG_TOKEN, id_of(h)), 0);
+		CU_ASSERT_EQUAL(count_logs(s, i, mark, RING_LOG_RETRANSMIT), 0);
+		CU_ASSERT_EQUAL(count_logs(s, i, mark, RING_LOG_SUCCESSOR_SKIP), 0);
+		CU_ASSERT_EQUAL(count_logs(s, i, mark, RING_LOG_LOSS_SUSPECT), 0);
+		CU_ASSERT_EQUAL(count_logs(s, i, mark, RING_LOG_ELECTION_START), 0);
+		struct ring_status st = status_of(s, i);
+		CU_ASSERT(!ring_set_has(&st.alive, h));
+	}
+	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_SEND), 0);
+	CU_ASSERT_EQUAL(count_actions(s, h, 0, RING_ACTION_LEFT), 1);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+static void test_acquire_twice_is_busy_and_release_cancels_a_waiting_client(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t w = successor_of(s, h);
+
+	sim_acquire(s, w, 7);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_DENY), -1);
+	CU_ASSERT_EQUAL(status_of(s, w).state, RING_STATE_WAITING);
+	sim_acquire(s, w, 7);
+	int d = last_action(s, RING_ACTION_DENY);
+	CU_ASSERT_FATAL(d >= 0);
+	CU_ASSERT_EQUAL(s->last.action[d].u.deny.client, 7);
+	CU_ASSERT_EQUAL(s->last.action[d].u.deny.reason, -RING_EBUSY);
+	CU_ASSERT_EQUAL(status_of(s, w).queued, 1);
+
+	sim_release(s, w, 7);
+	CU_ASSERT_EQUAL(status_of(s, w).queued, 0);
+	CU_ASSERT_EQUAL(status_of(s, w).state, RING_STATE_IDLE);
+	sim_run_for(s, 1000 * MS);
+	CU_ASSERT(count_logs(s, w, 0, RING_LOG_TOKEN_RECV) >= 2);
+	for (size_t i = 0; i < 3; i++)
+		CU_ASSERT_EQUAL(count_actions(s, i, 0, RING_ACTION_GRANT), 0);
+
+	/* A client in the region is busy too. */
+	size_t g = sim_settle(s);
+	sim_acquire(s, g, 8);
+	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
+	sim_acquire(s, g, 8);
+	d = last_action(s, RING_ACTION_DENY);
+	CU_ASSERT_FATAL(d >= 0);
+	CU_ASSERT_EQUAL(s->last.action[d].u.deny.reason, -RING_EBUSY);
+	CU_ASSERT(status_of(s, g).granted);
+	sim_free(s);
+}
+
+static void test_state_and_log_names_are_those_of_the_spec(void)
+{
+	CU_ASSERT_STRING_EQUAL(ring_state_name(RING_STATE_IDLE), "idle");
+	CU_ASSERT_STRING_EQUAL(ring_state_name(RING_STATE_WAITING), "waiting");
+	CU_ASSERT_STRING_EQUAL(ring_state_name(RING_STATE_HOLDING), "holding");
+	CU_ASSERT_STRING_EQUAL(ring_state_name(RING_STATE_ELECTING), "electing");
+	CU_ASSERT_STRING_EQUAL(ring_state_name(RING_STATE_NO_QUORUM), "no-quorum");
+	CU_ASSERT_STRING_EQUAL(ring_state_name((enum ring_state)99), "unknown");
+
+	static const struct {
+		enum ring_log_event ev;
+		const char *name;
+		const char *field; /* the one SPEC.md names, or NULL */
+	} spec[] = {
+		{RING_LOG_TOKEN_RECV, "token_recv", NULL},
+		{RING_LOG_TOKEN_PASS, "token_pass", NULL},
+		{RING_LOG_CS_ENTER, "cs_enter", "fence"},
+		{RING_LOG_CS_EXIT, "cs_exit", "fence"},
+		{RING_LOG_LEASE_EXPIRED, "lease_expired", "fence"},
+		{RING_LOG_RETRANSMIT, "retransmit", "to"},
+		{RING_LOG_SUCCESSOR_SKIP, "successor_skip", "dead"},
+		{RING_LOG_MEMBER_REJOIN, "member_rejoin", "id"},
+		{RING_LOG_LOSS_SUSPECT, "loss_suspect", NULL},
+		{RING_LOG_ELECTION_START, "election_start", "round"},
+		{RING_LOG_ELECTION_WON, "election_won", "epoch"},
+		{RING_LOG_TOKEN_REGEN, "token_regen", "epoch"},
+		{RING_LOG_TOKEN_STALE_DROP, "token_stale_drop", "epoch"},
+		{RING_LOG_NO_QUORUM, "no_quorum", NULL},
+		{RING_LOG_BAD_PACKET, "bad_packet", "from"},
+		{RING_LOG_CONFIG_MISMATCH, "config_mismatch", "from"},
+		{RING_LOG_PAUSE_DETECTED, "pause_detected", "ms"},
+		{RING_LOG_MEMBER_LEAVE, "member_leave", "id"},
+	};
+	for (size_t k = 0; k < sizeof spec / sizeof spec[0]; k++) {
+		const struct ring_log_info *info = ring_log_info(spec[k].ev);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(info);
+		CU_ASSERT_STRING_EQUAL(info->name, spec[k].name);
+		if (spec[k].field)
+			CU_ASSERT_STRING_EQUAL(info->field[0], spec[k].field);
+		/* Token hops are logged only with -v; everything else always. */
+		bool hop = spec[k].ev == RING_LOG_TOKEN_RECV || spec[k].ev == RING_LOG_TOKEN_PASS;
+		CU_ASSERT_EQUAL(info->verbose, hop);
+	}
+	CU_ASSERT_STRING_EQUAL(ring_log_info(RING_LOG_CS_ENTER)->field[1], "epoch");
+	CU_ASSERT_STRING_EQUAL(ring_log_info(RING_LOG_BAD_PACKET)->field[1], "reason");
+	CU_ASSERT_STRING_EQUAL(ring_log_info(RING_LOG_COUNT_)->name, "unknown");
+	CU_ASSERT_STRING_EQUAL(ring_log_info((enum ring_log_event)1000)->name, "unknown");
+
+	/* Every event has a name, and no two share one. */
+	for (int a = 0; a < RING_LOG_COUNT_; a++) {
+		const char *na = ring_log_info((enum ring_log_event)a)->name;
+		CU_ASSERT_PTR_NOT_NULL_FATAL(na);
+		CU_ASSERT_STRING_NOT_EQUAL(na, "unknown");
+		for (int b = a + 1; b < RING_LOG_COUNT_; b++)
+			CU_ASSERT_STRING_NOT_EQUAL(na, ring_log_info((enum ring_log_event)b)->name);
+	}
+}
 
 int ring_test_node_suite(void)
 {
+	static const struct {
+		const char *name;
+		CU_TestFunc fn;
+	} tests[] = {
+#define T_(fn) { #fn, fn }
+		T_(test_node_new_refuses_an_id_outside_the_ring),
+		T_(test_fresh_member_elects_after_listening_two_heartbeats),
+		T_(test_three_members_bootstrap_to_exactly_one_token),
+		T_(test_grants_only_while_holding_with_growing_fences_one_per_visit),
+		T_(test_duplicate_token_is_reacked_not_accepted),
+		T_(test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_epoch),
+		T_(test_stale_token_is_dropped_and_its_sender_drops_its_copy),
+		T_(test_lease_expiry_revokes_and_moves_the_token_on),
+		T_(test_pause_past_half_the_loss_timeout_revokes_before_anything_else),
+		T_(test_late_tick_within_half_the_loss_timeout_is_no_pause),
+		T_(test_restarted_member_refuses_its_stored_epoch_and_joins_under_a_new_one),
+		T_(test_hostile_datagrams_are_counted_never_acted_on),
+		T_(test_majority_ring_without_quorum_never_regenerates_or_grants),
+		T_(test_ring_without_quorum_rule_regenerates_with_two_of_five),
+		T_(test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it),
+		T_(test_acquire_twice_is_busy_and_release_cancels_a_waiting_client),
+		T_(test_state_and_log_names_are_those_of_the_spec),
+#undef T_
+	};
 	CU_pSuite s = CU_add_suite("node", NULL, NULL);
-	return s ? 0 : (int)CU_get_error();
+	if (!s)
+		return (int)CU_get_error();
+	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+		if (!CU_add_test(s, tests[i].name, tests[i].fn))
+			return (int)CU_get_error();
+	return 0;
 }
