@@ -28,8 +28,8 @@ UNIT_SOBJ = $(UNIT_SRC:%.c=$(BS)/%.o)
 SIM_SOBJ  = $(SIM_SRC:%.c=$(BS)/%.o)
 
 # Seeds per fault class in `make test`; the sanitizer pass runs fewer.
-SIM_SEEDS  ?= 500
-ASAN_SEEDS ?= 60
+SIM_SEEDS  ?= 2000
+ASAN_SEEDS ?= 500
 CLASSES = healthy lossy crash pause partition
 SEEDS ?= 5000
 CLASS ?= healthy

@@ -440,6 +440,16 @@ static void grant(struct ring_node *node, struct ring_update *up, uint64_t now)
 	log_event(up, RING_LOG_CS_ENTER, node->grant_fence, node->token.epoch, client);
 }
 
+/* Under a majority quorum, grant under an epoch only once a majority has
+ * persisted it, so that every later election, which needs a majority, meets
+ * it and mints above it (§4.4). The minter and every member that accepted a
+ * hop of the epoch persisted it, and within an epoch the hops visit distinct
+ * members until the token wraps: seq + 1 members know it. */
+static bool epoch_confirmed(const struct ring_node *node)
+{
+	return (size_t)node->token.seq + 1 >= node->quorum;
+}
+
 /* Decides what the held token does next: grant, rest, or move on (§3.3). */
 static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
@@ -460,12 +470,12 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 		/* Alone in the ring: each grant is a visit of its own. */
 		node->visit_granted = false;
 	}
-	if (node->q_len > 0 && node->quarantine_until == 0) {
+	if (node->q_len > 0 && node->quarantine_until == 0 && epoch_confirmed(node)) {
 		grant(node, up, now);
 		return;
 	}
 	if (alone)
-		return; /* keep it; an ACQUIRE or a JOIN wakes us */
+		return; /* keep it; an ACQUIRE or a JOIN wakes us (quorum 1: confirmed) */
 	if (node->q_len > 0 || node->layout.idle_pass_ms == 0) {
 		pass_token(node, up, now);
 		return;
@@ -622,6 +632,8 @@ static void election_complete(struct ring_node *node, struct ring_update *up,
 	node->elect_active = false;
 	if (node->heard_ever && node->last_heard >= node->elect_started)
 		return; /* a live token spoke up meanwhile */
+	if (now - node->elect_started > election_timeout(node))
+		return; /* too old: what it learned of epochs may be out of date (§6.2) */
 	size_t have = ring_set_count(&e->participants);
 	if (have < node->quorum) {
 		node->no_quorum = true;
@@ -970,6 +982,11 @@ static void check_pause(struct ring_node *node, struct ring_update *up, uint64_t
 	node->quarantine_until = now + 2 * ms(node->layout.heartbeat_ms);
 	if (node->phase == PHASE_HELD)
 		node->visit_granted = true;
+	/* An election we started or carried before the pause saw the ring as
+	 * it was then; completing it now could mint below what was granted
+	 * meanwhile. */
+	node->elect_active = false;
+	node->fwd.active = false;
 }
 
 static void check_lease(struct ring_node *node, struct ring_update *up, uint64_t now)
