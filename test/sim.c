@@ -237,6 +237,7 @@ struct sim_node {
 	uint32_t last_epoch;    /* highest status.epoch seen, kept across crashes */
 	uint64_t start_at;
 	bool have_status;
+	bool left;              /* reported LEFT: stops once its step is done */
 	struct ring_status status; /* as of the node's last step */
 	struct u32vec held_clients; /* client events that came during a pause */
 	struct u32vec held_events;  /* ticks and datagrams that came during a pause */
@@ -269,6 +270,7 @@ struct sim_fault {
 	int pair;          /* the fault that undoes this one */
 	int node;          /* chosen when the fault fires; -1 if it was skipped */
 	bool prefer_holder;
+	bool graceful;     /* crash: a SIGTERM-style LEAVE instead of a crash */
 	uint64_t side;     /* partition: members on side 1 */
 };
 
@@ -662,6 +664,7 @@ static void client_think(struct sim_run *run, uint32_t c)
 
 static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type,
 		      const struct sim_item *it, uint64_t client);
+static void node_crash(struct sim_run *run, uint32_t i);
 
 static void client_acquire(struct sim_run *run, uint32_t c)
 {
@@ -943,6 +946,7 @@ static void apply_actions(struct sim_run *run, uint32_t i)
 			break;
 		case RING_ACTION_LEFT:
 			trace(run, "    -> left");
+			nd->left = true;
 			break;
 		default:
 			fail(run, "action", "n%u returned action type %d", i, (int)a->type);
@@ -1026,6 +1030,11 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 		}
 	}
 	check_status(run, i);
+	if (nd->left) {
+		/* A leaving member's process exits once the core says so. */
+		nd->left = false;
+		node_crash(run, i);
+	}
 }
 
 /* ---- node life: start, crash, restart, pause ---- */
@@ -1146,10 +1155,20 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 			break;
 		}
 		f->node = run->faults[f->pair].node = pick_node(run, f->prefer_holder ? 1 : 0);
-		if (f->node >= 0)
+		if (f->node >= 0 && f->graceful) {
+			trace(run, "FAULT leave n%d (SIGTERM)", f->node);
+			node_step(run, (uint32_t)f->node, RING_EVENT_LEAVE, NULL, 0);
+		} else if (f->node >= 0) {
 			node_crash(run, (uint32_t)f->node);
+		}
 		break;
 	case F_RESTART:
+		if (f->node >= 0 && run->nodes[f->node].life == NODE_UP &&
+		    run->faults[f->pair].graceful) {
+			/* Its leave never finished (no one to hand the token to):
+			 * the supervisor kills it before starting it again. */
+			node_crash(run, (uint32_t)f->node);
+		}
 		if (f->node >= 0 && run->nodes[f->node].life == NODE_DOWN) {
 			trace(run, "FAULT restart n%d", f->node);
 			node_start(run, (uint32_t)f->node);
@@ -1221,8 +1240,8 @@ static void add_fault_pair(struct sim_run *run, enum fault_kind kind, uint64_t t
 	if (run->nfaults + 2 > SIM_MAX_FAULTS)
 		return;
 	int a = run->nfaults++, b = run->nfaults++;
-	run->faults[a] = (struct sim_fault){kind, t, b, -1, false, 0};
-	run->faults[b] = (struct sim_fault){undo, t_undo, a, -1, false, 0};
+	run->faults[a] = (struct sim_fault){.kind = kind, .t = t, .pair = b, .node = -1};
+	run->faults[b] = (struct sim_fault){.kind = undo, .t = t_undo, .pair = a, .node = -1};
 }
 
 static uint64_t plan_faults(struct sim_run *run)
@@ -1248,6 +1267,7 @@ static uint64_t plan_faults(struct sim_run *run)
 			uint64_t back = t + rng_range(r, 50, 3000) * MS;
 			add_fault_pair(run, F_CRASH, t, F_RESTART, back);
 			run->faults[run->nfaults - 2].prefer_holder = rng_chance(r, 0.5);
+			run->faults[run->nfaults - 2].graceful = rng_chance(r, 0.25);
 			if (back > last)
 				last = back;
 		}
