@@ -902,6 +902,9 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 	case RING_MSG_LEAVE:
 		on_leave(node, up, (size_t)idx, now);
 		break;
+	case RING_MSG_STATUS_REQ:
+	case RING_MSG_STATUS_RESP:
+		break; /* status is the driver's to answer, from ring_node_status() */
 	}
 }
 

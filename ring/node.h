@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters.h"
 #include "layout.h"
 #include "set.h"
 #include "wire.h"
@@ -144,19 +145,6 @@ struct ring_update {
 };
 
 /* ---- status ---- */
-
-struct ring_counters {
-	uint64_t tokens_passed;
-	uint64_t cs_entries;
-	uint64_t retransmits;
-	uint64_t skips;
-	uint64_t elections;
-	uint64_t regenerations;
-	uint64_t stale_dropped;
-	uint64_t bad_packets;
-	uint64_t config_mismatches;
-	uint64_t pauses;
-};
 
 struct ring_status {
 	uint16_t node;

@@ -24,6 +24,8 @@ _Static_assert(sizeof(struct ring_set) == 32, "a ring_set travels as 32 raw byte
 #define BODY_ELECTION_ACK (2 + 2 + 4)            /* initiator hops round */
 #define BODY_JOIN 4                              /* epoch */
 #define BODY_LEAVE 4                             /* epoch */
+#define BODY_STATUS_REQ 8                        /* nonce */
+#define BODY_STATUS_RESP (8 + 1 + 1 + 2 + 4 + 8 + 4 + 4 + SET_BYTES + 8 * RING_COUNTER_COUNT)
 
 /* The type travels in one byte and every message must fit RING_WIRE_MAX,
  * which is what receivers size their buffers by. */
@@ -182,6 +184,24 @@ static uint8_t *put_body(uint8_t *p, const struct ring_msg *msg)
 		return put_u32(p, msg->u.join.epoch);
 	case RING_MSG_LEAVE:
 		return put_u32(p, msg->u.leave.epoch);
+	case RING_MSG_STATUS_REQ:
+		return put_u64(p, msg->u.status_req.nonce);
+	case RING_MSG_STATUS_RESP: {
+		const struct ring_msg_status_resp *r = &msg->u.status_resp;
+		p = put_u64(p, r->nonce);
+		p = put_u8(p, r->state);
+		p = put_u8(p, r->flags);
+		p = put_u16(p, r->successor);
+		p = put_u32(p, r->epoch);
+		p = put_u64(p, r->fence);
+		p = put_u32(p, r->seen_ms);
+		p = put_u32(p, r->queued);
+		p = put_set(p, &r->alive);
+#define WIRE_PUT_COUNTER_(name) p = put_u64(p, r->counters.name);
+		RING_COUNTERS(WIRE_PUT_COUNTER_)
+#undef WIRE_PUT_COUNTER_
+		return p;
+	}
 	}
 	return p; /* unreachable: the caller checked the type */
 }
@@ -229,6 +249,24 @@ static const uint8_t *get_body(const uint8_t *p, struct ring_msg *msg)
 		return get_u32(p, &msg->u.join.epoch);
 	case RING_MSG_LEAVE:
 		return get_u32(p, &msg->u.leave.epoch);
+	case RING_MSG_STATUS_REQ:
+		return get_u64(p, &msg->u.status_req.nonce);
+	case RING_MSG_STATUS_RESP: {
+		struct ring_msg_status_resp *r = &msg->u.status_resp;
+		p = get_u64(p, &r->nonce);
+		p = get_u8(p, &r->state);
+		p = get_u8(p, &r->flags);
+		p = get_u16(p, &r->successor);
+		p = get_u32(p, &r->epoch);
+		p = get_u64(p, &r->fence);
+		p = get_u32(p, &r->seen_ms);
+		p = get_u32(p, &r->queued);
+		p = get_set(p, &r->alive);
+#define WIRE_GET_COUNTER_(name) p = get_u64(p, &r->counters.name);
+		RING_COUNTERS(WIRE_GET_COUNTER_)
+#undef WIRE_GET_COUNTER_
+		return p;
+	}
 	}
 	return p; /* unreachable: the caller checked the type */
 }
@@ -238,7 +276,7 @@ static const uint8_t *get_body(const uint8_t *p, struct ring_msg *msg)
  * datagram, and unknown flag bits would be silently misread. */
 static int check_fields(const struct ring_msg *msg)
 {
-	if (msg->from == 0)
+	if (msg->from == 0 && msg->type != RING_MSG_STATUS_REQ)
 		return -RING_EFIELD;
 	switch (msg->type) {
 	case RING_MSG_TOKEN:
@@ -264,6 +302,13 @@ static int check_fields(const struct ring_msg *msg)
 		break;
 	case RING_MSG_JOIN:
 	case RING_MSG_LEAVE:
+	case RING_MSG_STATUS_REQ:
+		break;
+	case RING_MSG_STATUS_RESP:
+		/* 5 states (node.h); only HAS_TOKEN is defined */
+		if (msg->u.status_resp.state >= 5 ||
+		    (msg->u.status_resp.flags & ~RING_STATUS_HAS_TOKEN))
+			return -RING_EFIELD;
 		break;
 	}
 	return 0;

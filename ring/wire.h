@@ -7,11 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters.h"
 #include "set.h"
 
 #define RING_WIRE_VERSION 1
 #define RING_WIRE_HEADER 16  /* magic(2) version(1) type(1) from(2) to(2) fingerprint(8) */
-#define RING_WIRE_MAX 128    /* longest encoded message */
+#define RING_WIRE_MAX 256    /* room for the longest encoded message */
 
 #define RING_MSG_TYPES(X)                     \
 	X(TOKEN, 1, "token")                  \
@@ -20,7 +21,9 @@
 	X(ELECTION, 4, "election")            \
 	X(ELECTION_ACK, 5, "election_ack")    \
 	X(JOIN, 6, "join")                    \
-	X(LEAVE, 7, "leave")
+	X(LEAVE, 7, "leave")                  \
+	X(STATUS_REQ, 8, "status_req")        \
+	X(STATUS_RESP, 9, "status_resp")
 
 enum ring_msg_type {
 #define RING_MSG_ENUM_(name, code, str) RING_MSG_##name = code,
@@ -76,9 +79,30 @@ struct ring_msg_leave {
 	uint32_t epoch;
 };
 
+/* Status over UDP (`ringctl ring`): the one request accepted from any
+ * address, since ringctl is not a member; from = 0 there. */
+struct ring_msg_status_req {
+	uint64_t nonce;
+};
+
+#define RING_STATUS_HAS_TOKEN 0x1u
+
+struct ring_msg_status_resp {
+	uint64_t nonce;   /* the request's */
+	uint8_t state;    /* enum ring_state */
+	uint8_t flags;    /* RING_STATUS_* */
+	uint16_t successor;
+	uint32_t epoch;
+	uint64_t fence;
+	uint32_t seen_ms; /* since the token was last heard; UINT32_MAX = never */
+	uint32_t queued;
+	struct ring_set alive;
+	struct ring_counters counters;
+};
+
 struct ring_msg {
 	enum ring_msg_type type;
-	uint16_t from;        /* sender's member id, never 0 */
+	uint16_t from;        /* sender's member id, never 0 (but for STATUS_REQ) */
 	uint16_t to;          /* receiver's id, 0 = every member */
 	uint64_t fingerprint; /* ring_layout_fingerprint() */
 	union {
@@ -89,6 +113,8 @@ struct ring_msg {
 		struct ring_msg_election_ack election_ack;
 		struct ring_msg_join join;
 		struct ring_msg_leave leave;
+		struct ring_msg_status_req status_req;
+		struct ring_msg_status_resp status_resp;
 	} u;
 };
 

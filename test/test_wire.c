@@ -79,6 +79,23 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 	case RING_MSG_LEAVE:
 		m->u.leave.epoch = UINT32_MAX;
 		break;
+	case RING_MSG_STATUS_REQ:
+		m->u.status_req.nonce = UINT64_MAX;
+		break;
+	case RING_MSG_STATUS_RESP: {
+		struct ring_msg_status_resp *r = &m->u.status_resp;
+		r->nonce = UINT64_MAX;
+		r->state = 4; /* the last state, no-quorum */
+		r->flags = RING_STATUS_HAS_TOKEN;
+		r->successor = UINT16_MAX;
+		r->epoch = UINT32_MAX;
+		r->fence = UINT64_MAX;
+		r->seen_ms = UINT32_MAX;
+		r->queued = UINT32_MAX;
+		r->alive = all;
+		memset(&r->counters, 0xff, sizeof r->counters);
+		break;
+	}
 	}
 }
 
@@ -125,6 +142,25 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 	case RING_MSG_LEAVE:
 		m->u.leave.epoch = 0xc0d0e0f0u;
 		break;
+	case RING_MSG_STATUS_REQ:
+		m->u.status_req.nonce = 0x0102030405060708ULL;
+		break;
+	case RING_MSG_STATUS_RESP: {
+		struct ring_msg_status_resp *r = &m->u.status_resp;
+		r->nonce = 0x1122334455667788ULL;
+		r->state = 2;
+		r->flags = RING_STATUS_HAS_TOKEN;
+		r->successor = 0x0a0b;
+		r->epoch = 0x01000203u;
+		r->fence = 0x0102030405060708ULL;
+		r->seen_ms = 0x00abcdefu;
+		r->queued = 0x10u;
+		r->alive = s;
+		uint64_t *c = (uint64_t *)&r->counters;
+		for (size_t k = 0; k < RING_COUNTER_COUNT; k++)
+			c[k] = 0x0101010101010101ULL * (k + 1);
+		break;
+	}
 	}
 }
 
@@ -179,6 +215,23 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 	case RING_MSG_LEAVE:
 		CU_ASSERT_EQUAL(a->u.leave.epoch, b->u.leave.epoch);
 		break;
+	case RING_MSG_STATUS_REQ:
+		CU_ASSERT_EQUAL(a->u.status_req.nonce, b->u.status_req.nonce);
+		break;
+	case RING_MSG_STATUS_RESP: {
+		const struct ring_msg_status_resp *x = &a->u.status_resp, *y = &b->u.status_resp;
+		CU_ASSERT_EQUAL(x->nonce, y->nonce);
+		CU_ASSERT_EQUAL(x->state, y->state);
+		CU_ASSERT_EQUAL(x->flags, y->flags);
+		CU_ASSERT_EQUAL(x->successor, y->successor);
+		CU_ASSERT_EQUAL(x->epoch, y->epoch);
+		CU_ASSERT_EQUAL(x->fence, y->fence);
+		CU_ASSERT_EQUAL(x->seen_ms, y->seen_ms);
+		CU_ASSERT_EQUAL(x->queued, y->queued);
+		CU_ASSERT_EQUAL(memcmp(&x->alive, &y->alive, sizeof x->alive), 0);
+		CU_ASSERT_EQUAL(memcmp(&x->counters, &y->counters, sizeof x->counters), 0);
+		break;
+	}
 	}
 }
 
@@ -265,7 +318,8 @@ static void test_encoded_size_equals_wire_size(void)
 		{ RING_MSG_TOKEN, 16 + 48 },     { RING_MSG_TOKEN_ACK, 16 + 16 },
 		{ RING_MSG_HEARTBEAT, 16 + 44 }, { RING_MSG_ELECTION, 16 + 44 },
 		{ RING_MSG_ELECTION_ACK, 16 + 8 }, { RING_MSG_JOIN, 16 + 4 },
-		{ RING_MSG_LEAVE, 16 + 4 },
+		{ RING_MSG_LEAVE, 16 + 4 },      { RING_MSG_STATUS_REQ, 16 + 8 },
+		{ RING_MSG_STATUS_RESP, 16 + 64 + 8 * RING_COUNTER_COUNT },
 	};
 	CU_ASSERT_EQUAL(sizeof sizes / sizeof sizes[0], N_TYPES);
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -277,7 +331,7 @@ static void test_encoded_size_equals_wire_size(void)
 		CU_ASSERT_EQUAL(ring_wire_encode(&m, buf, sizeof buf), (int)sizes[i].size);
 	}
 	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)0), 0);
-	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)8), 0);
+	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)10), 0);
 	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)255), 0);
 	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)100000), 0);
 }
@@ -386,7 +440,7 @@ static void test_unknown_version_is_rejected(void)
 
 static void test_unknown_type_is_rejected(void)
 {
-	static const uint8_t types[] = { 0, 8, 255 };
+	static const uint8_t types[] = { 0, 10, 255 };
 	for (size_t t = 0; t < sizeof types; t++) {
 		struct ring_msg m, out;
 		uint8_t buf[RING_WIRE_MAX];
@@ -413,7 +467,7 @@ static void test_checks_run_in_header_order(void)
 	CU_ASSERT_EQUAL(decode_exact(buf, n, &out), -RING_EFIELD);
 	CU_ASSERT_EQUAL(decode_exact(buf, n + 1, &out), -RING_ELONG);
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_ESHORT);
-	buf[OFF_TYPE] = 8;
+	buf[OFF_TYPE] = 10;
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_ETYPE);
 	buf[OFF_VERSION] = 2;
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_EVERSION);
@@ -423,14 +477,33 @@ static void test_checks_run_in_header_order(void)
 	CU_ASSERT_EQUAL(decode_exact(buf, RING_WIRE_HEADER - 1, &out), -RING_ESHORT);
 }
 
-static void test_sender_0_is_rejected_for_every_type(void)
+/* Every type but the status request, which ringctl sends from outside the
+ * ring and so from no member id. */
+static void test_sender_0_is_rejected_for_every_member_type(void)
 {
 	for (size_t i = 0; i < N_TYPES; i++) {
-		struct ring_msg m;
+		struct ring_msg m, out;
+		uint8_t buf[RING_WIRE_MAX];
 		make_pattern(&m, all_types[i]);
 		m.from = 0;
+		if (all_types[i] == RING_MSG_STATUS_REQ) {
+			size_t n = encode_ok(&m, buf, sizeof buf);
+			CU_ASSERT_EQUAL(decode_exact(buf, n, &out), 0);
+			continue;
+		}
 		assert_decode_fails(&m, -RING_EFIELD);
 	}
+}
+
+static void test_status_resp_with_unknown_state_or_flags_is_rejected(void)
+{
+	struct ring_msg m;
+	make_pattern(&m, RING_MSG_STATUS_RESP);
+	m.u.status_resp.state = 5;
+	assert_decode_fails(&m, -RING_EFIELD);
+	make_pattern(&m, RING_MSG_STATUS_RESP);
+	m.u.status_resp.flags = 2;
+	assert_decode_fails(&m, -RING_EFIELD);
 }
 
 static void test_token_with_epoch_0_or_seq_0_is_rejected(void)
@@ -566,7 +639,7 @@ static void test_encode_with_small_cap_is_nospace(void)
 
 static void test_encode_of_unknown_type_is_rejected(void)
 {
-	static const unsigned types[] = { 0, 8, 255, 100000 };
+	static const unsigned types[] = { 0, 10, 255, 100000 };
 	for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
 		struct ring_msg m;
 		uint8_t buf[RING_WIRE_MAX];
@@ -600,7 +673,9 @@ static void test_message_names_come_from_the_type_table(void)
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_JOIN), "join");
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_LEAVE), "leave");
 	CU_ASSERT_STRING_EQUAL(ring_msg_name((enum ring_msg_type)0), "unknown");
-	CU_ASSERT_STRING_EQUAL(ring_msg_name((enum ring_msg_type)8), "unknown");
+	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_STATUS_REQ), "status_req");
+	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_STATUS_RESP), "status_resp");
+	CU_ASSERT_STRING_EQUAL(ring_msg_name((enum ring_msg_type)10), "unknown");
 }
 
 static bool is_decode_error(int rc)
@@ -706,7 +781,8 @@ int ring_test_wire_suite(void)
 		T_(test_unknown_version_is_rejected),
 		T_(test_unknown_type_is_rejected),
 		T_(test_checks_run_in_header_order),
-		T_(test_sender_0_is_rejected_for_every_type),
+		T_(test_sender_0_is_rejected_for_every_member_type),
+		T_(test_status_resp_with_unknown_state_or_flags_is_rejected),
 		T_(test_token_with_epoch_0_or_seq_0_is_rejected),
 		T_(test_heartbeat_with_epoch_0_is_rejected),
 		T_(test_token_ack_with_unknown_flags_is_rejected),
