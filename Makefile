@@ -15,17 +15,21 @@ CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
 # The protocol core: pure, no I/O. The unit tests and the simulator link
 # only this, without libevent, so the build itself keeps the core pure.
 CORE_SRC = ring/err.c ring/layout.c ring/wire.c ring/node.c
-UNIT_SRC = test/unit_main.c test/test_wire.c test/test_node.c test/test_layout.c
+UNIT_SRC = test/unit_main.c test/test_wire.c test/test_node.c test/test_layout.c test/test_fence_file.c
 SIM_SRC  = test/sim.c
+# Core-independent code of the tools (ringctl), tested by the unit binary.
+TOOL_SRC = ring/fence_file.c
 
 B  = build
 BS = build/asan
 CORE_OBJ  = $(CORE_SRC:%.c=$(B)/%.o)
 UNIT_OBJ  = $(UNIT_SRC:%.c=$(B)/%.o)
 SIM_OBJ   = $(SIM_SRC:%.c=$(B)/%.o)
+TOOL_OBJ  = $(TOOL_SRC:%.c=$(B)/%.o)
 CORE_SOBJ = $(CORE_SRC:%.c=$(BS)/%.o)
 UNIT_SOBJ = $(UNIT_SRC:%.c=$(BS)/%.o)
 SIM_SOBJ  = $(SIM_SRC:%.c=$(BS)/%.o)
+TOOL_SOBJ = $(TOOL_SRC:%.c=$(BS)/%.o)
 
 # Seeds per fault class in `make test`; the sanitizer pass runs fewer.
 SIM_SEEDS  ?= 2000
@@ -47,13 +51,13 @@ $(BS)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring $(CUNIT_CFLAGS) -c $< -o $@
 
-$(B)/unit: $(UNIT_OBJ) $(CORE_OBJ)
+$(B)/unit: $(UNIT_OBJ) $(CORE_OBJ) $(TOOL_OBJ)
 	$(CC) $(CFLAGS) $^ $(CUNIT_LIBS) -o $@
 
 $(B)/sim: $(SIM_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -o $@
 
-$(BS)/unit: $(UNIT_SOBJ) $(CORE_SOBJ)
+$(BS)/unit: $(UNIT_SOBJ) $(CORE_SOBJ) $(TOOL_SOBJ)
 	$(CC) $(SAN_FLAGS) $^ $(CUNIT_LIBS) -o $@
 
 $(BS)/sim: $(SIM_SOBJ) $(CORE_SOBJ)

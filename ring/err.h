@@ -19,7 +19,9 @@
 	X(EBUSY, "client already waiting or holding")                    \
 	X(ELEAVING, "member is leaving")                                 \
 	X(ECONFIG, "bad configuration")                                  \
-	X(ENOMEM, "out of memory")
+	X(ENOMEM, "out of memory")                                       \
+	X(ESTALE, "stale fence")                                         \
+	X(EIO, "input/output error")
 
 enum {
 	RING_OK = 0,

@@ -1105,6 +1105,12 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 	case RING_EVENT_LEAVE:
 		on_leave_request(node, up, now);
 		break;
+	case RING_EVENT_DROP_TOKEN:
+		/* A fault drill (ringctl inject drop-token): nobody holds the
+		 * token any more and the ring must find out by itself. */
+		if (node->phase != PHASE_NONE)
+			drop_token(node, up, now);
+		break;
 	}
 	if (node->started)
 		run_timers(node, up, now);

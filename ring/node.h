@@ -75,6 +75,7 @@ enum ring_event_type {
 	RING_EVENT_ACQUIRE,  /* a local client asks for the critical region */
 	RING_EVENT_RELEASE,  /* a local client releases, cancels or disconnects */
 	RING_EVENT_LEAVE,    /* graceful stop (SIGTERM) */
+	RING_EVENT_DROP_TOKEN, /* drill: the token here vanishes, as if lost after its ack */
 };
 
 struct ring_event {

@@ -6,5 +6,6 @@
 int ring_test_wire_suite(void);
 int ring_test_layout_suite(void);
 int ring_test_node_suite(void);
+int ring_test_fence_file_suite(void);
 
 #endif

@@ -18,6 +18,7 @@ int main(void)
 		ring_test_wire_suite,
 		ring_test_layout_suite,
 		ring_test_node_suite,
+		ring_test_fence_file_suite,
 	};
 	for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
 		if (suites[i]() != 0) {
