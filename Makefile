@@ -11,14 +11,24 @@ DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
+INIH_CFLAGS  := $(shell pkg-config --cflags inih 2>/dev/null)
+INIH_LIBS    := $(shell pkg-config --libs inih 2>/dev/null || echo -linih)
+EVENT_CFLAGS := $(shell pkg-config --cflags libevent 2>/dev/null)
+EVENT_LIBS   := $(shell pkg-config --libs libevent 2>/dev/null || echo -levent)
 
 # The protocol core: pure, no I/O. The unit tests and the simulator link
 # only this, without libevent, so the build itself keeps the core pure.
 CORE_SRC = ring/err.c ring/layout.c ring/wire.c ring/node.c
-UNIT_SRC = test/unit_main.c test/test_wire.c test/test_node.c test/test_layout.c test/test_fence_file.c
+UNIT_SRC = test/unit_main.c test/test_wire.c test/test_node.c test/test_layout.c \
+	   test/test_fence_file.c test/test_conf.c test/test_control.c
 SIM_SRC  = test/sim.c
-# Core-independent code of the tools (ringctl), tested by the unit binary.
-TOOL_SRC = ring/fence_file.c
+# What ringd and ringctl share beyond the core, without libevent, so the unit
+# binary tests it too: the INI file (inih), the control protocol, the log,
+# the fenced resource.
+TOOL_SRC = ring/conf.c ring/control.c ring/log.c ring/fence_file.c
+# The libevent shell, and the control tool.
+DAEMON_SRC  = ring/daemon.c ring/main.c
+RINGCTL_SRC = ring/ringctl.c
 
 B  = build
 BS = build/asan
@@ -30,6 +40,8 @@ CORE_SOBJ = $(CORE_SRC:%.c=$(BS)/%.o)
 UNIT_SOBJ = $(UNIT_SRC:%.c=$(BS)/%.o)
 SIM_SOBJ  = $(SIM_SRC:%.c=$(BS)/%.o)
 TOOL_SOBJ = $(TOOL_SRC:%.c=$(BS)/%.o)
+DAEMON_OBJ  = $(DAEMON_SRC:%.c=$(B)/%.o)
+RINGCTL_OBJ = $(RINGCTL_SRC:%.c=$(B)/%.o)
 
 # Seeds per fault class in `make test`; the sanitizer pass runs fewer.
 SIM_SEEDS  ?= 2000
@@ -41,24 +53,30 @@ SEED  ?= 1
 
 .PHONY: all deps test test-all check sim soak asan demo bench clean
 
-all: $(B)/unit $(B)/sim
+all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
+
+ring/ringd: $(DAEMON_OBJ) $(TOOL_OBJ) $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ $(EVENT_LIBS) $(INIH_LIBS) -o $@
+
+ring/ringctl: $(RINGCTL_OBJ) $(TOOL_OBJ) $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ $(INIH_LIBS) -o $@
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CUNIT_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) -c $< -o $@
 
 $(BS)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring $(CUNIT_CFLAGS) -c $< -o $@
+	$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) -c $< -o $@
 
 $(B)/unit: $(UNIT_OBJ) $(CORE_OBJ) $(TOOL_OBJ)
-	$(CC) $(CFLAGS) $^ $(CUNIT_LIBS) -o $@
+	$(CC) $(CFLAGS) $^ $(CUNIT_LIBS) $(INIH_LIBS) -o $@
 
 $(B)/sim: $(SIM_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -o $@
 
 $(BS)/unit: $(UNIT_SOBJ) $(CORE_SOBJ) $(TOOL_SOBJ)
-	$(CC) $(SAN_FLAGS) $^ $(CUNIT_LIBS) -o $@
+	$(CC) $(SAN_FLAGS) $^ $(CUNIT_LIBS) $(INIH_LIBS) -o $@
 
 $(BS)/sim: $(SIM_SOBJ) $(CORE_SOBJ)
 	$(CC) $(SAN_FLAGS) $^ -o $@
@@ -107,6 +125,6 @@ bench:
 	@echo "make bench: not yet; benchmarks come with the daemon"
 
 clean:
-	rm -rf $(B)
+	rm -rf $(B) ring/ringd ring/ringctl
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -19,6 +19,8 @@ int main(void)
 		ring_test_layout_suite,
 		ring_test_node_suite,
 		ring_test_fence_file_suite,
+		ring_test_conf_suite,
+		ring_test_control_suite,
 	};
 	for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
 		if (suites[i]() != 0) {

@@ -1,0 +1,56 @@
+/* The configuration file: an INI file read with inih into the ring layout
+ * plus what only the daemon and ringctl need (paths, switches). One key
+ * table drives parsing, defaults, bounds and the reference in docs/. */
+#ifndef RING_CONF_H
+#define RING_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "layout.h"
+
+#define RING_PATH_MAX 4096
+#define RING_SOCK_MAX 108 /* sizeof(sockaddr_un.sun_path) on Linux */
+
+struct ring_conf {
+	struct ring_layout layout;            /* members in ring order */
+	char path[RING_PATH_MAX];             /* the file, as given */
+	char state_dir[RING_PATH_MAX];        /* resolved against the file's folder */
+	char secret_file[RING_PATH_MAX];      /* "" when authentication is off */
+	bool allow_inject;
+	char control[RING_MAX_MEMBERS][RING_SOCK_MAX]; /* per ring index */
+};
+
+/* Reads and validates PATH into CONF. Returns 0, or -RING_ECONFIG with ERR
+ * set to "PATH:LINE: what is wrong" (LINE 0 when the file cannot be read).
+ * Also -RING_ENOMEM (ERR set the same way) when the parser's scratch space
+ * cannot be allocated. CONF is only meaningful after a 0 return. */
+int ring_conf_load(const char *path, struct ring_conf *conf, char *err, size_t errlen);
+
+/* Prints the effective ring for `ringd --check`: members in ring order with
+ * their successors, addresses and control sockets, every timing, and the
+ * loss-detection and recovery times they imply. */
+void ring_conf_describe(const struct ring_conf *conf, FILE *out);
+
+/* One row of the key table in conf.c, for help texts, the docs and tests.
+ * MIN..MAX bound a number's value, or a string's length in bytes (0..0 for
+ * words such as quorum and booleans). */
+struct ring_conf_key {
+	const char *section; /* "ring" or "node.ID" */
+	const char *name;
+	const char *def;     /* the default as documented; NULL when required */
+	uint32_t min, max;
+	const char *values;  /* what may be written, e.g. "1..60000" */
+	const char *doc;     /* what it means, one sentence */
+};
+
+extern const struct ring_conf_key ring_conf_keys[];
+extern const size_t ring_conf_key_count;
+
+/* Prints every key with its section, default, allowed values and meaning:
+ * the reference `ringd --help` can show. */
+void ring_conf_help(FILE *out);
+
+#endif

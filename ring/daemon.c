@@ -1,0 +1,857 @@
+/* The daemon: one libevent loop that reads the clock, steps the protocol
+ * core and carries out each action of the update in order (persist before
+ * anything that depends on it). Everything else here is plumbing. */
+#include "daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "control.h"
+#include "err.h"
+#include "node.h"
+#include "wire.h"
+
+#define RECV_BATCH 64   /* datagrams read per wake-up before yielding */
+#define RECV_BUF 2048   /* anything longer than RING_WIRE_MAX is refused anyway */
+
+enum client_state { CLIENT_IDLE, CLIENT_WAITING, CLIENT_GRANTED };
+
+struct client {
+	struct ring_daemon *d;
+	uint64_t handle;
+	struct bufferevent *bev;
+	enum client_state state;
+	uint64_t fence;
+	struct event *timeout;
+	struct client *next;
+};
+
+struct ring_daemon {
+	const struct ring_conf *conf;
+	const struct ring_layout *layout;
+	uint16_t id;
+	size_t me;
+	struct ring_node *node;
+	struct ring_log *log;
+	uint64_t fingerprint;
+
+	struct event_base *base;
+	int udp_fd;
+	struct event *udp_ev;
+	struct sockaddr_storage peer[RING_MAX_MEMBERS];
+	socklen_t peer_len[RING_MAX_MEMBERS];
+	struct event *timer;
+	uint64_t armed_us;
+	struct event *sig_term, *sig_int, *leave_timeout;
+
+	struct evconnlistener *listener;
+	char ctl_path[RING_SOCK_MAX];
+	bool ctl_bound;
+	struct client *clients;
+	uint64_t next_handle;
+
+	int state_dir_fd;
+	char state_path[RING_PATH_MAX + 32];
+	char state_tmp[RING_PATH_MAX + 40];
+
+	/* Fault injection (allow_inject): only ever drops or delays. */
+	bool drop_token;
+	uint32_t loss_pct;
+	struct ring_set blocked;
+	uint64_t rng;
+
+	uint64_t auth_failures;
+	bool leaving;
+	bool stopping;
+	int fatal;
+	char fatal_msg[RING_PATH_MAX + 256];
+	struct ring_update up; /* reused: large, and one step runs at a time */
+};
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void set_fatal(struct ring_daemon *d, const char *fmt, const char *what, int e)
+{
+	if (d->fatal)
+		return;
+	d->fatal = 1;
+	snprintf(d->fatal_msg, sizeof d->fatal_msg, fmt, what, strerror(e));
+	event_base_loopbreak(d->base);
+}
+
+/* ---- the durable epoch (PROTOCOL.md §4.2) ---- */
+
+static int load_epoch(struct ring_daemon *d, uint32_t *epoch, char *err, size_t errlen)
+{
+	*epoch = 0;
+	FILE *f = fopen(d->state_path, "r");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0; /* never ran */
+		snprintf(err, errlen, "%s: %s", d->state_path, strerror(errno));
+		return -errno;
+	}
+	char line[64] = "";
+	char *ok = fgets(line, sizeof line, f);
+	fclose(f);
+	uint64_t v;
+	line[strcspn(line, "\n")] = 0;
+	if (!ok || strncmp(line, "epoch ", 6) != 0 || !ring_parse_u64(line + 6, UINT32_MAX, &v)) {
+		/* Never guess: starting from 0 could reuse epochs and fences. */
+		snprintf(err, errlen, "%s: unreadable state (want \"epoch N\"); "
+			 "refusing to start rather than risk reusing epochs", d->state_path);
+		return -RING_ECONFIG;
+	}
+	*epoch = (uint32_t)v;
+	return 0;
+}
+
+/* write temp, fsync, rename, fsync the folder: after this returns the epoch
+ * survives a crash of the process or the machine. */
+static int persist_epoch(struct ring_daemon *d, uint32_t epoch)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof buf, "epoch %u\n", epoch);
+	int fd = open(d->state_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	ssize_t w = write(fd, buf, (size_t)len);
+	int e = w == len ? 0 : (w < 0 ? errno : EIO);
+	if (!e && fsync(fd) != 0)
+		e = errno;
+	close(fd);
+	if (!e && rename(d->state_tmp, d->state_path) != 0)
+		e = errno;
+	if (!e && fsync(d->state_dir_fd) != 0)
+		e = errno;
+	return -e;
+}
+
+/* ---- clients ---- */
+
+static struct client *client_by_handle(struct ring_daemon *d, uint64_t handle)
+{
+	for (struct client *c = d->clients; c; c = c->next)
+		if (c->handle == handle)
+			return c;
+	return NULL;
+}
+
+static void reply(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply(struct client *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	evbuffer_add_vprintf(bufferevent_get_output(c->bev), fmt, ap);
+	va_end(ap);
+}
+
+/* ---- carrying out an update ---- */
+
+static void step(struct ring_daemon *d, struct ring_event *ev);
+
+static bool chance(struct ring_daemon *d, uint32_t pct)
+{
+	/* xorshift64: injected loss needs no quality, only no syscall. */
+	d->rng ^= d->rng << 13;
+	d->rng ^= d->rng >> 7;
+	d->rng ^= d->rng << 17;
+	return d->rng % 100 < pct;
+}
+
+/* Returns true when the datagram was a token swallowed by drop-token. */
+static bool send_to(struct ring_daemon *d, size_t idx, const uint8_t *buf, size_t len)
+{
+	if (ring_set_has(&d->blocked, idx) || (d->loss_pct && chance(d, d->loss_pct)))
+		return false;
+	if (d->drop_token && len > 3 && buf[3] == RING_MSG_TOKEN) {
+		d->drop_token = false;
+		return true;
+	}
+	/* EAGAIN or ENOBUFS is a lost datagram; the protocol retransmits. */
+	(void)sendto(d->udp_fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)&d->peer[idx],
+		     d->peer_len[idx]);
+	return false;
+}
+
+static void do_send(struct ring_daemon *d, const struct ring_action *a, bool *dropped)
+{
+	if (a->u.send.to == 0) {
+		for (size_t i = 0; i < d->layout->n; i++)
+			if (i != d->me)
+				send_to(d, i, a->u.send.buf, a->u.send.len);
+		return;
+	}
+	int idx = ring_layout_index(d->layout, a->u.send.to);
+	if (idx >= 0 && send_to(d, (size_t)idx, a->u.send.buf, a->u.send.len))
+		*dropped = true;
+}
+
+static void carry_out(struct ring_daemon *d)
+{
+	bool dropped = false;
+	for (size_t k = 0; k < d->up.n && !d->fatal; k++) {
+		const struct ring_action *a = &d->up.action[k];
+		struct client *c;
+		switch (a->type) {
+		case RING_ACTION_PERSIST: {
+			int e = persist_epoch(d, a->u.persist.epoch);
+			if (e < 0) {
+				/* Acting on an epoch we could not store could
+				 * reuse it after a restart: stop instead. */
+				set_fatal(d, "cannot persist epoch to %s: %s", d->state_path, -e);
+				return;
+			}
+			break;
+		}
+		case RING_ACTION_SEND:
+			do_send(d, a, &dropped);
+			break;
+		case RING_ACTION_GRANT:
+			if ((c = client_by_handle(d, a->u.grant.client))) {
+				if (c->timeout)
+					event_del(c->timeout);
+				c->state = CLIENT_GRANTED;
+				c->fence = a->u.grant.fence;
+				reply(c, "GRANTED %llu %u\n", (unsigned long long)a->u.grant.fence,
+				      a->u.grant.epoch);
+			}
+			break;
+		case RING_ACTION_REVOKE:
+			if ((c = client_by_handle(d, a->u.revoke.client))) {
+				c->state = CLIENT_IDLE;
+				reply(c, "REVOKED %llu\n", (unsigned long long)a->u.revoke.fence);
+			}
+			break;
+		case RING_ACTION_DENY:
+			if ((c = client_by_handle(d, a->u.deny.client))) {
+				if (c->timeout)
+					event_del(c->timeout);
+				c->state = CLIENT_IDLE;
+				reply(c, "ERR %s\n", ring_strerror(a->u.deny.reason));
+			}
+			break;
+		case RING_ACTION_LOG:
+			ring_log_core(d->log, a);
+			break;
+		case RING_ACTION_LEFT:
+			d->stopping = true;
+			event_base_loopexit(d->base, NULL);
+			break;
+		}
+	}
+	if (dropped && !d->fatal) {
+		struct ring_event ev = {.type = RING_EVENT_DROP_TOKEN};
+		step(d, &ev);
+	}
+}
+
+static void arm_timer(struct ring_daemon *d, uint64_t now)
+{
+	uint64_t deadline = d->up.deadline_us;
+	if (deadline == d->armed_us)
+		return;
+	d->armed_us = deadline;
+	if (deadline == UINT64_MAX) {
+		evtimer_del(d->timer);
+		return;
+	}
+	uint64_t in = deadline > now ? deadline - now : 0;
+	struct timeval tv = {.tv_sec = (time_t)(in / 1000000u), .tv_usec = (suseconds_t)(in % 1000000u)};
+	evtimer_add(d->timer, &tv);
+}
+
+static void step(struct ring_daemon *d, struct ring_event *ev)
+{
+	ev->now_us = now_us();
+	ring_node_step(d->node, ev, &d->up);
+	carry_out(d);
+	if (!d->fatal)
+		arm_timer(d, ev->now_us);
+}
+
+static void timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct ring_daemon *d = arg;
+	d->armed_us = UINT64_MAX; /* it fired: nothing is armed any more */
+	struct ring_event ev = {.type = RING_EVENT_TICK};
+	step(d, &ev);
+}
+
+/* ---- UDP ---- */
+
+static bool same_addr(const struct sockaddr_storage *a, socklen_t alen,
+		      const struct sockaddr_storage *b, socklen_t blen)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+		return x->sin6_port == y->sin6_port &&
+		       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
+	}
+	return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+static uint16_t member_at(struct ring_daemon *d, const struct sockaddr_storage *from,
+			  socklen_t len)
+{
+	for (size_t i = 0; i < d->layout->n; i++)
+		if (same_addr(from, len, &d->peer[i], d->peer_len[i]))
+			return d->layout->members[i].id;
+	return 0;
+}
+
+static void answer_status(struct ring_daemon *d, const uint8_t *buf, size_t len,
+			  const struct sockaddr_storage *from, socklen_t fromlen)
+{
+	struct ring_msg req;
+	if (ring_wire_decode(buf, len, &req) < 0 || req.fingerprint != d->fingerprint)
+		return; /* counted by the core when it comes from a member */
+	struct ring_status st;
+	ring_node_status(d->node, now_us(), &st);
+	struct ring_msg m = {.type = RING_MSG_STATUS_RESP, .from = d->id, .to = 0,
+			     .fingerprint = d->fingerprint};
+	struct ring_msg_status_resp *r = &m.u.status_resp;
+	r->nonce = req.u.status_req.nonce;
+	r->state = (uint8_t)st.state;
+	r->flags = st.has_token ? RING_STATUS_HAS_TOKEN : 0;
+	r->successor = st.successor;
+	r->epoch = st.epoch;
+	r->fence = st.fence;
+	r->seen_ms = st.token_seen_ms_ago > UINT32_MAX - 1 ? UINT32_MAX
+							  : (uint32_t)st.token_seen_ms_ago;
+	r->queued = (uint32_t)st.queued;
+	r->alive = st.alive;
+	r->counters = st.counters;
+	r->counters.auth_failures = d->auth_failures;
+	uint8_t out[RING_WIRE_MAX];
+	int n = ring_wire_encode(&m, out, sizeof out);
+	if (n > 0)
+		(void)sendto(d->udp_fd, out, (size_t)n, MSG_DONTWAIT, (const struct sockaddr *)from,
+			     fromlen);
+}
+
+static void udp_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	struct ring_daemon *d = arg;
+	uint8_t buf[RECV_BUF];
+	for (int k = 0; k < RECV_BATCH && !d->fatal && !d->stopping; k++) {
+		struct sockaddr_storage from;
+		socklen_t fromlen = sizeof from;
+		ssize_t n = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from,
+				     &fromlen);
+		if (n < 0)
+			return; /* EAGAIN: drained */
+		uint16_t id = member_at(d, &from, fromlen);
+		if (n > 3 && buf[3] == RING_MSG_STATUS_REQ) {
+			answer_status(d, buf, (size_t)n, &from, fromlen);
+			continue;
+		}
+		if (id != 0) {
+			int idx = ring_layout_index(d->layout, id);
+			if (idx >= 0 && ring_set_has(&d->blocked, (size_t)idx))
+				continue; /* inject block: as if the link were cut */
+		}
+		struct ring_event ev = {.type = RING_EVENT_DATAGRAM};
+		ev.u.datagram.buf = buf;
+		ev.u.datagram.len = (size_t)n;
+		ev.u.datagram.from_id = id;
+		step(d, &ev);
+	}
+}
+
+static int resolve(const char *host, uint16_t port, int family, struct sockaddr_storage *out,
+		   socklen_t *len)
+{
+	char service[8];
+	snprintf(service, sizeof service, "%u", port);
+	struct addrinfo hints = {.ai_family = family, .ai_socktype = SOCK_DGRAM}, *res;
+	int rc = getaddrinfo(host, service, &hints, &res);
+	if (rc != 0)
+		return rc;
+	memcpy(out, res->ai_addr, res->ai_addrlen);
+	*len = (socklen_t)res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static int open_udp(struct ring_daemon *d, char *err, size_t errlen)
+{
+	const struct ring_member *me = &d->layout->members[d->me];
+	int rc = resolve(me->host, me->port, AF_UNSPEC, &d->peer[d->me], &d->peer_len[d->me]);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot resolve own host %s: %s", me->host, gai_strerror(rc));
+		return -RING_ECONFIG;
+	}
+	int family = d->peer[d->me].ss_family;
+	for (size_t i = 0; i < d->layout->n; i++) {
+		if (i == d->me)
+			continue;
+		const struct ring_member *m = &d->layout->members[i];
+		rc = resolve(m->host, m->port, family, &d->peer[i], &d->peer_len[i]);
+		if (rc != 0) {
+			snprintf(err, errlen, "cannot resolve member %u's host %s as %s: %s", m->id,
+				 m->host, family == AF_INET6 ? "IPv6" : "IPv4", gai_strerror(rc));
+			return -RING_ECONFIG;
+		}
+	}
+	d->udp_fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (d->udp_fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -errno;
+	}
+	if (bind(d->udp_fd, (struct sockaddr *)&d->peer[d->me], d->peer_len[d->me]) != 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot bind %s:%u: %s", me->host, me->port, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* ---- the control socket ---- */
+
+static void client_free(struct client *c)
+{
+	struct ring_daemon *d = c->d;
+	for (struct client **p = &d->clients; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	if (c->timeout)
+		event_free(c->timeout);
+	bufferevent_free(c->bev);
+	free(c);
+}
+
+/* A client that goes away releases what it held or waited for. */
+static void client_gone(struct client *c)
+{
+	struct ring_daemon *d = c->d;
+	if (c->state != CLIENT_IDLE) {
+		c->state = CLIENT_IDLE;
+		struct ring_event ev = {.type = RING_EVENT_RELEASE};
+		ev.u.client.client = c->handle;
+		step(d, &ev);
+	}
+	client_free(c);
+}
+
+static void acquire_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct client *c = arg;
+	if (c->state != CLIENT_WAITING)
+		return;
+	c->state = CLIENT_IDLE;
+	struct ring_event ev = {.type = RING_EVENT_RELEASE};
+	ev.u.client.client = c->handle;
+	step(c->d, &ev);
+	reply(c, "TIMEOUT\n");
+}
+
+static void do_inject(struct ring_daemon *d, struct client *c, const struct ring_ctl_request *r)
+{
+	if (!d->conf->allow_inject) {
+		reply(c, "ERR inject refused: allow_inject = false in %s\n", d->conf->path);
+		return;
+	}
+	int idx = -1;
+	if (r->inject == RING_INJECT_BLOCK || r->inject == RING_INJECT_UNBLOCK) {
+		idx = ring_layout_index(d->layout, (uint16_t)r->arg);
+		if (idx < 0 || (size_t)idx == d->me) {
+			reply(c, "ERR %u is not another member\n", r->arg);
+			return;
+		}
+	}
+	char what[48];
+	bool has_arg = r->inject == RING_INJECT_LOSS || r->inject == RING_INJECT_BLOCK ||
+		       r->inject == RING_INJECT_UNBLOCK || r->inject == RING_INJECT_PAUSE;
+	if (has_arg)
+		snprintf(what, sizeof what, "%s %u", ring_inject_name(r->inject), r->arg);
+	else
+		snprintf(what, sizeof what, "%s", ring_inject_name(r->inject));
+	struct ring_log_field f = RING_LF_S("what", what);
+	ring_log_emit(d->log, "inject", false, &f, 1);
+	switch (r->inject) {
+	case RING_INJECT_DROP_TOKEN:
+		d->drop_token = true;
+		break;
+	case RING_INJECT_LOSS:
+		d->loss_pct = r->arg;
+		break;
+	case RING_INJECT_BLOCK:
+		ring_set_add(&d->blocked, (size_t)idx);
+		break;
+	case RING_INJECT_UNBLOCK:
+		ring_set_del(&d->blocked, (size_t)idx);
+		break;
+	case RING_INJECT_PAUSE: {
+		/* Stall the whole loop, as SIGSTOP or a long GC would: timers
+		 * fire late afterwards and the core notices (§5.5). */
+		reply(c, "OK\n");
+		bufferevent_flush(c->bev, EV_WRITE, BEV_FLUSH);
+		struct timespec ts = {.tv_sec = r->arg / 1000, .tv_nsec = (long)(r->arg % 1000) * 1000000L};
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+		return;
+	}
+	case RING_INJECT_CLEAR:
+		d->drop_token = false;
+		d->loss_pct = 0;
+		ring_set_clear(&d->blocked);
+		break;
+	}
+	reply(c, "OK\n");
+}
+
+static void handle_line(struct client *c, const char *line)
+{
+	struct ring_daemon *d = c->d;
+	struct ring_ctl_request r;
+	char err[128];
+	if (ring_ctl_parse(line, &r, err, sizeof err) < 0) {
+		reply(c, "ERR %s\n", err);
+		return;
+	}
+	switch (r.cmd) {
+	case RING_CTL_ACQUIRE: {
+		if (c->state != CLIENT_IDLE) {
+			reply(c, "ERR busy: this connection already waits or holds\n");
+			return;
+		}
+		c->state = CLIENT_WAITING;
+		if (r.has_timeout) {
+			if (!c->timeout)
+				c->timeout = evtimer_new(d->base, acquire_timeout_cb, c);
+			struct timeval tv = {.tv_sec = (time_t)(r.timeout_ms / 1000),
+					     .tv_usec = (suseconds_t)(r.timeout_ms % 1000) * 1000};
+			evtimer_add(c->timeout, &tv);
+		}
+		struct ring_event ev = {.type = RING_EVENT_ACQUIRE};
+		ev.u.client.client = c->handle;
+		step(d, &ev);
+		return;
+	}
+	case RING_CTL_RELEASE: {
+		if (c->state == CLIENT_IDLE) {
+			reply(c, "ERR not holding\n");
+			return;
+		}
+		if (c->timeout)
+			event_del(c->timeout);
+		c->state = CLIENT_IDLE;
+		struct ring_event ev = {.type = RING_EVENT_RELEASE};
+		ev.u.client.client = c->handle;
+		step(d, &ev);
+		reply(c, "OK\n");
+		return;
+	}
+	case RING_CTL_STATUS: {
+		struct ring_status st;
+		char buf[4096];
+		ring_node_status(d->node, now_us(), &st);
+		st.counters.auth_failures = d->auth_failures;
+		int n = ring_ctl_status_json(buf, sizeof buf, d->layout, &st);
+		if (n > 0 && (size_t)n < sizeof buf)
+			reply(c, "%s", buf);
+		else
+			reply(c, "ERR status too large\n");
+		return;
+	}
+	case RING_CTL_INJECT:
+		do_inject(d, c, &r);
+		return;
+	}
+}
+
+static void client_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct client *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	for (int k = 0; k < 64; k++) {
+		size_t len;
+		char *line = evbuffer_readln(in, &len, EVBUFFER_EOL_CRLF);
+		if (!line)
+			break;
+		if (len >= RING_CTL_LINE_MAX || strlen(line) != len)
+			reply(c, "ERR line too long or not text\n");
+		else
+			handle_line(c, line);
+		free(line);
+		if (c->d->fatal || c->d->stopping)
+			return;
+	}
+	if (evbuffer_get_length(in) >= RING_CTL_LINE_MAX) {
+		/* No newline in sight: a broken or hostile client. */
+		reply(c, "ERR line too long\n");
+		bufferevent_flush(bev, EV_WRITE, BEV_FLUSH);
+		client_gone(c);
+	}
+}
+
+static void client_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		client_gone(arg);
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+		      int salen, void *arg)
+{
+	(void)l;
+	(void)sa;
+	(void)salen;
+	struct ring_daemon *d = arg;
+	struct client *c = calloc(1, sizeof *c);
+	if (!c) {
+		evutil_closesocket(fd);
+		return;
+	}
+	c->d = d;
+	c->handle = ++d->next_handle;
+	c->bev = bufferevent_socket_new(d->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!c->bev) {
+		free(c);
+		evutil_closesocket(fd);
+		return;
+	}
+	bufferevent_setcb(c->bev, client_read_cb, NULL, client_event_cb, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	c->next = d->clients;
+	d->clients = c;
+}
+
+static int open_control(struct ring_daemon *d, char *err, size_t errlen)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	snprintf(d->ctl_path, sizeof d->ctl_path, "%s", d->conf->control[d->me]);
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", d->ctl_path);
+	/* A socket file left by a crash is removed; one that answers belongs
+	 * to a running member with our id, and two of those must not run. */
+	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe >= 0) {
+		if (connect(probe, (struct sockaddr *)&sun, sizeof sun) == 0) {
+			close(probe);
+			snprintf(err, errlen, "member %u is already running (%s answers)", d->id,
+				 d->ctl_path);
+			return -RING_EBUSY;
+		}
+		close(probe);
+	}
+	unlink(d->ctl_path);
+	mode_t old = umask(0177); /* created 0600: only its owner may drive the lock */
+	d->listener = evconnlistener_new_bind(d->base, accept_cb, d,
+					      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 16,
+					      (struct sockaddr *)&sun, sizeof sun);
+	umask(old);
+	if (!d->listener) {
+		snprintf(err, errlen, "cannot listen on %s: %s", d->ctl_path, strerror(errno));
+		return -errno;
+	}
+	d->ctl_bound = true;
+	chmod(d->ctl_path, 0600);
+	return 0;
+}
+
+/* ---- signals ---- */
+
+static void leave_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct ring_daemon *d = arg;
+	struct ring_log_field f = RING_LF_S("reason", "leave not acknowledged in time");
+	ring_log_emit(d->log, "leave_timeout", false, &f, 1);
+	event_base_loopexit(d->base, NULL);
+}
+
+static void signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	struct ring_daemon *d = arg;
+	if (d->leaving) {
+		event_base_loopexit(d->base, NULL); /* a second signal: go now */
+		return;
+	}
+	d->leaving = true;
+	struct ring_log_field f = RING_LF_S("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	ring_log_emit(d->log, "leave_start", false, &f, 1);
+	/* Hand the token on and tell the neighbours; if nobody acks within a
+	 * full retry budget for every member, leave anyway. */
+	const struct ring_layout *l = d->layout;
+	uint64_t ms = (uint64_t)l->n * (l->retries + 1) * l->ack_timeout_ms + 1000;
+	struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+	evtimer_add(d->leave_timeout, &tv);
+	struct ring_event ev = {.type = RING_EVENT_LEAVE};
+	step(d, &ev);
+}
+
+/* ---- life cycle ---- */
+
+int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint16_t id,
+		    struct ring_log *log, char *err, size_t errlen)
+{
+	*out = NULL;
+	int idx = ring_layout_index(&conf->layout, id);
+	if (idx < 0) {
+		snprintf(err, errlen, "%s: no member %u in ring \"%s\"", conf->path, id,
+			 conf->layout.name);
+		return -RING_ENOTMEMBER;
+	}
+	struct ring_daemon *d = calloc(1, sizeof *d);
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return -RING_ENOMEM;
+	}
+	d->conf = conf;
+	d->layout = &conf->layout;
+	d->id = id;
+	d->me = (size_t)idx;
+	d->log = log;
+	d->udp_fd = -1;
+	d->state_dir_fd = -1;
+	d->armed_us = UINT64_MAX;
+	d->fingerprint = ring_layout_fingerprint(d->layout);
+	d->rng = d->fingerprint ^ (uint64_t)getpid() ^ now_us();
+	if (!d->rng)
+		d->rng = 1;
+	*out = d;
+
+	if (mkdir(conf->state_dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create state_dir %s: %s", conf->state_dir,
+			 strerror(errno));
+		return -errno;
+	}
+	d->state_dir_fd = open(conf->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->state_dir_fd < 0) {
+		snprintf(err, errlen, "cannot open state_dir %s: %s", conf->state_dir,
+			 strerror(errno));
+		return -errno;
+	}
+	snprintf(d->state_path, sizeof d->state_path, "%s/node-%u.epoch", conf->state_dir, id);
+	snprintf(d->state_tmp, sizeof d->state_tmp, "%s.tmp", d->state_path);
+	uint32_t epoch;
+	int rc = load_epoch(d, &epoch, err, errlen);
+	if (rc < 0)
+		return rc;
+
+	d->base = event_base_new();
+	if (!d->base) {
+		snprintf(err, errlen, "event_base_new failed");
+		return -RING_ENOMEM;
+	}
+	if ((rc = open_udp(d, err, errlen)) < 0 || (rc = open_control(d, err, errlen)) < 0)
+		return rc;
+	d->node = ring_node_new(d->layout, id, epoch, &rc);
+	if (!d->node) {
+		snprintf(err, errlen, "%s", ring_strerror(rc));
+		return rc;
+	}
+	d->udp_ev = event_new(d->base, d->udp_fd, EV_READ | EV_PERSIST, udp_cb, d);
+	d->timer = evtimer_new(d->base, timer_cb, d);
+	d->sig_term = evsignal_new(d->base, SIGTERM, signal_cb, d);
+	d->sig_int = evsignal_new(d->base, SIGINT, signal_cb, d);
+	d->leave_timeout = evtimer_new(d->base, leave_timeout_cb, d);
+	if (!d->udp_ev || !d->timer || !d->sig_term || !d->sig_int || !d->leave_timeout) {
+		snprintf(err, errlen, "out of memory");
+		return -RING_ENOMEM;
+	}
+	event_add(d->udp_ev, NULL);
+	evsignal_add(d->sig_term, NULL);
+	evsignal_add(d->sig_int, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a client gone mid-reply is handled by its event */
+	return 0;
+}
+
+int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen)
+{
+	const struct ring_member *me = &d->layout->members[d->me];
+	struct ring_status st;
+	ring_node_status(d->node, 0, &st);
+	struct ring_log_field f[] = {
+		RING_LF_S("ring", d->layout->name), RING_LF_S("host", me->host),
+		RING_LF_N("port", me->port),        RING_LF_N("epoch", st.epoch),
+		RING_LF_N("members", d->layout->n), RING_LF_S("control", d->ctl_path),
+	};
+	ring_log_emit(d->log, "node_start", false, f, sizeof f / sizeof f[0]);
+	struct ring_event ev = {.type = RING_EVENT_START};
+	step(d, &ev);
+	if (!d->fatal)
+		event_base_dispatch(d->base);
+	ring_node_status(d->node, now_us(), &st);
+	struct ring_log_field g[] = {
+		RING_LF_S("reason", d->fatal ? "error" : "leave"),
+		RING_LF_N("epoch", st.epoch),
+		RING_LF_N("cs_entries", st.counters.cs_entries),
+		RING_LF_N("tokens_passed", st.counters.tokens_passed),
+	};
+	ring_log_emit(d->log, "node_stop", false, g, sizeof g / sizeof g[0]);
+	if (d->fatal) {
+		snprintf(err, errlen, "%s", d->fatal_msg);
+		return 1;
+	}
+	return 0;
+}
+
+void ring_daemon_free(struct ring_daemon *d)
+{
+	if (!d)
+		return;
+	while (d->clients)
+		client_free(d->clients);
+	if (d->listener)
+		evconnlistener_free(d->listener);
+	if (d->ctl_bound)
+		unlink(d->ctl_path);
+	if (d->leave_timeout)
+		event_free(d->leave_timeout);
+	if (d->sig_int)
+		event_free(d->sig_int);
+	if (d->sig_term)
+		event_free(d->sig_term);
+	if (d->timer)
+		event_free(d->timer);
+	if (d->udp_ev)
+		event_free(d->udp_ev);
+	if (d->base)
+		event_base_free(d->base);
+	if (d->udp_fd >= 0)
+		close(d->udp_fd);
+	if (d->state_dir_fd >= 0)
+		close(d->state_dir_fd);
+	ring_node_free(d->node);
+	free(d);
+}

@@ -1,0 +1,138 @@
+/* ringd: arguments, exit codes, and the only place that exits. Runs one
+ * member of a ring until SIGTERM or SIGINT, then leaves gracefully. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "control.h"
+#include "daemon.h"
+#include "err.h"
+#include "log.h"
+
+enum { EXIT_USAGE = 2, EXIT_CONFIG = 78 };
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ringd -c CONFIG -n ID [--log-format text|json] [--log-file PATH] [-v]\n"
+		"       ringd -c CONFIG --check\n"
+		"\n"
+		"Runs member ID of the token ring described in CONFIG until SIGTERM or SIGINT,\n"
+		"then leaves gracefully: hands on a token it holds, tells its neighbours to\n"
+		"skip it at once, and exits 0.\n"
+		"\n"
+		"  -c, --config FILE     the ring's INI file (docs/configuration.md)\n"
+		"  -n, --node ID         this member's id ([node.ID] in the file)\n"
+		"      --check           validate CONFIG, print the effective ring, exit\n"
+		"      --log-format FMT  text (default, for people) or json (one object a line)\n"
+		"      --log-file PATH   append the log to PATH instead of stderr\n"
+		"  -v, --verbose         also log every token hop (token_recv, token_pass)\n"
+		"  -h, --help            this text\n"
+		"\n"
+		"Exit codes: 0 left gracefully, 1 failure, 2 usage, 78 configuration error.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"node", required_argument, NULL, 'n'},
+		{"check", no_argument, NULL, 'C'},
+		{"log-format", required_argument, NULL, 'F'},
+		{"log-file", required_argument, NULL, 'L'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *config = NULL, *log_file = NULL;
+	uint64_t id = 0;
+	bool check = false, verbose = false, have_id = false;
+	enum ring_log_format format = RING_LOG_TEXT;
+	int c;
+	while ((c = getopt_long(argc, argv, "c:n:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'n':
+			if (!ring_parse_u64(optarg, 65535, &id) || id == 0) {
+				fprintf(stderr, "ringd: -n wants a member id 1..65535, not '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			have_id = true;
+			break;
+		case 'C':
+			check = true;
+			break;
+		case 'F':
+			if (!ring_log_parse_format(optarg, &format)) {
+				fprintf(stderr, "ringd: --log-format is text or json, not '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'L':
+			log_file = optarg;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc || !config || (!check && !have_id)) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+
+	static struct ring_conf conf; /* large: not on the stack */
+	char err[512];
+	if (ring_conf_load(config, &conf, err, sizeof err) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return EXIT_CONFIG;
+	}
+	if (check) {
+		ring_conf_describe(&conf, stdout);
+		if (have_id && ring_layout_index(&conf.layout, (uint16_t)id) < 0) {
+			fprintf(stderr, "%s: no member %llu\n", config, (unsigned long long)id);
+			return EXIT_CONFIG;
+		}
+		return 0;
+	}
+	if (ring_layout_index(&conf.layout, (uint16_t)id) < 0) {
+		fprintf(stderr, "%s: no member %llu in ring \"%s\"\n", config,
+			(unsigned long long)id, conf.layout.name);
+		return EXIT_CONFIG;
+	}
+
+	struct ring_log log;
+	int rc = ring_log_open(&log, log_file, format, verbose, (uint16_t)id);
+	if (rc < 0) {
+		fprintf(stderr, "ringd: cannot open log file %s: %s\n", log_file, strerror(-rc));
+		return 1;
+	}
+	if (!conf.secret_file[0]) {
+		struct ring_log_field f = RING_LF_S("reason", "no secret_file: datagrams are not authenticated");
+		ring_log_emit(&log, "auth_off", false, &f, 1);
+	}
+	struct ring_daemon *d;
+	rc = ring_daemon_new(&d, &conf, (uint16_t)id, &log, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, "ringd: %s\n", err);
+		ring_daemon_free(d);
+		ring_log_close(&log);
+		return rc == -RING_ECONFIG ? EXIT_CONFIG : 1;
+	}
+	rc = ring_daemon_run(d, err, sizeof err);
+	if (rc != 0)
+		fprintf(stderr, "ringd: %s\n", err);
+	ring_daemon_free(d);
+	ring_log_close(&log);
+	return rc;
+}

@@ -1,0 +1,666 @@
+/* ringctl: the client and tools. Talks to one member over its control
+ * socket (status, run, inject), to every member over UDP (ring), or to no
+ * member at all (fenced-append, the reference fenced resource). */
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "control.h"
+#include "err.h"
+#include "fence_file.h"
+#include "node.h"
+#include "wire.h"
+
+enum {
+	EXIT_FAIL = 1,
+	EXIT_USAGE = 2,
+	EXIT_STALE = 3,
+	EXIT_UNREACHABLE = 69,
+	EXIT_LEASE_LOST = 70,
+	EXIT_TIMEOUT = 75,
+	EXIT_CONFIG = 78,
+};
+
+static void usage(FILE *out)
+{
+	char injects[1024];
+	ring_inject_help(injects, sizeof injects);
+	fprintf(out,
+		"usage: ringctl -c CONFIG -n ID status [--json]       this member's state\n"
+		"       ringctl -c CONFIG ring [--json]               every member's state, over UDP\n"
+		"       ringctl -c CONFIG -n ID run [-t MS] -- CMD [ARG...]\n"
+		"                                   run CMD inside the critical region at member ID\n"
+		"       ringctl fenced-append FILE TEXT [--fence N]   the reference fenced resource\n"
+		"       ringctl -c CONFIG -n ID inject WHAT [ARG]     fault drills (allow_inject = true)\n"
+		"\n"
+		"run: waits (at most MS milliseconds with -t) for the critical region, runs CMD\n"
+		"with RING_FENCE, RING_EPOCH and RING_NODE set, releases when CMD exits and exits\n"
+		"with its status. If the lease ends first, CMD gets SIGTERM and run exits 70.\n"
+		"SIGINT and SIGTERM are passed on to CMD.\n"
+		"\n"
+		"fenced-append: appends TEXT as one line to FILE only if the fence (--fence or\n"
+		"$RING_FENCE) is not older than the newest fence FILE has accepted; otherwise\n"
+		"prints 'stale fence F < H' and exits 3.\n"
+		"\n"
+		"inject WHAT:\n%s"
+		"\n"
+		"Exit codes: 0 ok, 1 failure, 2 usage, 3 stale fence, 69 member unreachable,\n"
+		"70 lease lost, 75 not granted within -t, 78 configuration error.\n",
+		injects);
+}
+
+static int load_conf(const char *path, struct ring_conf *conf)
+{
+	char err[512];
+	if (!path) {
+		fprintf(stderr, "ringctl: this command needs -c CONFIG\n");
+		return EXIT_USAGE;
+	}
+	if (ring_conf_load(path, conf, err, sizeof err) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return EXIT_CONFIG;
+	}
+	return 0;
+}
+
+/* ---- the control socket ---- */
+
+static int control_connect(const struct ring_conf *conf, uint16_t id)
+{
+	int idx = ring_layout_index(&conf->layout, id);
+	if (idx < 0) {
+		fprintf(stderr, "ringctl: %s has no member %u\n", conf->path, id);
+		return -EXIT_CONFIG;
+	}
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", conf->control[idx]);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		fprintf(stderr, "ringctl: member %u unreachable at %s: %s\n", id, sun.sun_path,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EXIT_UNREACHABLE;
+	}
+	return fd;
+}
+
+static int send_line(int fd, const char *line)
+{
+	size_t len = strlen(line), off = 0;
+	while (off < len) {
+		ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+/* Reads one reply line into BUF; returns its length, 0 on EOF, -1 on error,
+ * -2 when interrupted (EINTR) so the caller can look at its signals. */
+struct line_reader {
+	char buf[1024];
+	size_t len;
+};
+
+static int read_line(int fd, struct line_reader *r, char *out, size_t outlen)
+{
+	for (;;) {
+		char *nl = memchr(r->buf, '\n', r->len);
+		if (nl) {
+			size_t n = (size_t)(nl - r->buf);
+			snprintf(out, outlen, "%.*s", (int)n, r->buf);
+			memmove(r->buf, nl + 1, r->len - n - 1);
+			r->len -= n + 1;
+			return (int)n + 1;
+		}
+		if (r->len == sizeof r->buf)
+			return -1; /* a line this long is no reply of ours */
+		ssize_t got = recv(fd, r->buf + r->len, sizeof r->buf - r->len, 0);
+		if (got < 0 && errno == EINTR)
+			return -2;
+		if (got <= 0)
+			return got == 0 ? 0 : -1;
+		r->len += (size_t)got;
+	}
+}
+
+/* ---- status ---- */
+
+static void print_status(const struct ring_layout *l, const char *json_line, bool json)
+{
+	if (json) {
+		printf("%s\n", json_line);
+		return;
+	}
+	/* The human form is the JSON with its fields one per line: no second
+	 * formatter to keep in step with the first. */
+	const char *p = json_line;
+	printf("ring \"%s\"\n", l->name);
+	if (*p == '{')
+		p++;
+	int depth = 0;
+	putchar(' ');
+	putchar(' ');
+	for (; *p && !(depth == 0 && *p == '}'); p++) {
+		if (*p == '[')
+			depth++;
+		if (*p == ']')
+			depth--;
+		if (*p == '"')
+			continue;
+		if (*p == ',' && depth == 0) {
+			printf("\n  ");
+			continue;
+		}
+		putchar(*p == ':' && depth == 0 ? '\t' : *p);
+	}
+	putchar('\n');
+}
+
+static int cmd_status(const struct ring_conf *conf, uint16_t id, bool json)
+{
+	int fd = control_connect(conf, id);
+	if (fd < 0)
+		return -fd;
+	struct line_reader r = {.len = 0};
+	char line[1024];
+	int n;
+	if (send_line(fd, "STATUS\n") < 0 || (n = read_line(fd, &r, line, sizeof line)) <= 0) {
+		fprintf(stderr, "ringctl: member %u closed the control socket\n", id);
+		close(fd);
+		return EXIT_UNREACHABLE;
+	}
+	close(fd);
+	if (strncmp(line, "ERR", 3) == 0) {
+		fprintf(stderr, "ringctl: member %u: %s\n", id, line);
+		return EXIT_FAIL;
+	}
+	print_status(&conf->layout, line, json);
+	return 0;
+}
+
+/* ---- ring: every member over UDP ---- */
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int cmd_ring(const struct ring_conf *conf, bool json)
+{
+	const struct ring_layout *l = &conf->layout;
+	uint64_t fp = ring_layout_fingerprint(l);
+	static struct sockaddr_storage addr[RING_MAX_MEMBERS];
+	static socklen_t alen[RING_MAX_MEMBERS];
+	static bool got[RING_MAX_MEMBERS];
+	static struct ring_msg_status_resp resp[RING_MAX_MEMBERS];
+	int family = AF_UNSPEC, fd = -1;
+	for (size_t i = 0; i < l->n; i++) {
+		char port[8];
+		snprintf(port, sizeof port, "%u", l->members[i].port);
+		struct addrinfo hints = {.ai_family = family, .ai_socktype = SOCK_DGRAM}, *res;
+		int rc = getaddrinfo(l->members[i].host, port, &hints, &res);
+		if (rc != 0) {
+			fprintf(stderr, "ringctl: cannot resolve %s: %s\n", l->members[i].host,
+				gai_strerror(rc));
+			return EXIT_CONFIG;
+		}
+		memcpy(&addr[i], res->ai_addr, res->ai_addrlen);
+		alen[i] = (socklen_t)res->ai_addrlen;
+		family = res->ai_family;
+		freeaddrinfo(res);
+	}
+	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		perror("ringctl: socket");
+		return EXIT_FAIL;
+	}
+	uint64_t nonce = ((uint64_t)getpid() << 32) ^ mono_ms() ^ fp;
+	size_t answered = 0;
+	/* Ask, wait, ask again the silent ones: a lost datagram is not a down
+	 * member. Bounded: three rounds of 250 ms. */
+	for (int round = 0; round < 3 && answered < l->n; round++) {
+		struct ring_msg req = {.type = RING_MSG_STATUS_REQ, .from = 0, .fingerprint = fp};
+		req.u.status_req.nonce = nonce;
+		uint8_t buf[RING_WIRE_MAX];
+		for (size_t i = 0; i < l->n; i++) {
+			if (got[i])
+				continue;
+			req.to = l->members[i].id;
+			int n = ring_wire_encode(&req, buf, sizeof buf);
+			if (n > 0)
+				(void)sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&addr[i], alen[i]);
+		}
+		uint64_t until = mono_ms() + 250;
+		for (uint64_t now = mono_ms(); now < until && answered < l->n; now = mono_ms()) {
+			struct pollfd p = {.fd = fd, .events = POLLIN};
+			if (poll(&p, 1, (int)(until - now)) <= 0)
+				continue;
+			uint8_t in[RING_WIRE_MAX + 64];
+			ssize_t got_n = recv(fd, in, sizeof in, MSG_DONTWAIT);
+			struct ring_msg m;
+			if (got_n <= 0 || ring_wire_decode(in, (size_t)got_n, &m) < 0 ||
+			    m.type != RING_MSG_STATUS_RESP || m.fingerprint != fp ||
+			    m.u.status_resp.nonce != nonce)
+				continue;
+			int idx = ring_layout_index(l, m.from);
+			if (idx < 0 || got[idx])
+				continue;
+			got[idx] = true;
+			resp[idx] = m.u.status_resp;
+			answered++;
+		}
+	}
+	close(fd);
+
+	if (!json)
+		printf("ring \"%s\": %zu of %zu members answer\n"
+		       "  %5s  %-22s %-10s %10s %16s %9s %10s  %s\n",
+		       l->name, answered, l->n, "id", "address", "state", "epoch", "fence",
+		       "successor", "token seen", "alive");
+	else
+		printf("[");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ring_member *m = &l->members[i];
+		char where[300];
+		snprintf(where, sizeof where, "%s:%u", m->host, m->port);
+		if (!got[i]) {
+			if (json)
+				printf("%s{\"node\":%u,\"ring\":\"%s\",\"state\":\"down\"}", i ? "," : "",
+				       m->id, l->name);
+			else
+				printf("  %5u  %-22s %-10s\n", m->id, where, "down");
+			continue;
+		}
+		const struct ring_msg_status_resp *r = &resp[i];
+		struct ring_status st = {
+			.node = m->id,
+			.state = (enum ring_state)r->state,
+			.epoch = r->epoch,
+			.fence = r->fence,
+			.successor = r->successor,
+			.alive = r->alive,
+			.token_seen_ms_ago = r->seen_ms == UINT32_MAX ? UINT64_MAX : r->seen_ms,
+			.has_token = r->flags & RING_STATUS_HAS_TOKEN,
+			.queued = r->queued,
+			.counters = r->counters,
+		};
+		if (json) {
+			char buf[4096];
+			ring_ctl_status_json(buf, sizeof buf, l, &st);
+			buf[strcspn(buf, "\n")] = 0;
+			printf("%s%s", i ? "," : "", buf);
+			continue;
+		}
+		char fence[32], seen[24], alive[1024] = "";
+		snprintf(fence, sizeof fence, "%llu:%llu", (unsigned long long)(r->fence >> 32),
+			 (unsigned long long)(r->fence & 0xffffffffu));
+		if (r->seen_ms == UINT32_MAX)
+			snprintf(seen, sizeof seen, "never");
+		else
+			snprintf(seen, sizeof seen, "%u ms", r->seen_ms);
+		size_t off = 0;
+		for (size_t k = 0; k < l->n && off < sizeof alive; k++)
+			if (ring_set_has(&r->alive, k))
+				off += (size_t)snprintf(alive + off, sizeof alive - off, "%s%u",
+							off ? "," : "", l->members[k].id);
+		printf("  %5u  %-22s %-10s %10u %16s %9u %10s  %s\n", m->id, where,
+		       ring_state_name(st.state), r->epoch, fence, r->successor, seen, alive);
+	}
+	if (json)
+		printf("]\n");
+	return answered ? 0 : EXIT_UNREACHABLE;
+}
+
+/* ---- run ---- */
+
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char b = (unsigned char)sig;
+	(void)write(sig_pipe[1], &b, 1);
+	errno = saved;
+}
+
+static int exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_FAIL;
+}
+
+static int cmd_run(const struct ring_conf *conf, uint16_t id, bool has_t, uint64_t t_ms,
+		   char **cmd)
+{
+	if (pipe(sig_pipe) != 0) {
+		perror("ringctl: pipe");
+		return EXIT_FAIL;
+	}
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+
+	int fd = control_connect(conf, id);
+	if (fd < 0)
+		return -fd;
+	char req[64], line[1024];
+	if (has_t)
+		snprintf(req, sizeof req, "ACQUIRE %llu\n", (unsigned long long)t_ms);
+	else
+		snprintf(req, sizeof req, "ACQUIRE\n");
+	struct line_reader r = {.len = 0};
+	if (send_line(fd, req) < 0) {
+		fprintf(stderr, "ringctl: member %u closed the control socket\n", id);
+		return EXIT_UNREACHABLE;
+	}
+	/* Wait for the grant; a signal meanwhile gives up (closing the socket
+	 * cancels the request at the member). */
+	for (;;) {
+		struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = sig_pipe[0], .events = POLLIN}};
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return EXIT_FAIL;
+		if (p[1].revents & POLLIN) {
+			unsigned char s;
+			if (read(sig_pipe[0], &s, 1) == 1 && (s == SIGINT || s == SIGTERM)) {
+				close(fd);
+				return 128 + s;
+			}
+		}
+		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		int n = read_line(fd, &r, line, sizeof line);
+		if (n == -2)
+			continue;
+		if (n <= 0) {
+			fprintf(stderr, "ringctl: member %u went away while we waited\n", id);
+			return EXIT_UNREACHABLE;
+		}
+		break;
+	}
+	if (strcmp(line, "TIMEOUT") == 0) {
+		fprintf(stderr, "ringctl: not granted within %llu ms\n", (unsigned long long)t_ms);
+		return EXIT_TIMEOUT;
+	}
+	unsigned long long fence;
+	unsigned epoch;
+	if (sscanf(line, "GRANTED %llu %u", &fence, &epoch) != 2) {
+		fprintf(stderr, "ringctl: member %u: %s\n", id, line);
+		return EXIT_FAIL;
+	}
+
+	char env_fence[32], env_epoch[16], env_node[8];
+	snprintf(env_fence, sizeof env_fence, "%llu", fence);
+	snprintf(env_epoch, sizeof env_epoch, "%u", epoch);
+	snprintf(env_node, sizeof env_node, "%u", id);
+	pid_t child = fork();
+	if (child < 0) {
+		perror("ringctl: fork");
+		send_line(fd, "RELEASE\n");
+		return EXIT_FAIL;
+	}
+	if (child == 0) {
+		close(fd);
+		close(sig_pipe[0]);
+		close(sig_pipe[1]);
+		struct sigaction dfl = {.sa_handler = SIG_DFL};
+		sigaction(SIGINT, &dfl, NULL);
+		sigaction(SIGTERM, &dfl, NULL);
+		sigaction(SIGCHLD, &dfl, NULL);
+		setenv("RING_FENCE", env_fence, 1);
+		setenv("RING_EPOCH", env_epoch, 1);
+		setenv("RING_NODE", env_node, 1);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "ringctl: cannot run %s: %s\n", cmd[0], strerror(errno));
+		_exit(127);
+	}
+
+	bool lost = false;
+	int status = 0;
+	for (;;) {
+		pid_t w = waitpid(child, &status, WNOHANG);
+		if (w == child)
+			break;
+		struct pollfd p[2] = {{.fd = fd, .events = lost ? 0 : POLLIN},
+				      {.fd = sig_pipe[0], .events = POLLIN}};
+		if (poll(p, 2, 1000) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents & POLLIN) {
+			unsigned char s;
+			if (read(sig_pipe[0], &s, 1) == 1 && (s == SIGINT || s == SIGTERM))
+				kill(child, s); /* forwarded; CMD decides */
+		}
+		if (!lost && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+			int n = read_line(fd, &r, line, sizeof line);
+			if (n == -2)
+				continue;
+			/* REVOKED, or the member died: either way the lease is
+			 * gone and CMD must stop. */
+			if (n <= 0 || strncmp(line, "REVOKED", 7) == 0) {
+				fprintf(stderr, "ringctl: lease lost (%s); stopping %s\n",
+					n <= 0 ? "member went away" : line, cmd[0]);
+				lost = true;
+				kill(child, SIGTERM);
+			}
+		}
+	}
+	if (lost) {
+		close(fd);
+		return EXIT_LEASE_LOST;
+	}
+	/* Release and wait for the member's word, bounded: the release must
+	 * not be lost to an early close, though closing releases too. */
+	if (send_line(fd, "RELEASE\n") == 0) {
+		uint64_t until = mono_ms() + 2000;
+		while (mono_ms() < until) {
+			struct pollfd p = {.fd = fd, .events = POLLIN};
+			if (poll(&p, 1, 200) <= 0)
+				continue;
+			int n = read_line(fd, &r, line, sizeof line);
+			if (n == -2)
+				continue;
+			if (n <= 0 || strcmp(line, "OK") == 0 || strncmp(line, "ERR", 3) == 0)
+				break;
+			if (strncmp(line, "REVOKED", 7) == 0) {
+				/* The lease ended as CMD did: it still ran to its end. */
+				continue;
+			}
+		}
+	}
+	close(fd);
+	return exit_status(status);
+}
+
+/* ---- fenced-append ---- */
+
+static int cmd_fenced_append(int argc, char **argv)
+{
+	const char *fence_arg = NULL, *file = NULL, *text = NULL;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--fence") == 0 && i + 1 < argc)
+			fence_arg = argv[++i];
+		else if (strncmp(argv[i], "--fence=", 8) == 0)
+			fence_arg = argv[i] + 8;
+		else if (!file)
+			file = argv[i];
+		else if (!text)
+			text = argv[i];
+		else {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (!file || !text) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!fence_arg)
+		fence_arg = getenv("RING_FENCE");
+	uint64_t fence, highest = 0;
+	if (!fence_arg || ring_fence_parse(fence_arg, &fence) < 0) {
+		fprintf(stderr, "ringctl: fenced-append needs a fence: --fence N or $RING_FENCE%s%s\n",
+			fence_arg ? ", not " : "", fence_arg ? fence_arg : "");
+		return EXIT_USAGE;
+	}
+	char err[512];
+	int rc = ring_fenced_append(file, text, fence, &highest, err, sizeof err);
+	if (rc == -RING_ESTALE) {
+		fprintf(stderr, "%s\n", err);
+		return EXIT_STALE;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "ringctl: %s\n", err);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* ---- inject ---- */
+
+static int cmd_inject(const struct ring_conf *conf, uint16_t id, int argc, char **argv)
+{
+	struct ring_ctl_request req;
+	char err[128], line[256];
+	if (ring_ctl_parse_inject((const char *const *)argv, (size_t)argc, &req, err,
+				  sizeof err) < 0) {
+		fprintf(stderr, "ringctl: %s\n", err);
+		return EXIT_USAGE;
+	}
+	snprintf(line, sizeof line, "INJECT %s%s%s\n", argv[0], argc > 1 ? " " : "",
+		 argc > 1 ? argv[1] : "");
+	int fd = control_connect(conf, id);
+	if (fd < 0)
+		return -fd;
+	struct line_reader r = {.len = 0};
+	int n = -1;
+	if (send_line(fd, line) == 0)
+		do
+			n = read_line(fd, &r, line, sizeof line);
+		while (n == -2);
+	close(fd);
+	if (n <= 0) {
+		fprintf(stderr, "ringctl: member %u closed the control socket\n", id);
+		return EXIT_UNREACHABLE;
+	}
+	if (strcmp(line, "OK") != 0) {
+		fprintf(stderr, "ringctl: member %u: %s\n", id, line);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *config = NULL;
+	uint64_t id = 0;
+	bool have_id = false;
+	int i = 1;
+	/* Global options come before the command; the command's own follow. */
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if ((strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) && i + 1 < argc) {
+			config = argv[++i];
+		} else if ((strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "--node") == 0) &&
+			   i + 1 < argc) {
+			if (!ring_parse_u64(argv[++i], 65535, &id) || id == 0) {
+				fprintf(stderr, "ringctl: -n wants a member id 1..65535\n");
+				return EXIT_USAGE;
+			}
+			have_id = true;
+		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (i == argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[i++];
+	int rest = argc - i;
+	char **args = argv + i;
+	if (strcmp(cmd, "fenced-append") == 0)
+		return cmd_fenced_append(rest, args);
+
+	static struct ring_conf conf;
+	bool json = rest == 1 && strcmp(args[0], "--json") == 0;
+	if (strcmp(cmd, "ring") == 0) {
+		if (rest > 1 || (rest == 1 && !json)) {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		int rc = load_conf(config, &conf);
+		return rc ? rc : cmd_ring(&conf, json);
+	}
+	if (strcmp(cmd, "status") != 0 && strcmp(cmd, "run") != 0 && strcmp(cmd, "inject") != 0) {
+		fprintf(stderr, "ringctl: unknown command '%s'\n", cmd);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!have_id) {
+		fprintf(stderr, "ringctl: %s needs -n ID\n", cmd);
+		return EXIT_USAGE;
+	}
+	if (strcmp(cmd, "status") == 0 && rest > 0 && !json) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	bool has_t = false;
+	uint64_t t_ms = 0;
+	if (strcmp(cmd, "run") == 0) {
+		int k = 0;
+		for (; k < rest && strcmp(args[k], "--") != 0; k++) {
+			if (strcmp(args[k], "-t") == 0 && k + 1 < rest &&
+			    ring_parse_u64(args[k + 1], UINT32_MAX, &t_ms)) {
+				has_t = true;
+				k++;
+			} else {
+				break;
+			}
+		}
+		if (k < rest && strcmp(args[k], "--") == 0)
+			k++;
+		if (k >= rest) {
+			fprintf(stderr, "ringctl: run needs a command: run [-t MS] -- CMD [ARG...]\n");
+			return EXIT_USAGE;
+		}
+		args += k;
+		rest -= k;
+	}
+	if (strcmp(cmd, "inject") == 0 && (rest < 1 || rest > 2)) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	int rc = load_conf(config, &conf);
+	if (rc)
+		return rc;
+	if (strcmp(cmd, "status") == 0)
+		return cmd_status(&conf, (uint16_t)id, json);
+	if (strcmp(cmd, "run") == 0)
+		return cmd_run(&conf, (uint16_t)id, has_t, t_ms, args);
+	return cmd_inject(&conf, (uint16_t)id, rest, args);
+}
