@@ -7,7 +7,8 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -MMD -MP -Iring
 SAN_FLAGS  = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Packages the build and the tests need (Debian names).
-DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev
+DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
+       jq iproute2 procps
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
@@ -51,7 +52,7 @@ SEEDS ?= 5000
 CLASS ?= healthy
 SEED  ?= 1
 
-.PHONY: all deps test test-all check sim soak asan demo bench clean
+.PHONY: all deps test test-all check sim soak asan demo bench clean integration
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
 
@@ -110,6 +111,10 @@ asan: $(BS)/unit $(BS)/sim
 	$(BS)/unit >$(BS)/unit.log 2>&1 || { cat $(BS)/unit.log; exit 1; }
 	@echo "asan+ubsan: unit suites and simulator clean"
 
+# Integration tests: real ringd processes on 127.0.0.1 (test/integration).
+integration: ring/ringd ring/ringctl
+	bash test/integration/run.sh
+
 # Replays one run with its trace: make sim SEED=1234 CLASS=crash
 sim: $(B)/sim
 	$(B)/sim --class $(CLASS) --seed $(SEED) --trace
@@ -118,8 +123,9 @@ sim: $(B)/sim
 soak: $(B)/sim
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SEEDS) --first 1000000 || exit 1; done
 
+# A 5-member ring on 127.0.0.1 with a crash and recovery: tools/demo.sh.
 demo: deps
-	@echo "make demo: not yet; the daemon (ringd) comes in the next issue"
+	@$(MAKE) --no-print-directory ring/ringd ring/ringctl && bash tools/demo.sh
 
 bench:
 	@echo "make bench: not yet; benchmarks come with the daemon"

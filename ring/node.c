@@ -72,6 +72,8 @@ struct ring_node {
 	size_t pass_to;
 	uint32_t retries_left;
 	uint64_t ack_deadline;
+	uint64_t pass_sent;   /* first transmission of the current pass */
+	uint64_t hop_rtt_us;  /* send to ack of the last pass answered first time */
 	uint64_t hb_base;     /* when the token last heartbeat (§5.1) */
 	uint64_t hb_deadline;
 	bool visit_granted;   /* at most one grant per visit (§3.3) */
@@ -361,8 +363,11 @@ static void send_token(struct ring_node *node, struct ring_update *up, uint64_t 
 {
 	struct ring_msg m = {.type = RING_MSG_TOKEN};
 	m.u.token = node->token;
-	uint64_t quiet = (now - node->hb_base) / 1000;
-	m.u.token.quiet_ms = quiet > UINT32_MAX ? UINT32_MAX : (uint32_t)quiet;
+	/* Transit counts too: half the last hop's round trip stands in for it,
+	 * or a fast ring whose hops are mostly in flight would never reach
+	 * its heartbeat (§5.1). */
+	uint64_t quiet = now - node->hb_base + node->hop_rtt_us / 2;
+	m.u.token.quiet_us = quiet > UINT32_MAX ? UINT32_MAX : (uint32_t)quiet;
 	send_msg(node, up, id_of(node, node->pass_to), &m);
 }
 
@@ -510,6 +515,7 @@ static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t 
 	node->pass_to = next;
 	node->retries_left = node->layout.retries;
 	node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
+	node->pass_sent = now;
 	send_token(node, up, now);
 	log_event(up, RING_LOG_TOKEN_PASS, id_of(node, next), node->token.epoch,
 		  node->token.seq);
@@ -672,6 +678,10 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 		send_heartbeat(node, up, now);
 		return;
 	}
+	/* The initiator alone lost touch, or just started. It is not told:
+	 * only the holder's own heartbeats may count as hearing the token,
+	 * or members answering each other would keep a dead token "alive".
+	 * The holder's next heartbeat reaches it within heartbeat_ms. */
 	if (recently_heard(node, now))
 		return;
 	if (node->elect_active) {
@@ -741,7 +751,7 @@ static void on_token(struct ring_node *node, struct ring_update *up, uint16_t fr
 	node->token = *t;
 	node->token.counter = counter;
 	node->phase = PHASE_HELD;
-	uint64_t quiet = ms(t->quiet_ms);
+	uint64_t quiet = t->quiet_us;
 	node->hb_base = quiet < now ? now - quiet : 0;
 	node->hb_deadline = node->hb_base + ms(node->layout.heartbeat_ms);
 	node->heard_ever = true;
@@ -772,6 +782,8 @@ static void on_token_ack(struct ring_node *node, struct ring_update *up, uint16_
 			drop_token(node, up, now);
 		}
 	} else if (a->epoch == node->token.epoch && a->seq == node->token.seq) {
+		if (node->retries_left == node->layout.retries)
+			node->hop_rtt_us = now - node->pass_sent;
 		node->phase = PHASE_NONE;
 		node->counters.tokens_passed++;
 		node->heard_ever = true;

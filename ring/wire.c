@@ -17,7 +17,7 @@ _Static_assert(sizeof(struct ring_set) == 32, "a ring_set travels as 32 raw byte
 /* Body widths, field by field in the order of the structs in wire.h. The
  * table below is built from RING_MSG_TYPES, so a new type does not compile
  * until its width is written here. */
-#define BODY_TOKEN (4 + 4 + 4 + 4 + SET_BYTES)   /* epoch seq counter quiet_ms alive */
+#define BODY_TOKEN (4 + 4 + 4 + 4 + SET_BYTES)   /* epoch seq counter quiet_us alive */
 #define BODY_TOKEN_ACK (4 + 4 + 4 + 4)           /* epoch seq known_epoch flags */
 #define BODY_HEARTBEAT (4 + 4 + 4 + SET_BYTES)   /* epoch seq counter alive */
 #define BODY_ELECTION (2 + 2 + 4 + 4 + SET_BYTES) /* initiator hops round max_epoch participants */
@@ -149,7 +149,7 @@ static uint8_t *put_body(uint8_t *p, const struct ring_msg *msg)
 		p = put_u32(p, t->epoch);
 		p = put_u32(p, t->seq);
 		p = put_u32(p, t->counter);
-		p = put_u32(p, t->quiet_ms);
+		p = put_u32(p, t->quiet_us);
 		return put_set(p, &t->alive);
 	}
 	case RING_MSG_TOKEN_ACK: {
@@ -214,7 +214,7 @@ static const uint8_t *get_body(const uint8_t *p, struct ring_msg *msg)
 		p = get_u32(p, &t->epoch);
 		p = get_u32(p, &t->seq);
 		p = get_u32(p, &t->counter);
-		p = get_u32(p, &t->quiet_ms);
+		p = get_u32(p, &t->quiet_us);
 		return get_set(p, &t->alive);
 	}
 	case RING_MSG_TOKEN_ACK: {

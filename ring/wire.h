@@ -39,7 +39,7 @@ struct ring_msg_token {
 	uint32_t epoch;    /* never 0 */
 	uint32_t seq;      /* hop number within the epoch, from 1 */
 	uint32_t counter;  /* grants made under this epoch so far */
-	uint32_t quiet_ms; /* time since the token's last heartbeat */
+	uint32_t quiet_us; /* microseconds since the token last heartbeat */
 	struct ring_set alive;
 };
 

@@ -308,7 +308,7 @@ struct sim_run {
 	/* network */
 	bool loss_on;
 	double p_loss, p_dup, p_slow;
-	uint64_t max_delay_us, slow_delay_us;
+	uint64_t min_delay_us, max_delay_us, slow_delay_us;
 	bool cut;
 	uint64_t side;
 
@@ -322,6 +322,7 @@ struct sim_run {
 	uint64_t cs_cap_us, cs_fixed_us, cs_max_us;
 	uint64_t t_heal, t_settle, t_end, bound_us;
 	bool healed;
+	bool regenerated; /* a token exists since the first regeneration */
 
 	/* what the checks remember */
 	struct u64map fences;       /* every granted fence */
@@ -433,8 +434,8 @@ static void msg_text(const struct sim_run *run, const uint8_t *buf, size_t len, 
 	case RING_MSG_TOKEN:
 		set_text(&m.u.token.alive, run->n, set, sizeof set);
 		snprintf(out, cap, "token epoch=%" PRIu32 " seq=%" PRIu32 " counter=%" PRIu32
-			 " quiet_ms=%" PRIu32 " alive=%s", m.u.token.epoch, m.u.token.seq,
-			 m.u.token.counter, m.u.token.quiet_ms, set);
+			 " quiet_us=%" PRIu32 " alive=%s", m.u.token.epoch, m.u.token.seq,
+			 m.u.token.counter, m.u.token.quiet_us, set);
 		break;
 	case RING_MSG_TOKEN_ACK:
 		snprintf(out, cap, "token_ack epoch=%" PRIu32 " seq=%" PRIu32
@@ -583,9 +584,9 @@ static bool link_cut(const struct sim_run *run, uint32_t a, uint32_t b)
 static void net_deliver_later(struct sim_run *run, uint32_t src, uint32_t dst,
 			      const uint8_t *buf, uint16_t len)
 {
-	uint64_t delay = rng_range(&run->rng, SIM_MIN_DELAY_US, run->max_delay_us);
+	uint64_t delay = rng_range(&run->rng, run->min_delay_us, run->max_delay_us);
 	if (run->loss_on && rng_chance(&run->rng, run->p_slow))
-		delay = rng_range(&run->rng, SIM_MIN_DELAY_US, run->slow_delay_us);
+		delay = rng_range(&run->rng, run->min_delay_us, run->slow_delay_us);
 	uint32_t i = item_new(run, EV_DELIVER);
 	if (i == UINT32_MAX)
 		return;
@@ -745,6 +746,18 @@ static void check_floor(struct sim_run *run, uint32_t i, uint64_t fence, uint32_
 		     ":%" PRIu64 " was granted before epoch %" PRIu32 " was minted", i,
 		     fence >> 32, fence & 0xffffffffu, *floor >> 32, *floor & 0xffffffffu,
 		     epoch);
+}
+
+/* A healthy ring, once it has a token, never suspects it lost: heartbeats
+ * and the token itself must reach every member in time (PROTOCOL.md §5.1). */
+static void check_suspicion(struct sim_run *run, uint32_t i, const struct ring_action *a)
+{
+	if (a->u.log.event == RING_LOG_TOKEN_REGEN)
+		run->regenerated = true;
+	if (run->cls == SIM_CLASS_HEALTHY && run->regenerated &&
+	    a->u.log.event == RING_LOG_LOSS_SUSPECT)
+		fail(run, "liveness", "n%u suspected loss on a healthy ring after %" PRIu64
+		     " ms of silence", i, a->u.log.field[0]);
 }
 
 /* What a GRANT must satisfy before the client acts on it. */
@@ -943,6 +956,7 @@ static void apply_actions(struct sim_run *run, uint32_t i)
 				     (int)a->u.log.event);
 			else if (run->trace)
 				trace_log(run, a);
+			check_suspicion(run, i, a);
 			break;
 		case RING_ACTION_LEFT:
 			trace(run, "    -> left");
@@ -1219,7 +1233,8 @@ static void heal_point(struct sim_run *run)
 	trace(run, "HEAL: faults over; every request must now be granted within %" PRIu64
 	      " ms", run->bound_us / MS);
 	run->loss_on = false;
-	run->max_delay_us = 2 * MS;
+	if (run->max_delay_us > 2 * MS)
+		run->max_delay_us = 2 * MS;
 	run->healed = true;
 	for (uint32_t i = 0; i < run->n; i++)
 		if (run->nodes[i].life == NODE_DOWN || run->nodes[i].paused)
@@ -1365,8 +1380,15 @@ static void plan(struct sim_run *run)
 	run->cs_max_us = run->contention ? run->cs_fixed_us
 			 : run->overrun  ? L->lease_ms * MS
 					 : run->cs_cap_us;
+	run->min_delay_us = SIM_MIN_DELAY_US;
 	run->max_delay_us = 2 * MS;
 	run->slow_delay_us = 2 * MS;
+	/* Some healthy rings run at loopback speed, hops of a few microseconds:
+	 * whatever the token measures of time must still add up there. */
+	if ((run->cls == SIM_CLASS_HEALTHY || run->cls == SIM_CLASS_CRASH) && rng_chance(r, 0.3)) {
+		run->min_delay_us = 5;
+		run->max_delay_us = run->slow_delay_us = 30;
+	}
 
 	run->nodes = calloc(n, sizeof *run->nodes);
 	/* 1..3 clients per member; big rings get fewer: one per member at 16,

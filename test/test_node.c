@@ -23,7 +23,7 @@
 #define FLIGHT_MAX 4096
 #define RUN_STEPS_MAX 500000 /* a run that takes more steps is stuck */
 
-/* Offset of quiet_ms in an encoded TOKEN: after epoch, seq and counter. */
+/* Offset of quiet_us in an encoded TOKEN: after epoch, seq and counter. */
 #define OFF_QUIET (RING_WIRE_HEADER + 12)
 
 /* ---- the simulated ring ---- */
@@ -811,7 +811,7 @@ static void test_duplicate_token_is_reacked_not_accepted(void)
 	sim_free(s);
 }
 
-/* Whether two encoded tokens are the same but for quiet_ms. */
+/* Whether two encoded tokens are the same but for quiet_us. */
 static bool same_token_but_quiet(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
 	return alen == blen && alen > OFF_QUIET + 4 && memcmp(a, b, OFF_QUIET) == 0 &&

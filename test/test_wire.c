@@ -178,7 +178,7 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 		CU_ASSERT_EQUAL(a->u.token.epoch, b->u.token.epoch);
 		CU_ASSERT_EQUAL(a->u.token.seq, b->u.token.seq);
 		CU_ASSERT_EQUAL(a->u.token.counter, b->u.token.counter);
-		CU_ASSERT_EQUAL(a->u.token.quiet_ms, b->u.token.quiet_ms);
+		CU_ASSERT_EQUAL(a->u.token.quiet_us, b->u.token.quiet_us);
 		CU_ASSERT_EQUAL(memcmp(&a->u.token.alive, &b->u.token.alive,
 				       sizeof(struct ring_set)), 0);
 		break;
@@ -347,7 +347,7 @@ static void test_token_byte_layout_is_big_endian(void)
 	m.u.token.epoch = 0xa1a2a3a4u;
 	m.u.token.seq = 0xb1b2b3b4u;
 	m.u.token.counter = 0xc1c2c3c4u;
-	m.u.token.quiet_ms = 0xd1d2d3d4u;
+	m.u.token.quiet_us = 0xd1d2d3d4u;
 	ring_set_add(&m.u.token.alive, 0);
 	ring_set_add(&m.u.token.alive, 9);
 	ring_set_add(&m.u.token.alive, 255);
@@ -359,7 +359,7 @@ static void test_token_byte_layout_is_big_endian(void)
 		0xa1, 0xa2, 0xa3, 0xa4,                         /* epoch */
 		0xb1, 0xb2, 0xb3, 0xb4,                         /* seq */
 		0xc1, 0xc2, 0xc3, 0xc4,                         /* counter */
-		0xd1, 0xd2, 0xd3, 0xd4,                         /* quiet_ms */
+		0xd1, 0xd2, 0xd3, 0xd4,                         /* quiet_us */
 		0x01, 0x02, 0, 0, 0, 0, 0, 0,                   /* alive: 0 and 9 ... */
 		0, 0, 0, 0, 0, 0, 0, 0,
 		0, 0, 0, 0, 0, 0, 0, 0,
@@ -577,7 +577,7 @@ static void test_zeros_without_a_rule_are_accepted(void)
 	}
 	make_pattern(&m, RING_MSG_TOKEN);
 	m.u.token.counter = 0;
-	m.u.token.quiet_ms = 0;
+	m.u.token.quiet_us = 0;
 	ring_set_clear(&m.u.token.alive);
 	assert_round_trip(&m);
 	make_pattern(&m, RING_MSG_TOKEN_ACK);
