@@ -1186,7 +1186,9 @@ void ring_node_status(const struct ring_node *node, uint64_t now_us,
 	st->grant_client = node->granted ? node->grant_client : 0;
 	st->queued = node->q_len;
 	st->counters = node->counters;
-	if (st->has_token)
+	/* Holding means here, not yet passed: a member awaiting the ack of its
+	 * pass (has_token) is no longer where the token is. */
+	if (st->token_held)
 		st->state = RING_STATE_HOLDING;
 	else if (node->no_quorum)
 		st->state = RING_STATE_NO_QUORUM;

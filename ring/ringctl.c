@@ -280,7 +280,10 @@ static int cmd_ring(const struct ring_conf *conf, bool json)
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ring_member *m = &l->members[i];
 		char where[300];
-		snprintf(where, sizeof where, "%s:%u", m->host, m->port);
+		if (strchr(m->host, ':')) /* an IPv6 literal */
+			snprintf(where, sizeof where, "[%s]:%u", m->host, m->port);
+		else
+			snprintf(where, sizeof where, "%s:%u", m->host, m->port);
 		if (!got[i]) {
 			if (json)
 				printf("%s{\"node\":%u,\"ring\":\"%s\",\"state\":\"down\"}", i ? "," : "",
