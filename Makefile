@@ -8,7 +8,7 @@ SAN_FLAGS  = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 
 # Packages the build and the tests need (Debian names).
 DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
-       jq iproute2 procps
+       libjansson-dev jq iproute2 procps
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
@@ -16,12 +16,14 @@ INIH_CFLAGS  := $(shell pkg-config --cflags inih 2>/dev/null)
 INIH_LIBS    := $(shell pkg-config --libs inih 2>/dev/null || echo -linih)
 EVENT_CFLAGS := $(shell pkg-config --cflags libevent 2>/dev/null)
 EVENT_LIBS   := $(shell pkg-config --libs libevent 2>/dev/null || echo -levent)
+JSON_CFLAGS  := $(shell pkg-config --cflags jansson 2>/dev/null)
+JSON_LIBS    := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 # The protocol core: pure, no I/O. The unit tests and the simulator link
 # only this, without libevent, so the build itself keeps the core pure.
 CORE_SRC = ring/err.c ring/layout.c ring/wire.c ring/node.c
 UNIT_SRC = test/unit_main.c test/test_wire.c test/test_node.c test/test_layout.c \
-	   test/test_fence_file.c test/test_conf.c test/test_control.c
+	   test/test_fence_file.c test/test_conf.c test/test_control.c test/test_trace.c
 SIM_SRC  = test/sim.c
 # What ringd and ringctl share beyond the core, without libevent, so the unit
 # binary tests it too: the INI file (inih), the control protocol, the log,
@@ -30,6 +32,8 @@ TOOL_SRC = ring/conf.c ring/control.c ring/log.c ring/fence_file.c
 # The libevent shell, and the control tool.
 DAEMON_SRC  = ring/daemon.c ring/main.c
 RINGCTL_SRC = ring/ringctl.c
+# The trace checker (ringctl trace), on jansson.
+TRACE_SRC   = ring/trace.c
 
 B  = build
 BS = build/asan
@@ -43,6 +47,8 @@ SIM_SOBJ  = $(SIM_SRC:%.c=$(BS)/%.o)
 TOOL_SOBJ = $(TOOL_SRC:%.c=$(BS)/%.o)
 DAEMON_OBJ  = $(DAEMON_SRC:%.c=$(B)/%.o)
 RINGCTL_OBJ = $(RINGCTL_SRC:%.c=$(B)/%.o)
+TRACE_OBJ   = $(TRACE_SRC:%.c=$(B)/%.o)
+TRACE_SOBJ  = $(TRACE_SRC:%.c=$(BS)/%.o)
 
 # Seeds per fault class in `make test`; the sanitizer pass runs fewer.
 SIM_SEEDS  ?= 2000
@@ -59,25 +65,25 @@ all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
 ring/ringd: $(DAEMON_OBJ) $(TOOL_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ $(EVENT_LIBS) $(INIH_LIBS) -o $@
 
-ring/ringctl: $(RINGCTL_OBJ) $(TOOL_OBJ) $(CORE_OBJ)
-	$(CC) $(CFLAGS) $^ $(INIH_LIBS) -o $@
+ring/ringctl: $(RINGCTL_OBJ) $(TRACE_OBJ) $(TOOL_OBJ) $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(JSON_LIBS) -o $@
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) -c $< -o $@
 
 $(BS)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) -c $< -o $@
+	$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) -c $< -o $@
 
-$(B)/unit: $(UNIT_OBJ) $(CORE_OBJ) $(TOOL_OBJ)
-	$(CC) $(CFLAGS) $^ $(CUNIT_LIBS) $(INIH_LIBS) -o $@
+$(B)/unit: $(UNIT_OBJ) $(CORE_OBJ) $(TOOL_OBJ) $(TRACE_OBJ)
+	$(CC) $(CFLAGS) $^ $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) -o $@
 
 $(B)/sim: $(SIM_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -o $@
 
-$(BS)/unit: $(UNIT_SOBJ) $(CORE_SOBJ) $(TOOL_SOBJ)
-	$(CC) $(SAN_FLAGS) $^ $(CUNIT_LIBS) $(INIH_LIBS) -o $@
+$(BS)/unit: $(UNIT_SOBJ) $(CORE_SOBJ) $(TOOL_SOBJ) $(TRACE_SOBJ)
+	$(CC) $(SAN_FLAGS) $^ $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) -o $@
 
 $(BS)/sim: $(SIM_SOBJ) $(CORE_SOBJ)
 	$(CC) $(SAN_FLAGS) $^ -o $@

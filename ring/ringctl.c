@@ -20,6 +20,7 @@
 #include "err.h"
 #include "fence_file.h"
 #include "node.h"
+#include "trace.h"
 #include "wire.h"
 
 enum {
@@ -43,6 +44,8 @@ static void usage(FILE *out)
 		"                                   run CMD inside the critical region at member ID\n"
 		"       ringctl fenced-append FILE TEXT [--fence N]   the reference fenced resource\n"
 		"       ringctl -c CONFIG -n ID inject WHAT [ARG]     fault drills (allow_inject = true)\n"
+		"       ringctl trace [--json] [--allow-overlap] [--gap MS] LOG...\n"
+		"                                   check members' JSON logs: mutual exclusion, fencing\n"
 		"\n"
 		"run: waits (at most MS milliseconds with -t) for the critical region, runs CMD\n"
 		"with RING_FENCE, RING_EPOCH and RING_NODE set, releases when CMD exits and exits\n"
@@ -52,6 +55,12 @@ static void usage(FILE *out)
 		"fenced-append: appends TEXT as one line to FILE only if the fence (--fence or\n"
 		"$RING_FENCE) is not older than the newest fence FILE has accepted; otherwise\n"
 		"prints 'stale fence F < H' and exits 3.\n"
+		"\n"
+		"trace: merges logs written with --log-format json (-v adds the token's path)\n"
+		"and a lab's faults.log; reports fences granted twice or going backwards, grants\n"
+		"under an old epoch, overlapping critical regions (violations unless\n"
+		"--allow-overlap), stretches with no token, and recovery after each fault.\n"
+		"Exits 1 on a violation.\n"
 		"\n"
 		"inject WHAT:\n%s"
 		"\n"
@@ -540,6 +549,43 @@ static int cmd_fenced_append(int argc, char **argv)
 	return 0;
 }
 
+/* ---- trace ---- */
+
+static int cmd_trace(int argc, char **argv)
+{
+	struct ring_trace_opts opts = {.gap_ms = 1000};
+	const char **files = calloc((size_t)argc + 1, sizeof *files);
+	size_t n = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			opts.json = true;
+		else if (strcmp(argv[i], "--allow-overlap") == 0)
+			opts.allow_overlap = true;
+		else if (strcmp(argv[i], "--gap") == 0 && i + 1 < argc &&
+			 ring_parse_u64(argv[i + 1], UINT32_MAX, &opts.gap_ms))
+			i++;
+		else if (argv[i][0] == '-') {
+			free(files);
+			usage(stderr);
+			return EXIT_USAGE;
+		} else
+			files[n++] = argv[i];
+	}
+	if (n == 0) {
+		free(files);
+		fprintf(stderr, "ringctl: trace needs at least one log file\n");
+		return EXIT_USAGE;
+	}
+	char err[512];
+	int rc = ring_trace_check(files, n, &opts, stdout, NULL, err, sizeof err);
+	free(files);
+	if (rc < 0) {
+		fprintf(stderr, "ringctl: %s\n", err);
+		return EXIT_FAIL;
+	}
+	return rc == 0 ? 0 : EXIT_FAIL;
+}
+
 /* ---- inject ---- */
 
 static int cmd_inject(const struct ring_conf *conf, uint16_t id, int argc, char **argv)
@@ -608,6 +654,8 @@ int main(int argc, char **argv)
 	char **args = argv + i;
 	if (strcmp(cmd, "fenced-append") == 0)
 		return cmd_fenced_append(rest, args);
+	if (strcmp(cmd, "trace") == 0)
+		return cmd_trace(rest, args);
 
 	static struct ring_conf conf;
 	bool json = rest == 1 && strcmp(args[0], "--json") == 0;

@@ -9,5 +9,6 @@ int ring_test_node_suite(void);
 int ring_test_fence_file_suite(void);
 int ring_test_conf_suite(void);
 int ring_test_control_suite(void);
+int ring_test_trace_suite(void);
 
 #endif

@@ -1,0 +1,539 @@
+/* The trace checker: reads every member's JSON log, orders grants by epoch
+ * and token hop rather than by clocks alone, and reports duplicated or
+ * backward fences, grants under an epoch the member knew to be old,
+ * overlapping critical regions, stretches with no token, and for each
+ * injected fault the time to the next grant. */
+#include "trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "err.h"
+
+#define LIST_MAX 8 /* incidents of each kind printed in full */
+
+enum kind {
+	K_OTHER,
+	K_CS_ENTER,
+	K_CS_EXIT,
+	K_LEASE_EXPIRED,
+	K_TOKEN_RECV,
+	K_TOKEN_PASS,
+	K_TOKEN_REGEN,
+	K_SKIP,
+	K_REJOIN,
+	K_STALE_DROP,
+	K_PAUSE,
+	K_NODE_START,
+	K_NODE_STOP,
+	K_FAULT,
+};
+
+static const struct {
+	const char *name;
+	enum kind kind;
+} kinds[] = {
+	{"cs_enter", K_CS_ENTER},       {"cs_exit", K_CS_EXIT},
+	{"lease_expired", K_LEASE_EXPIRED}, {"token_recv", K_TOKEN_RECV},
+	{"token_pass", K_TOKEN_PASS},   {"token_regen", K_TOKEN_REGEN},
+	{"successor_skip", K_SKIP},     {"member_rejoin", K_REJOIN},
+	{"token_stale_drop", K_STALE_DROP}, {"pause_detected", K_PAUSE},
+	{"node_start", K_NODE_START},   {"node_stop", K_NODE_STOP},
+	{"fault", K_FAULT},
+};
+
+/* One critical region, from its grant to its end as the logs tell it. */
+struct grant {
+	uint32_t node;
+	uint64_t fence;
+	uint32_t epoch;
+	int64_t seq;    /* the token hop it was granted on; -1 if unknown (no -v) */
+	uint64_t start, end;
+	bool ended;     /* by cs_exit or lease_expired, not guessed */
+	size_t order;   /* position in its file, for ties */
+};
+
+struct fault {
+	uint64_t t;
+	char what[64];
+};
+
+struct tracer {
+	struct grant *g;
+	size_t ng, capg;
+	uint64_t *seen; /* times the token was seen anywhere */
+	size_t nseen, capseen;
+	struct fault *f;
+	size_t nf, capf;
+	uint64_t first, last;
+	uint32_t epochs_seen[4096];
+	size_t nepochs;
+	bool nodes[65536];
+	struct ring_trace_result *res;
+	const struct ring_trace_opts *opts;
+	FILE *out;
+};
+
+static bool grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return true;
+	size_t c = *cap ? *cap * 2 : 256;
+	void *q = realloc(*p, c * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = c;
+	return true;
+}
+
+/* "2026-11-30T09:12:27.609673Z" -> microseconds since 1970, UTC. */
+static bool parse_ts(const char *s, uint64_t *out)
+{
+	int y, mo, d, h, mi, sec;
+	long us;
+	char z;
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%6ld%c", &y, &mo, &d, &h, &mi, &sec, &us, &z) != 8 ||
+	    z != 'Z' || mo < 1 || mo > 12 || d < 1 || d > 31 || y < 1970)
+		return false;
+	/* days from civil (Howard Hinnant's algorithm) */
+	int yy = y - (mo <= 2);
+	int era = yy / 400;
+	unsigned yoe = (unsigned)(yy - era * 400);
+	unsigned doy = (unsigned)((153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1);
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	int64_t days = (int64_t)era * 146097 + (int64_t)doe - 719468;
+	*out = (uint64_t)((days * 86400 + h * 3600 + mi * 60 + sec) * 1000000LL + us);
+	return true;
+}
+
+static uint64_t num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static void note_epoch(struct tracer *tr, uint32_t e)
+{
+	for (size_t i = 0; i < tr->nepochs; i++)
+		if (tr->epochs_seen[i] == e)
+			return;
+	if (tr->nepochs < sizeof tr->epochs_seen / sizeof tr->epochs_seen[0])
+		tr->epochs_seen[tr->nepochs++] = e;
+}
+
+/* One member's log, in its own order: its clock and its knowledge only
+ * ever move forward within it. */
+static int read_file(struct tracer *tr, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -RING_EIO;
+	}
+	struct ring_trace_result *res = tr->res;
+	char *line = NULL;
+	size_t cap = 0, order = 0;
+	ssize_t len;
+	uint32_t max_epoch = 0, cur_epoch = 0;
+	int64_t cur_seq = -1;
+	uint64_t last_t = 0;
+	ssize_t open = -1; /* index of this member's grant still in progress */
+	while ((len = getline(&line, &cap, f)) > 0) {
+		order++;
+		json_error_t jerr;
+		json_t *o = json_loadb(line, (size_t)len, 0, &jerr);
+		const char *ts = o ? json_string_value(json_object_get(o, "ts")) : NULL;
+		const char *ev = o ? json_string_value(json_object_get(o, "event")) : NULL;
+		uint64_t t;
+		if (!o || !json_is_object(o) || !ts || !ev || !parse_ts(ts, &t)) {
+			res->unparsed++;
+			json_decref(o);
+			continue;
+		}
+		res->events++;
+		uint32_t node = (uint32_t)num(o, "node");
+		if (node < 65536 && node != 0)
+			tr->nodes[node] = true;
+		if (!tr->first || t < tr->first)
+			tr->first = t;
+		if (t > tr->last)
+			tr->last = t;
+		enum kind k = K_OTHER;
+		for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+			if (strcmp(ev, kinds[i].name) == 0)
+				k = kinds[i].kind;
+		uint32_t epoch = (uint32_t)num(o, "epoch");
+		if (epoch > max_epoch && k != K_FAULT)
+			max_epoch = epoch;
+		if (k == K_STALE_DROP && num(o, "known") > max_epoch)
+			max_epoch = (uint32_t)num(o, "known");
+		if (epoch)
+			note_epoch(tr, epoch);
+
+		switch (k) {
+		case K_TOKEN_RECV:
+		case K_TOKEN_PASS:
+			if (k == K_TOKEN_RECV) {
+				cur_epoch = epoch;
+				cur_seq = (int64_t)num(o, "seq");
+			}
+			/* fall through */
+		case K_TOKEN_REGEN:
+			if (grow((void **)&tr->seen, &tr->capseen, tr->nseen, sizeof *tr->seen))
+				tr->seen[tr->nseen++] = t;
+			if (k == K_TOKEN_REGEN) {
+				res->regenerations++;
+				cur_epoch = epoch;
+				cur_seq = 0;
+			}
+			break;
+		case K_SKIP:
+		case K_REJOIN:
+			/* Both re-epoch the token here: its next hop is 1. */
+			k == K_SKIP ? res->skips++ : res->rejoins++;
+			cur_epoch = epoch;
+			cur_seq = 0;
+			break;
+		case K_STALE_DROP:
+			res->stale_drops++;
+			break;
+		case K_PAUSE:
+			res->pauses++;
+			break;
+		case K_CS_ENTER: {
+			if (open >= 0) { /* a grant with no end: close where we are */
+				tr->g[open].end = last_t;
+			}
+			if (epoch < max_epoch) {
+				res->stale_grants++;
+				if (res->stale_grants <= LIST_MAX && !tr->opts->json)
+					fprintf(tr->out, "VIOLATION n%u granted fence %u:%" PRIu64
+						" under epoch %u after it knew epoch %u\n", node, epoch,
+						num(o, "fence") & 0xffffffffu, epoch, max_epoch);
+			}
+			if (!grow((void **)&tr->g, &tr->capg, tr->ng, sizeof *tr->g))
+				break;
+			struct grant *g = &tr->g[tr->ng];
+			g->node = node;
+			g->fence = num(o, "fence");
+			g->epoch = epoch;
+			g->seq = epoch == cur_epoch ? cur_seq : -1;
+			g->start = g->end = t;
+			g->ended = false;
+			g->order = order;
+			open = (ssize_t)tr->ng++;
+			res->grants++;
+			if (grow((void **)&tr->seen, &tr->capseen, tr->nseen, sizeof *tr->seen))
+				tr->seen[tr->nseen++] = t;
+			break;
+		}
+		case K_CS_EXIT:
+		case K_LEASE_EXPIRED:
+			if (open >= 0 && tr->g[open].fence == num(o, "fence")) {
+				tr->g[open].end = t;
+				tr->g[open].ended = true;
+				open = -1;
+			}
+			break;
+		case K_NODE_START:
+			/* A restart: whatever was in progress died with the old
+			 * process, at the latest at its last word. */
+			if (open >= 0)
+				tr->g[open].end = last_t;
+			open = -1;
+			cur_epoch = 0;
+			cur_seq = -1;
+			break;
+		case K_FAULT: {
+			const char *what = json_string_value(json_object_get(o, "what"));
+			if (grow((void **)&tr->f, &tr->capf, tr->nf, sizeof *tr->f)) {
+				tr->f[tr->nf].t = t;
+				snprintf(tr->f[tr->nf].what, sizeof tr->f[tr->nf].what, "%s",
+					 what ? what : "?");
+				tr->nf++;
+			}
+			break;
+		}
+		default:
+			break;
+		}
+		last_t = t;
+		json_decref(o);
+	}
+	if (open >= 0)
+		tr->g[open].end = last_t;
+	free(line);
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		snprintf(err, errlen, "%s: read error", path);
+		return -RING_EIO;
+	}
+	return 0;
+}
+
+/* A member killed or stopped in its critical region held it until the
+ * fault, which its own log cannot tell. */
+static void end_at_faults(struct tracer *tr)
+{
+	for (size_t i = 0; i < tr->ng; i++) {
+		struct grant *g = &tr->g[i];
+		if (g->ended)
+			continue;
+		for (size_t k = 0; k < tr->nf; k++) {
+			unsigned id;
+			char verb[16];
+			if (sscanf(tr->f[k].what, "%15s %u", verb, &id) != 2 || id != g->node)
+				continue;
+			if ((strcmp(verb, "kill") == 0 || strcmp(verb, "stop") == 0) &&
+			    tr->f[k].t >= g->start) {
+				g->end = tr->f[k].t;
+				break;
+			}
+		}
+	}
+}
+
+static int by_fence(const void *a, const void *b)
+{
+	const struct grant *x = a, *y = b;
+	return x->fence < y->fence ? -1 : x->fence > y->fence;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	const struct grant *x = a, *y = b;
+	if (x->epoch != y->epoch)
+		return x->epoch < y->epoch ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct grant *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double rel(const struct tracer *tr, uint64_t t)
+{
+	return (double)(t - tr->first) / 1e6;
+}
+
+static void check_fences(struct tracer *tr)
+{
+	struct ring_trace_result *res = tr->res;
+	if (tr->ng > 1)
+		qsort(tr->g, tr->ng, sizeof *tr->g, by_fence);
+	for (size_t i = 1; i < tr->ng; i++)
+		if (tr->g[i].fence == tr->g[i - 1].fence) {
+			res->dup_fences++;
+			if (res->dup_fences <= LIST_MAX && !tr->opts->json)
+				fprintf(tr->out, "VIOLATION fence %" PRIu64 ":%" PRIu64
+					" granted twice (n%u and n%u)\n", tr->g[i].fence >> 32,
+					tr->g[i].fence & 0xffffffffu, tr->g[i - 1].node, tr->g[i].node);
+		}
+	/* Along the token's path (epoch, then hop), fences only grow. */
+	if (tr->ng > 1)
+		qsort(tr->g, tr->ng, sizeof *tr->g, by_path);
+	for (size_t i = 1; i < tr->ng; i++) {
+		const struct grant *p = &tr->g[i - 1], *g = &tr->g[i];
+		if (p->epoch != g->epoch || p->seq < 0 || g->seq < 0)
+			continue;
+		if (g->fence <= p->fence) {
+			res->backwards++;
+			if (res->backwards <= LIST_MAX && !tr->opts->json)
+				fprintf(tr->out, "VIOLATION fence went back along the token's path: "
+					"n%u hop %" PRId64 " fence %" PRIu64 ":%" PRIu64 " after n%u hop %"
+					PRId64 " fence %" PRIu64 ":%" PRIu64 "\n", g->node, g->seq,
+					g->fence >> 32, g->fence & 0xffffffffu, p->node, p->seq,
+					p->fence >> 32, p->fence & 0xffffffffu);
+		}
+	}
+}
+
+static void check_overlaps(struct tracer *tr)
+{
+	struct ring_trace_result *res = tr->res;
+	if (tr->ng > 1)
+		qsort(tr->g, tr->ng, sizeof *tr->g, by_start);
+	size_t reach = 0; /* the grant reaching furthest so far */
+	for (size_t i = 1; i < tr->ng; i++) {
+		const struct grant *g = &tr->g[i], *p = &tr->g[reach];
+		if (g->start < p->end && p->node != g->node) {
+			uint64_t until = g->end < p->end ? g->end : p->end;
+			uint64_t d = until - g->start;
+			res->overlaps++;
+			if (d > res->worst_overlap_us)
+				res->worst_overlap_us = d;
+			if (res->overlaps <= LIST_MAX && !tr->opts->json)
+				fprintf(tr->out, "%s n%u fence %" PRIu64 ":%" PRIu64
+					" [%.3f .. %.3f s] overlaps n%u fence %" PRIu64 ":%" PRIu64
+					" [%.3f .. %.3f s]%s\n",
+					tr->opts->allow_overlap ? "overlap  " : "VIOLATION", g->node,
+					g->fence >> 32, g->fence & 0xffffffffu, rel(tr, g->start),
+					rel(tr, g->end), p->node, p->fence >> 32, p->fence & 0xffffffffu,
+					rel(tr, p->start), rel(tr, p->end),
+					g->fence > p->fence ? "; the newer fence wins at the resource"
+							    : "; the older grant came later: its writes are refused once the newer one wrote");
+		}
+		if (g->end > p->end)
+			reach = i;
+	}
+}
+
+static void check_gaps(struct tracer *tr)
+{
+	struct ring_trace_result *res = tr->res;
+	if (tr->nseen > 1)
+		qsort(tr->seen, tr->nseen, sizeof *tr->seen, by_u64);
+	uint64_t limit = tr->opts->gap_ms * 1000;
+	for (size_t i = 1; i < tr->nseen; i++) {
+		uint64_t d = tr->seen[i] - tr->seen[i - 1];
+		if (d <= limit)
+			continue;
+		res->gaps++;
+		if (d > res->longest_gap_us)
+			res->longest_gap_us = d;
+		if (res->gaps <= LIST_MAX && !tr->opts->json)
+			fprintf(tr->out, "no token seen for %.3f s from %.3f s\n", (double)d / 1e6,
+				rel(tr, tr->seen[i - 1]));
+	}
+}
+
+/* For each fault, the time until the next grant anywhere. */
+static void check_incidents(struct tracer *tr)
+{
+	struct ring_trace_result *res = tr->res;
+	for (size_t k = 0; k < tr->nf; k++) {
+		uint64_t t = tr->f[k].t, next = 0;
+		uint32_t node = 0;
+		uint64_t fence = 0;
+		for (size_t i = 0; i < tr->ng; i++)
+			if (tr->g[i].start > t && (!next || tr->g[i].start < next)) {
+				next = tr->g[i].start;
+				node = tr->g[i].node;
+				fence = tr->g[i].fence;
+			}
+		res->incidents++;
+		if (next && next - t > res->worst_recovery_us)
+			res->worst_recovery_us = next - t;
+		if (tr->opts->json)
+			continue;
+		if (next)
+			fprintf(tr->out, "fault at %.3f s: %-16s next grant %.3f s later (n%u fence %" PRIu64
+				":%" PRIu64 ")\n", rel(tr, t), tr->f[k].what, (double)(next - t) / 1e6,
+				node, fence >> 32, fence & 0xffffffffu);
+		else
+			fprintf(tr->out, "fault at %.3f s: %-16s no grant after it\n", rel(tr, t),
+				tr->f[k].what);
+	}
+}
+
+static void report(struct tracer *tr)
+{
+	struct ring_trace_result *r = tr->res;
+	size_t members = 0;
+	for (size_t i = 1; i < 65536; i++)
+		members += tr->nodes[i];
+	r->members = members;
+	r->epochs = tr->nepochs;
+	if (tr->opts->json) {
+		json_t *o = json_pack(
+			"{s:s, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+			"s:I, s:f, s:I, s:f, s:I, s:f}",
+			"verdict", r->violation ? "violation" : "ok", "files", (json_int_t)r->files,
+			"events", (json_int_t)r->events, "unparsed", (json_int_t)r->unparsed,
+			"members", (json_int_t)members, "seconds",
+			tr->last > tr->first ? (double)(tr->last - tr->first) / 1e6 : 0.0, "grants",
+			(json_int_t)r->grants, "epochs", (json_int_t)r->epochs, "regenerations",
+			(json_int_t)r->regenerations, "skips", (json_int_t)r->skips, "rejoins",
+			(json_int_t)r->rejoins, "stale_drops", (json_int_t)r->stale_drops,
+			"duplicate_fences", (json_int_t)r->dup_fences, "backward_fences",
+			(json_int_t)r->backwards, "stale_grants", (json_int_t)r->stale_grants,
+			"overlaps", (json_int_t)r->overlaps, "worst_overlap_s",
+			(double)r->worst_overlap_us / 1e6, "gaps", (json_int_t)r->gaps,
+			"longest_gap_s", (double)r->longest_gap_us / 1e6, "incidents",
+			(json_int_t)r->incidents, "worst_recovery_s",
+			(double)r->worst_recovery_us / 1e6);
+		if (o) {
+			json_dumpf(o, tr->out, JSON_COMPACT);
+			fputc('\n', tr->out);
+			json_decref(o);
+		}
+		return;
+	}
+	fprintf(tr->out,
+		"trace: %zu logs, %zu events (%zu unreadable lines), %zu members, %.3f s\n"
+		"  grants %zu in %zu epochs; regenerations %zu, skips %zu, rejoins %zu, "
+		"stale tokens dropped %zu, pauses %zu\n"
+		"  fences granted twice: %zu; fences backwards along the token's path: %zu; "
+		"grants under an old epoch: %zu\n"
+		"  overlapping critical regions: %zu (longest %.3f s)%s\n"
+		"  stretches with no token seen over %" PRIu64 " ms: %zu (longest %.3f s)\n"
+		"  faults: %zu (slowest recovery to the next grant %.3f s)\n"
+		"verdict: %s\n",
+		r->files, r->events, r->unparsed, members,
+		tr->last > tr->first ? (double)(tr->last - tr->first) / 1e6 : 0.0, r->grants,
+		r->epochs, r->regenerations, r->skips, r->rejoins, r->stale_drops, r->pauses,
+		r->dup_fences, r->backwards, r->stale_grants, r->overlaps,
+		(double)r->worst_overlap_us / 1e6,
+		r->overlaps ? (tr->opts->allow_overlap ? " - allowed: fencing keeps the resource safe"
+						       : " - not allowed")
+			    : "",
+		tr->opts->gap_ms, r->gaps, (double)r->longest_gap_us / 1e6, r->incidents,
+		(double)r->worst_recovery_us / 1e6,
+		r->violation ? "VIOLATION" : "OK: mutual exclusion and fencing held");
+}
+
+int ring_trace_check(const char *const *files, size_t n, const struct ring_trace_opts *opts,
+		     FILE *out, struct ring_trace_result *res, char *err, size_t errlen)
+{
+	struct ring_trace_result local;
+	if (!res)
+		res = &local;
+	memset(res, 0, sizeof *res);
+	struct tracer *tr = calloc(1, sizeof *tr);
+	if (!tr) {
+		snprintf(err, errlen, "out of memory");
+		return -RING_ENOMEM;
+	}
+	tr->res = res;
+	tr->opts = opts;
+	tr->out = out;
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = read_file(tr, files[i], err, errlen);
+		res->files++;
+	}
+	if (rc == 0) {
+		end_at_faults(tr);
+		check_fences(tr);
+		check_overlaps(tr);
+		check_gaps(tr);
+		check_incidents(tr);
+		res->violation = res->dup_fences || res->backwards || res->stale_grants ||
+				 (res->overlaps && !opts->allow_overlap);
+		report(tr);
+		rc = res->violation ? 1 : 0;
+	}
+	free(tr->g);
+	free(tr->seen);
+	free(tr->f);
+	free(tr);
+	return rc;
+}

@@ -1,0 +1,32 @@
+/* The trace checker behind `ringctl trace`: merges the JSON logs of every
+ * member (and a fault lab's faults.log) into one timeline and says whether
+ * mutual exclusion and fencing held. docs/testing.md explains its output. */
+#ifndef RING_TRACE_H
+#define RING_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct ring_trace_opts {
+	bool allow_overlap; /* overlapping regions are reported, not violations */
+	bool json;          /* one JSON object instead of the text summary */
+	uint64_t gap_ms;    /* report stretches longer than this with no token seen */
+};
+
+struct ring_trace_result {
+	size_t files, events, members, unparsed;
+	size_t grants, epochs, regenerations, skips, rejoins, pauses, stale_drops;
+	size_t dup_fences, backwards, stale_grants, overlaps, gaps, incidents;
+	uint64_t worst_overlap_us, longest_gap_us, worst_recovery_us;
+	bool violation;
+};
+
+/* Reads FILES (JSON lines as ringd --log-format json writes them), checks
+ * them and prints the report to OUT. Returns 0 when nothing was violated, 1
+ * on a violation, or -RING_EIO with ERR set when a file cannot be read. */
+int ring_trace_check(const char *const *files, size_t n, const struct ring_trace_opts *opts,
+		     FILE *out, struct ring_trace_result *res, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,218 @@
+/* CUnit suite for the trace checker (ring/trace.c): synthetic member logs
+ * with one known defect each, and a clean one. */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "suites.h"
+#include "trace.h"
+
+static char dir[64];
+
+static int setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/ring-trace-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes LINES (one JSON object each, ts given as seconds after 09:00:00)
+ * to dir/NAME. Each line: "SEC NODE EVENT FIELDS", FIELDS already JSON. */
+static const char *write_log(const char *name, const char *const *lines, size_t n)
+{
+	static char path[4][128];
+	static int k;
+	char *p = path[k++ % 4];
+	snprintf(p, 128, "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	for (size_t i = 0; i < n; i++) {
+		double sec;
+		unsigned node;
+		char ev[32], fields[200] = "";
+		int got = sscanf(lines[i], "%lf %u %31s %199[^\n]", &sec, &node, ev, fields);
+		CU_ASSERT_FATAL(got >= 3);
+		fprintf(f, "{\"ts\":\"2026-11-30T09:00:%02d.%06dZ\",\"node\":%u,\"event\":\"%s\"%s%s}\n",
+			(int)sec, (int)((sec - (int)sec) * 1e6 + 0.5), node, ev, got == 4 ? "," : "",
+			got == 4 ? fields : "");
+	}
+	fclose(f);
+	return p;
+}
+
+static int check(const char *const *files, size_t n, bool allow, struct ring_trace_result *r)
+{
+	struct ring_trace_opts o = {.allow_overlap = allow, .gap_ms = 1000};
+	char err[256];
+	FILE *sink = fopen("/dev/null", "w");
+	int rc = ring_trace_check(files, n, &o, sink, r, err, sizeof err);
+	fclose(sink);
+	return rc;
+}
+
+#define F(e, c) ((unsigned long long)(e) << 32 | (c))
+
+static void test_clean_ring_passes(void)
+{
+	char a[3][160], b[3][160];
+	snprintf(a[0], 160, "1.0 1 token_recv \"from\":2,\"epoch\":256,\"seq\":1");
+	snprintf(a[1], 160, "1.1 1 cs_enter \"fence\":%llu,\"epoch\":256,\"client\":1", F(256, 1));
+	snprintf(a[2], 160, "1.2 1 cs_exit \"fence\":%llu,\"client\":1", F(256, 1));
+	snprintf(b[0], 160, "1.3 2 token_recv \"from\":1,\"epoch\":256,\"seq\":2");
+	snprintf(b[1], 160, "1.4 2 cs_enter \"fence\":%llu,\"epoch\":256,\"client\":1", F(256, 2));
+	snprintf(b[2], 160, "1.5 2 cs_exit \"fence\":%llu,\"client\":1", F(256, 2));
+	const char *la[] = {a[0], a[1], a[2]}, *lb[] = {b[0], b[1], b[2]};
+	const char *files[] = {write_log("c1", la, 3), write_log("c2", lb, 3)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 2, false, &r), 0);
+	CU_ASSERT_EQUAL(r.grants, 2);
+	CU_ASSERT_EQUAL(r.members, 2);
+	CU_ASSERT_FALSE(r.violation);
+}
+
+static void test_fence_granted_twice_is_a_violation(void)
+{
+	char a[2][160], b[2][160];
+	snprintf(a[0], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(a[1], 160, "1.1 1 cs_exit \"fence\":%llu", F(256, 1));
+	snprintf(b[0], 160, "2.0 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(b[1], 160, "2.1 2 cs_exit \"fence\":%llu", F(256, 1));
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1]};
+	const char *files[] = {write_log("d1", la, 2), write_log("d2", lb, 2)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 2, true, &r), 1);
+	CU_ASSERT_EQUAL(r.dup_fences, 1);
+}
+
+static void test_fence_going_back_along_the_path_is_a_violation(void)
+{
+	char a[3][160], b[3][160];
+	snprintf(a[0], 160, "1.0 1 token_recv \"epoch\":256,\"seq\":1");
+	snprintf(a[1], 160, "1.1 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 5));
+	snprintf(a[2], 160, "1.2 1 cs_exit \"fence\":%llu", F(256, 5));
+	snprintf(b[0], 160, "1.3 2 token_recv \"epoch\":256,\"seq\":2");
+	snprintf(b[1], 160, "1.4 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 4));
+	snprintf(b[2], 160, "1.5 2 cs_exit \"fence\":%llu", F(256, 4));
+	const char *la[] = {a[0], a[1], a[2]}, *lb[] = {b[0], b[1], b[2]};
+	const char *files[] = {write_log("e1", la, 3), write_log("e2", lb, 3)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 2, true, &r), 1);
+	CU_ASSERT_EQUAL(r.backwards, 1);
+}
+
+static void test_grant_under_an_epoch_known_old_is_a_violation(void)
+{
+	char a[3][160];
+	snprintf(a[0], 160, "1.0 1 epoch_adopt \"epoch\":512,\"from\":2");
+	snprintf(a[1], 160, "1.1 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 9));
+	snprintf(a[2], 160, "1.2 1 cs_exit \"fence\":%llu", F(256, 9));
+	const char *la[] = {a[0], a[1], a[2]};
+	const char *files[] = {write_log("s1", la, 3)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 1, true, &r), 1);
+	CU_ASSERT_EQUAL(r.stale_grants, 1);
+}
+
+static void test_overlap_is_a_violation_unless_allowed(void)
+{
+	char a[2][160], b[2][160];
+	snprintf(a[0], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(a[1], 160, "3.0 1 cs_exit \"fence\":%llu", F(256, 1));
+	snprintf(b[0], 160, "2.0 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	snprintf(b[1], 160, "2.5 2 cs_exit \"fence\":%llu", F(513, 1));
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1]};
+	const char *files[] = {write_log("o1", la, 2), write_log("o2", lb, 2)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 2, false, &r), 1);
+	CU_ASSERT_EQUAL(r.overlaps, 1);
+	CU_ASSERT_EQUAL(r.worst_overlap_us, 500000);
+	CU_ASSERT_EQUAL(check(files, 2, true, &r), 0);
+	CU_ASSERT_EQUAL(r.overlaps, 1);
+}
+
+static void test_a_killed_holder_holds_until_the_fault(void)
+{
+	char a[2][160], b[2][160], f[1][160];
+	/* n1 logs nothing after its grant: without the fault it would seem
+	 * to end at once; the kill at 5.0 says it held until then. */
+	snprintf(a[0], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(a[1], 160, "1.0 1 token_pass \"to\":2,\"epoch\":256,\"seq\":3");
+	snprintf(b[0], 160, "4.0 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	snprintf(b[1], 160, "4.1 2 cs_exit \"fence\":%llu", F(513, 1));
+	snprintf(f[0], 160, "5.0 0 fault \"what\":\"kill 1\"");
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1]}, *lf[] = {f[0]};
+	const char *files[] = {write_log("k1", la, 2), write_log("k2", lb, 2),
+			       write_log("kf", lf, 1)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 3, false, &r), 1);
+	CU_ASSERT_EQUAL(r.overlaps, 1);
+	CU_ASSERT_EQUAL(r.incidents, 1);
+}
+
+static void test_recovery_after_a_fault_is_measured(void)
+{
+	char a[2][160], f[1][160];
+	snprintf(f[0], 160, "1.0 0 fault \"what\":\"kill 3\"");
+	snprintf(a[0], 160, "1.75 1 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	snprintf(a[1], 160, "1.8 1 cs_exit \"fence\":%llu", F(513, 1));
+	const char *la[] = {a[0], a[1]}, *lf[] = {f[0]};
+	const char *files[] = {write_log("r1", la, 2), write_log("rf", lf, 1)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 2, false, &r), 0);
+	CU_ASSERT_EQUAL(r.worst_recovery_us, 750000);
+}
+
+static void test_junk_lines_are_counted_not_fatal(void)
+{
+	const char *path = write_log("j1", (const char *[]){"1.0 1 node_start \"epoch\":0"}, 1);
+	FILE *f = fopen(path, "a");
+	fputs("not json\n{\"ts\":\"yesterday\",\"node\":1,\"event\":\"x\"}\n{}\n", f);
+	fclose(f);
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check((const char *[]){path}, 1, false, &r), 0);
+	CU_ASSERT_EQUAL(r.unparsed, 3);
+	CU_ASSERT_EQUAL(r.events, 1);
+}
+
+static void test_missing_file_is_an_error(void)
+{
+	struct ring_trace_opts o = {.gap_ms = 1000};
+	char err[256];
+	const char *files[] = {"/nonexistent/ring.log"};
+	CU_ASSERT(ring_trace_check(files, 1, &o, stdout, NULL, err, sizeof err) < 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/ring.log"));
+}
+
+int ring_test_trace_suite(void)
+{
+	CU_pSuite s = CU_add_suite("trace", setup, teardown);
+	if (!s)
+		return (int)CU_get_error();
+#define T_(f) {#f, f}
+	static const struct {
+		const char *name;
+		CU_TestFunc fn;
+	} tests[] = {
+		T_(test_clean_ring_passes),
+		T_(test_fence_granted_twice_is_a_violation),
+		T_(test_fence_going_back_along_the_path_is_a_violation),
+		T_(test_grant_under_an_epoch_known_old_is_a_violation),
+		T_(test_overlap_is_a_violation_unless_allowed),
+		T_(test_a_killed_holder_holds_until_the_fault),
+		T_(test_recovery_after_a_fault_is_measured),
+		T_(test_junk_lines_are_counted_not_fatal),
+		T_(test_missing_file_is_an_error),
+	};
+	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+		if (!CU_add_test(s, tests[i].name, tests[i].fn))
+			return (int)CU_get_error();
+	return 0;
+}
