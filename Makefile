@@ -16,6 +16,8 @@ INIH_CFLAGS  := $(shell pkg-config --cflags inih 2>/dev/null)
 INIH_LIBS    := $(shell pkg-config --libs inih 2>/dev/null || echo -linih)
 EVENT_CFLAGS := $(shell pkg-config --cflags libevent 2>/dev/null)
 EVENT_LIBS   := $(shell pkg-config --libs libevent 2>/dev/null || echo -levent)
+SODIUM_CFLAGS := $(shell pkg-config --cflags libsodium 2>/dev/null)
+SODIUM_LIBS  := $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
 JSON_CFLAGS  := $(shell pkg-config --cflags jansson 2>/dev/null)
 JSON_LIBS    := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
@@ -23,12 +25,13 @@ JSON_LIBS    := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 # only this, without libevent, so the build itself keeps the core pure.
 CORE_SRC = ring/err.c ring/layout.c ring/wire.c ring/node.c
 UNIT_SRC = test/unit_main.c test/test_wire.c test/test_node.c test/test_layout.c \
-	   test/test_fence_file.c test/test_conf.c test/test_control.c test/test_trace.c
+	   test/test_fence_file.c test/test_conf.c test/test_control.c test/test_trace.c \
+	   test/test_auth.c
 SIM_SRC  = test/sim.c
 # What ringd and ringctl share beyond the core, without libevent, so the unit
 # binary tests it too: the INI file (inih), the control protocol, the log,
 # the fenced resource.
-TOOL_SRC = ring/conf.c ring/control.c ring/log.c ring/fence_file.c
+TOOL_SRC = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c
 # The libevent shell, and the control tool.
 DAEMON_SRC  = ring/daemon.c ring/main.c
 RINGCTL_SRC = ring/ringctl.c
@@ -63,27 +66,27 @@ SEED  ?= 1
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
 
 ring/ringd: $(DAEMON_OBJ) $(TOOL_OBJ) $(CORE_OBJ)
-	$(CC) $(CFLAGS) $^ $(EVENT_LIBS) $(INIH_LIBS) -o $@
+	$(CC) $(CFLAGS) $^ $(EVENT_LIBS) $(INIH_LIBS) $(SODIUM_LIBS) -o $@
 
 ring/ringctl: $(RINGCTL_OBJ) $(TRACE_OBJ) $(TOOL_OBJ) $(CORE_OBJ)
-	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(JSON_LIBS) -o $@
+	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -o $@
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) $(SODIUM_CFLAGS) -c $< -o $@
 
 $(BS)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) -c $< -o $@
+	$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) $(SODIUM_CFLAGS) -c $< -o $@
 
 $(B)/unit: $(UNIT_OBJ) $(CORE_OBJ) $(TOOL_OBJ) $(TRACE_OBJ)
-	$(CC) $(CFLAGS) $^ $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) -o $@
+	$(CC) $(CFLAGS) $^ $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -o $@
 
 $(B)/sim: $(SIM_OBJ) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -o $@
 
 $(BS)/unit: $(UNIT_SOBJ) $(CORE_SOBJ) $(TOOL_SOBJ) $(TRACE_SOBJ)
-	$(CC) $(SAN_FLAGS) $^ $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) -o $@
+	$(CC) $(SAN_FLAGS) $^ $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -o $@
 
 $(BS)/sim: $(SIM_SOBJ) $(CORE_SOBJ)
 	$(CC) $(SAN_FLAGS) $^ -o $@

@@ -23,6 +23,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "auth.h"
 #include "control.h"
 #include "err.h"
 #include "node.h"
@@ -77,7 +78,11 @@ struct ring_daemon {
 	struct ring_set blocked;
 	uint64_t rng;
 
+	struct ring_auth *auth; /* NULL when secret_file is unset */
 	uint64_t auth_failures;
+	uint64_t auth_logged_us;
+	uint64_t auth_unlogged;
+	struct event *sig_hup;
 	bool leaving;
 	bool stopping;
 	int fatal;
@@ -89,6 +94,13 @@ static uint64_t now_us(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static uint64_t wall_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
@@ -198,14 +210,26 @@ static bool send_to(struct ring_daemon *d, size_t idx, const uint8_t *buf, size_
 
 static void do_send(struct ring_daemon *d, const struct ring_action *a, bool *dropped)
 {
+	uint8_t sealed[RING_WIRE_MAX + RING_AUTH_TRAILER];
+	const uint8_t *buf = a->u.send.buf;
+	size_t len = a->u.send.len;
+	if (d->auth) {
+		/* Sealed once: every receiver keeps its own replay window. */
+		memcpy(sealed, buf, len);
+		int n = ring_auth_seal(d->auth, sealed, len, sizeof sealed, wall_us());
+		if (n < 0)
+			return;
+		buf = sealed;
+		len = (size_t)n;
+	}
 	if (a->u.send.to == 0) {
 		for (size_t i = 0; i < d->layout->n; i++)
 			if (i != d->me)
-				send_to(d, i, a->u.send.buf, a->u.send.len);
+				send_to(d, i, buf, len);
 		return;
 	}
 	int idx = ring_layout_index(d->layout, a->u.send.to);
-	if (idx >= 0 && send_to(d, (size_t)idx, a->u.send.buf, a->u.send.len))
+	if (idx >= 0 && send_to(d, (size_t)idx, buf, len))
 		*dropped = true;
 }
 
@@ -353,11 +377,38 @@ static void answer_status(struct ring_daemon *d, const uint8_t *buf, size_t len,
 	r->alive = st.alive;
 	r->counters = st.counters;
 	r->counters.auth_failures = d->auth_failures;
-	uint8_t out[RING_WIRE_MAX];
-	int n = ring_wire_encode(&m, out, sizeof out);
+	uint8_t out[RING_WIRE_MAX + RING_AUTH_TRAILER];
+	int n = ring_wire_encode(&m, out, RING_WIRE_MAX);
+	if (n > 0 && d->auth)
+		n = ring_auth_seal(d->auth, out, (size_t)n, sizeof out, wall_us());
 	if (n > 0)
 		(void)sendto(d->udp_fd, out, (size_t)n, MSG_DONTWAIT, (const struct sockaddr *)from,
 			     fromlen);
+}
+
+/* Counted always, logged at most once a second: a flood of forgeries must
+ * not become a flood of log lines. */
+static void auth_failed(struct ring_daemon *d, const struct sockaddr_storage *from,
+			socklen_t fromlen, uint16_t id, int why)
+{
+	d->auth_failures++;
+	uint64_t now = now_us();
+	if (d->auth_logged_us && now - d->auth_logged_us < 1000000u) {
+		d->auth_unlogged++;
+		return;
+	}
+	char host[64] = "?", port[8] = "?";
+	getnameinfo((const struct sockaddr *)from, fromlen, host, sizeof host, port, sizeof port,
+		    NI_NUMERICHOST | NI_NUMERICSERV);
+	char addr[80];
+	snprintf(addr, sizeof addr, "%s:%s", host, port);
+	struct ring_log_field f[] = {
+		RING_LF_N("from", id), RING_LF_S("addr", addr),
+		RING_LF_S("reason", ring_strerror(why)), RING_LF_N("unlogged", d->auth_unlogged),
+	};
+	ring_log_emit(d->log, "auth_fail", false, f, sizeof f / sizeof f[0]);
+	d->auth_logged_us = now;
+	d->auth_unlogged = 0;
 }
 
 static void udp_cb(evutil_socket_t fd, short what, void *arg)
@@ -373,6 +424,17 @@ static void udp_cb(evutil_socket_t fd, short what, void *arg)
 		if (n < 0)
 			return; /* EAGAIN: drained */
 		uint16_t id = member_at(d, &from, fromlen);
+		if (d->auth) {
+			int idx = id ? ring_layout_index(d->layout, id) : -1;
+			/* Strangers (ringctl) share the last replay window. */
+			size_t slot = idx >= 0 ? (size_t)idx : d->layout->n;
+			int body = ring_auth_open(d->auth, buf, (size_t)n, slot, wall_us());
+			if (body < 0) {
+				auth_failed(d, &from, fromlen, id, body);
+				continue;
+			}
+			n = body;
+		}
 		if (n > 3 && buf[3] == RING_MSG_STATUS_REQ) {
 			answer_status(d, buf, (size_t)n, &from, fromlen);
 			continue;
@@ -698,6 +760,20 @@ static void leave_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	event_base_loopexit(d->base, NULL);
 }
 
+static void hup_cb(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	struct ring_daemon *d = arg;
+	char err[512];
+	if (!d->auth)
+		return;
+	int rc = ring_auth_reload(d->auth, d->conf->secret_file, err, sizeof err);
+	struct ring_log_field f = rc == 0 ? RING_LF_S("secret_file", d->conf->secret_file)
+					  : RING_LF_S("error", err);
+	ring_log_emit(d->log, rc == 0 ? "keys_reloaded" : "keys_reload_failed", false, &f, 1);
+}
+
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
 {
 	(void)what;
@@ -768,6 +844,12 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	if (rc < 0)
 		return rc;
 
+	if (conf->secret_file[0]) {
+		rc = ring_auth_load(&d->auth, conf->secret_file, d->layout->n + 1, err, errlen);
+		if (rc < 0)
+			return -RING_ECONFIG; /* the file is part of the configuration */
+	}
+
 	d->base = event_base_new();
 	if (!d->base) {
 		snprintf(err, errlen, "event_base_new failed");
@@ -785,13 +867,16 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	d->sig_term = evsignal_new(d->base, SIGTERM, signal_cb, d);
 	d->sig_int = evsignal_new(d->base, SIGINT, signal_cb, d);
 	d->leave_timeout = evtimer_new(d->base, leave_timeout_cb, d);
-	if (!d->udp_ev || !d->timer || !d->sig_term || !d->sig_int || !d->leave_timeout) {
+	d->sig_hup = evsignal_new(d->base, SIGHUP, hup_cb, d);
+	if (!d->udp_ev || !d->timer || !d->sig_term || !d->sig_int || !d->leave_timeout ||
+	    !d->sig_hup) {
 		snprintf(err, errlen, "out of memory");
 		return -RING_ENOMEM;
 	}
 	event_add(d->udp_ev, NULL);
 	evsignal_add(d->sig_term, NULL);
 	evsignal_add(d->sig_int, NULL);
+	evsignal_add(d->sig_hup, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a client gone mid-reply is handled by its event */
 	return 0;
 }
@@ -840,6 +925,9 @@ void ring_daemon_free(struct ring_daemon *d)
 		event_free(d->leave_timeout);
 	if (d->sig_int)
 		event_free(d->sig_int);
+	if (d->sig_hup)
+		event_free(d->sig_hup);
+	ring_auth_free(d->auth);
 	if (d->sig_term)
 		event_free(d->sig_term);
 	if (d->timer)

@@ -21,7 +21,9 @@
 	X(ECONFIG, "bad configuration")                                  \
 	X(ENOMEM, "out of memory")                                       \
 	X(ESTALE, "stale fence")                                         \
-	X(EIO, "input/output error")
+	X(EIO, "input/output error") \
+	X(EAUTH, "missing or wrong authentication") \
+	X(EREPLAY, "replayed or stale datagram")
 
 enum {
 	RING_OK = 0,

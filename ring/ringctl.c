@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "conf.h"
 #include "control.h"
 #include "err.h"
@@ -46,6 +47,7 @@ static void usage(FILE *out)
 		"       ringctl -c CONFIG -n ID inject WHAT [ARG]     fault drills (allow_inject = true)\n"
 		"       ringctl trace [--json] [--allow-overlap] [--gap MS] LOG...\n"
 		"                                   check members' JSON logs: mutual exclusion, fencing\n"
+		"       ringctl keygen FILE                           write a new secret_file (mode 0600)\n"
 		"\n"
 		"run: waits (at most MS milliseconds with -t) for the critical region, runs CMD\n"
 		"with RING_FENCE, RING_EPOCH and RING_NODE set, releases when CMD exits and exits\n"
@@ -212,6 +214,13 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+static uint64_t wall_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 static int cmd_ring(const struct ring_conf *conf, bool json)
 {
 	const struct ring_layout *l = &conf->layout;
@@ -241,6 +250,16 @@ static int cmd_ring(const struct ring_conf *conf, bool json)
 		perror("ringctl: socket");
 		return EXIT_FAIL;
 	}
+	struct ring_auth *auth = NULL;
+	if (conf->secret_file[0]) {
+		char err[512];
+		if (ring_auth_load(&auth, conf->secret_file, l->n, err, sizeof err) < 0) {
+			fprintf(stderr, "ringctl: %s (status over UDP is authenticated: run as "
+				"a user that may read the key)\n", err);
+			close(fd);
+			return EXIT_CONFIG;
+		}
+	}
 	uint64_t nonce = ((uint64_t)getpid() << 32) ^ mono_ms() ^ fp;
 	size_t answered = 0;
 	/* Ask, wait, ask again the silent ones: a lost datagram is not a down
@@ -248,12 +267,14 @@ static int cmd_ring(const struct ring_conf *conf, bool json)
 	for (int round = 0; round < 3 && answered < l->n; round++) {
 		struct ring_msg req = {.type = RING_MSG_STATUS_REQ, .from = 0, .fingerprint = fp};
 		req.u.status_req.nonce = nonce;
-		uint8_t buf[RING_WIRE_MAX];
+		uint8_t buf[RING_WIRE_MAX + RING_AUTH_TRAILER];
 		for (size_t i = 0; i < l->n; i++) {
 			if (got[i])
 				continue;
 			req.to = l->members[i].id;
-			int n = ring_wire_encode(&req, buf, sizeof buf);
+			int n = ring_wire_encode(&req, buf, RING_WIRE_MAX);
+			if (n > 0 && auth)
+				n = ring_auth_seal(auth, buf, (size_t)n, sizeof buf, wall_us());
 			if (n > 0)
 				(void)sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&addr[i], alen[i]);
 		}
@@ -262,8 +283,22 @@ static int cmd_ring(const struct ring_conf *conf, bool json)
 			struct pollfd p = {.fd = fd, .events = POLLIN};
 			if (poll(&p, 1, (int)(until - now)) <= 0)
 				continue;
-			uint8_t in[RING_WIRE_MAX + 64];
-			ssize_t got_n = recv(fd, in, sizeof in, MSG_DONTWAIT);
+			uint8_t in[RING_WIRE_MAX + RING_AUTH_TRAILER + 64];
+			struct sockaddr_storage from;
+			socklen_t fromlen = sizeof from;
+			ssize_t got_n = recvfrom(fd, in, sizeof in, MSG_DONTWAIT,
+						 (struct sockaddr *)&from, &fromlen);
+			if (got_n > 0 && auth) {
+				/* The sender's slot is its member index: find it by
+				 * address, as a member would. */
+				size_t slot = l->n;
+				for (size_t k = 0; k < l->n; k++)
+					if (alen[k] == fromlen && memcmp(&addr[k], &from, fromlen) == 0)
+						slot = k;
+				got_n = slot < l->n ? ring_auth_open(auth, in, (size_t)got_n, slot,
+								     wall_us())
+						    : -1;
+			}
 			struct ring_msg m;
 			if (got_n <= 0 || ring_wire_decode(in, (size_t)got_n, &m) < 0 ||
 			    m.type != RING_MSG_STATUS_RESP || m.fingerprint != fp ||
@@ -278,6 +313,7 @@ static int cmd_ring(const struct ring_conf *conf, bool json)
 		}
 	}
 	close(fd);
+	ring_auth_free(auth);
 
 	if (!json)
 		printf("ring \"%s\": %zu of %zu members answer\n"
@@ -656,6 +692,19 @@ int main(int argc, char **argv)
 		return cmd_fenced_append(rest, args);
 	if (strcmp(cmd, "trace") == 0)
 		return cmd_trace(rest, args);
+	if (strcmp(cmd, "keygen") == 0) {
+		if (rest != 1) {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		char err[512];
+		if (ring_auth_keygen(args[0], err, sizeof err) < 0) {
+			fprintf(stderr, "ringctl: %s\n", err);
+			return EXIT_FAIL;
+		}
+		printf("wrote a new key to %s (mode 0600); copy it to every member's host\n", args[0]);
+		return 0;
+	}
 
 	static struct ring_conf conf;
 	bool json = rest == 1 && strcmp(args[0], "--json") == 0;

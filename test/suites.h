@@ -10,5 +10,6 @@ int ring_test_fence_file_suite(void);
 int ring_test_conf_suite(void);
 int ring_test_control_suite(void);
 int ring_test_trace_suite(void);
+int ring_test_auth_suite(void);
 
 #endif

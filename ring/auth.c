@@ -1,0 +1,230 @@
+/* Datagram authentication with libsodium's crypto_auth (HMAC-SHA-512-256)
+ * and a replay window per sender: a timestamp must be fresh, not much older
+ * than the newest one seen from that sender, and not one seen already. */
+#include "auth.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "err.h"
+
+#define RECENT 64 /* timestamps remembered per sender for exact copies */
+
+struct replay {
+	uint64_t newest;
+	uint64_t recent[RECENT];
+	size_t next;
+};
+
+struct ring_auth {
+	unsigned char key[RING_AUTH_KEYS][crypto_auth_KEYBYTES];
+	size_t nkeys;
+	uint64_t last_sealed;
+	size_t slots;
+	struct replay win[];
+};
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Keys from PATH into KEY; the key is BLAKE2b of the line, so any line of
+ * at least 32 bytes (hex, base64, raw) serves. */
+static int read_keys(const char *path, unsigned char key[][crypto_auth_KEYBYTES],
+		     size_t *nkeys, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "secret_file %s: %s", path, strerror(errno));
+		return -RING_EAUTH;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		snprintf(err, errlen, "secret_file %s: not a regular file", path);
+		return -RING_EAUTH;
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		snprintf(err, errlen,
+			 "secret_file %s is readable by others (mode %04o): chmod 600 %s",
+			 path, (unsigned)(st.st_mode & 07777), path);
+		return -RING_EAUTH;
+	}
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0) {
+		snprintf(err, errlen, "secret_file %s: %s", path, strerror(errno));
+		return -RING_EAUTH;
+	}
+	buf[n] = 0;
+	*nkeys = 0;
+	size_t lineno = 0;
+	for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		lineno++;
+		size_t len = strcspn(line, "\r");
+		if (len == 0)
+			continue;
+		if (len < RING_AUTH_KEY_MIN) {
+			snprintf(err, errlen, "secret_file %s: key on line %zu has %zu bytes, "
+				 "at least %d are needed (ringctl keygen makes one)",
+				 path, lineno, len, RING_AUTH_KEY_MIN);
+			sodium_memzero(buf, sizeof buf);
+			return -RING_EAUTH;
+		}
+		if (*nkeys == RING_AUTH_KEYS) {
+			snprintf(err, errlen, "secret_file %s: at most %d keys", path, RING_AUTH_KEYS);
+			sodium_memzero(buf, sizeof buf);
+			return -RING_EAUTH;
+		}
+		crypto_generichash(key[*nkeys], crypto_auth_KEYBYTES, (const unsigned char *)line,
+				   len, NULL, 0);
+		(*nkeys)++;
+	}
+	sodium_memzero(buf, sizeof buf);
+	if (*nkeys == 0) {
+		snprintf(err, errlen, "secret_file %s: no key in it (ringctl keygen makes one)", path);
+		return -RING_EAUTH;
+	}
+	return 0;
+}
+
+int ring_auth_load(struct ring_auth **out, const char *path, size_t slots, char *err,
+		   size_t errlen)
+{
+	*out = NULL;
+	if (sodium_init() < 0) {
+		snprintf(err, errlen, "libsodium failed to initialise");
+		return -RING_EAUTH;
+	}
+	struct ring_auth *a = calloc(1, sizeof *a + slots * sizeof a->win[0]);
+	if (!a) {
+		snprintf(err, errlen, "out of memory");
+		return -RING_ENOMEM;
+	}
+	a->slots = slots;
+	int rc = read_keys(path, a->key, &a->nkeys, err, errlen);
+	if (rc < 0) {
+		ring_auth_free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+int ring_auth_reload(struct ring_auth *a, const char *path, char *err, size_t errlen)
+{
+	unsigned char key[RING_AUTH_KEYS][crypto_auth_KEYBYTES];
+	size_t n;
+	int rc = read_keys(path, key, &n, err, errlen);
+	if (rc == 0) {
+		memcpy(a->key, key, sizeof key);
+		a->nkeys = n;
+	}
+	sodium_memzero(key, sizeof key);
+	return rc;
+}
+
+void ring_auth_free(struct ring_auth *a)
+{
+	if (!a)
+		return;
+	sodium_memzero(a->key, sizeof a->key);
+	free(a);
+}
+
+int ring_auth_seal(struct ring_auth *a, uint8_t *buf, size_t len, size_t cap, uint64_t now_us)
+{
+	if (cap < len || cap - len < RING_AUTH_TRAILER)
+		return -RING_ENOSPACE;
+	/* Strictly increasing even if the clock steps back: receivers refuse
+	 * a timestamp they have seen. */
+	uint64_t ts = now_us > a->last_sealed ? now_us : a->last_sealed + 1;
+	a->last_sealed = ts;
+	put_u64(buf + len, ts);
+	crypto_auth(buf + len + 8, buf, len + 8, a->key[0]);
+	return (int)(len + RING_AUTH_TRAILER);
+}
+
+int ring_auth_open(struct ring_auth *a, const uint8_t *buf, size_t len, size_t slot,
+		   uint64_t now_us)
+{
+	if (len < RING_AUTH_TRAILER || slot >= a->slots)
+		return -RING_EAUTH;
+	size_t body = len - RING_AUTH_TRAILER;
+	bool ok = false;
+	for (size_t k = 0; k < a->nkeys && !ok; k++)
+		ok = crypto_auth_verify(buf + body + 8, buf, body + 8, a->key[k]) == 0;
+	if (!ok)
+		return -RING_EAUTH;
+	uint64_t ts = get_u64(buf + body);
+	uint64_t skew = ts > now_us ? ts - now_us : now_us - ts;
+	if (skew > RING_AUTH_FRESH_US)
+		return -RING_EREPLAY; /* an old capture, or clocks far apart */
+	struct replay *w = &a->win[slot];
+	if (ts + RING_AUTH_REORDER_US < w->newest)
+		return -RING_EREPLAY;
+	for (size_t i = 0; i < RECENT; i++)
+		if (w->recent[i] == ts)
+			return -RING_EREPLAY;
+	w->recent[w->next] = ts;
+	w->next = (w->next + 1) % RECENT;
+	if (ts > w->newest)
+		w->newest = ts;
+	return (int)body;
+}
+
+int ring_auth_keygen(const char *path, char *err, size_t errlen)
+{
+	if (sodium_init() < 0) {
+		snprintf(err, errlen, "libsodium failed to initialise");
+		return -RING_EAUTH;
+	}
+	unsigned char raw[32];
+	char hex[2 * sizeof raw + 2];
+	randombytes_buf(raw, sizeof raw);
+	sodium_bin2hex(hex, sizeof hex, raw, sizeof raw);
+	sodium_memzero(raw, sizeof raw);
+	size_t len = strlen(hex);
+	hex[len++] = '\n';
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s%s", path, strerror(e),
+			 e == EEXIST ? " (not overwriting a key)" : "");
+		sodium_memzero(hex, sizeof hex);
+		return -e;
+	}
+	ssize_t w = write(fd, hex, len);
+	int e = w == (ssize_t)len ? 0 : (w < 0 ? errno : EIO);
+	if (!e && fsync(fd) != 0)
+		e = errno;
+	close(fd);
+	sodium_memzero(hex, sizeof hex);
+	if (e) {
+		unlink(path);
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	return 0;
+}
