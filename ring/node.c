@@ -506,6 +506,10 @@ static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t 
 		node->visit_granted = false;
 		return;
 	}
+	/* A heartbeat that is due goes first, so the token leaves with its
+	 * quiet time reset; otherwise every later holder would find it due. */
+	if (now >= node->hb_deadline)
+		send_heartbeat(node, up, now);
 	node->resting = false;
 	node->visit_granted = false;
 	node->token.seq++;
@@ -600,6 +604,7 @@ static void start_election(struct ring_node *node, struct ring_update *up, uint6
 		.initiator = node->id,
 		.round = node->elect_round,
 		.max_epoch = node->epoch,
+		.flags = node->no_quorum ? RING_ELECTION_NO_QUORUM : 0,
 	};
 	ring_set_add(&e.participants, node->me);
 	election_forward(node, up, &e, (node->me + 1) % node->layout.n, now);
@@ -689,16 +694,9 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 			return; /* ours goes on instead (Chang-Roberts) */
 		node->elect_active = false;
 	}
-	if (node->participated_until != 0 && node->layout.quorum == RING_QUORUM_MAJORITY &&
-	    !node->no_quorum) {
-		/* The last election we took part in ended without a token
-		 * (hearing one clears participated_until): with a majority rule
-		 * that is a missing quorum, which the initiator saw and we
-		 * could not. Say so rather than "electing" forever. */
+	/* The initiator's last round lacked a quorum: so do we, on this side. */
+	if (e->flags & RING_ELECTION_NO_QUORUM)
 		node->no_quorum = true;
-		log_event(up, RING_LOG_NO_QUORUM, ring_set_count(&e->participants) + 1,
-			  node->quorum, 0);
-	}
 	struct ring_msg_election fwd = *e;
 	ring_set_add(&fwd.participants, node->me);
 	fwd.max_epoch = max_u32(fwd.max_epoch, node->epoch);

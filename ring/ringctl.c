@@ -485,15 +485,27 @@ static int cmd_run(const struct ring_conf *conf, uint16_t id, bool has_t, uint64
 		_exit(127);
 	}
 
+	/* The lease is timed here too: a member stalled past it (a pause)
+	 * cannot send REVOKED in time, and CMD must stop all the same. The
+	 * grant reached us after it was made, so our clock ends it no later. */
+	uint64_t lease_end = mono_ms() + conf->layout.lease_ms;
 	bool lost = false;
 	int status = 0;
 	for (;;) {
 		pid_t w = waitpid(child, &status, WNOHANG);
 		if (w == child)
 			break;
+		uint64_t now = mono_ms();
+		if (!lost && now >= lease_end) {
+			fprintf(stderr, "ringctl: lease of %u ms is over; stopping %s\n",
+				conf->layout.lease_ms, cmd[0]);
+			lost = true;
+			kill(child, SIGTERM);
+		}
+		int wait_ms = lost ? 1000 : (int)(lease_end - now < 1000 ? lease_end - now : 1000);
 		struct pollfd p[2] = {{.fd = fd, .events = lost ? 0 : POLLIN},
 				      {.fd = sig_pipe[0], .events = POLLIN}};
-		if (poll(p, 2, 1000) < 0 && errno != EINTR)
+		if (poll(p, 2, wait_ms) < 0 && errno != EINTR)
 			break;
 		if (p[1].revents & POLLIN) {
 			unsigned char s;

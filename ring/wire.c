@@ -20,7 +20,7 @@ _Static_assert(sizeof(struct ring_set) == 32, "a ring_set travels as 32 raw byte
 #define BODY_TOKEN (4 + 4 + 4 + 4 + SET_BYTES)   /* epoch seq counter quiet_us alive */
 #define BODY_TOKEN_ACK (4 + 4 + 4 + 4)           /* epoch seq known_epoch flags */
 #define BODY_HEARTBEAT (4 + 4 + 4 + SET_BYTES)   /* epoch seq counter alive */
-#define BODY_ELECTION (2 + 2 + 4 + 4 + SET_BYTES) /* initiator hops round max_epoch participants */
+#define BODY_ELECTION (2 + 2 + 4 + 4 + SET_BYTES + 4) /* initiator hops round max_epoch participants flags */
 #define BODY_ELECTION_ACK (2 + 2 + 4)            /* initiator hops round */
 #define BODY_JOIN 4                              /* epoch */
 #define BODY_LEAVE 4                             /* epoch */
@@ -172,7 +172,8 @@ static uint8_t *put_body(uint8_t *p, const struct ring_msg *msg)
 		p = put_u16(p, e->hops);
 		p = put_u32(p, e->round);
 		p = put_u32(p, e->max_epoch);
-		return put_set(p, &e->participants);
+		p = put_set(p, &e->participants);
+		return put_u32(p, e->flags);
 	}
 	case RING_MSG_ELECTION_ACK: {
 		const struct ring_msg_election_ack *e = &msg->u.election_ack;
@@ -237,7 +238,8 @@ static const uint8_t *get_body(const uint8_t *p, struct ring_msg *msg)
 		p = get_u16(p, &e->hops);
 		p = get_u32(p, &e->round);
 		p = get_u32(p, &e->max_epoch);
-		return get_set(p, &e->participants);
+		p = get_set(p, &e->participants);
+		return get_u32(p, &e->flags);
 	}
 	case RING_MSG_ELECTION_ACK: {
 		struct ring_msg_election_ack *e = &msg->u.election_ack;
@@ -292,7 +294,8 @@ static int check_fields(const struct ring_msg *msg)
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_ELECTION:
-		if (msg->u.election.initiator == 0 || msg->u.election.round == 0)
+		if (msg->u.election.initiator == 0 || msg->u.election.round == 0 ||
+		    (msg->u.election.flags & ~RING_ELECTION_NO_QUORUM))
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_ELECTION_ACK:

@@ -57,12 +57,17 @@ struct ring_msg_heartbeat {
 	struct ring_set alive;
 };
 
+/* ELECTION flag: the initiator's previous round had fewer participants
+ * than a quorum, so the members it reaches report no-quorum too. */
+#define RING_ELECTION_NO_QUORUM 0x1u
+
 struct ring_msg_election {
 	uint16_t initiator; /* member id, never 0 */
 	uint16_t hops;
 	uint32_t round;     /* initiator's election count, never 0 */
 	uint32_t max_epoch; /* highest epoch known to anyone on the way */
 	struct ring_set participants;
+	uint32_t flags;     /* RING_ELECTION_* */
 };
 
 struct ring_msg_election_ack {

@@ -323,6 +323,7 @@ struct sim_run {
 	uint64_t t_heal, t_settle, t_end, bound_us;
 	bool healed;
 	bool regenerated; /* a token exists since the first regeneration */
+	uint64_t heartbeats; /* broadcasts sent */
 
 	/* what the checks remember */
 	struct u64map fences;       /* every granted fence */
@@ -901,6 +902,8 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 		fail(run, "send", "n%u sends %u bytes", i, len);
 		return;
 	}
+	if (to == 0 && a->u.send.buf[3] == RING_MSG_HEARTBEAT)
+		run->heartbeats++;
 	int dst = to ? ring_layout_index(&run->layout, to) : -1;
 	if (to && (dst < 0 || (uint32_t)dst == i)) {
 		fail(run, "send", "n%u sends to id %u, %s", i, to,
@@ -1615,6 +1618,12 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, struct sim
 	trace(run, "end: %" PRIu64 " events, %" PRIu64 " grants, %" PRIu64 " overlaps, %" PRIu64
 	      " stale refused, %" PRIu64 " denied", run->events, run->res.grants,
 	      run->res.overlaps, run->res.stale, run->res.denies);
+	/* One token heartbeats about once per heartbeat_ms, whoever holds it;
+	 * a healthy ring that sends far more has a storm (PROTOCOL.md §5.1). */
+	uint64_t hb_budget = 2 * run->now / (run->layout.heartbeat_ms * MS) + 4 * run->n + 10;
+	if (run->cls == SIM_CLASS_HEALTHY && !failed(run) && run->heartbeats > hb_budget)
+		fail(run, "liveness", "%" PRIu64 " heartbeats in %.1f s, budget %" PRIu64,
+		     run->heartbeats, (double)run->now / 1e6, hb_budget);
 	run->res.virtual_us = run->now;
 	run->res.bound_us = run->bound_us;
 	run->res.rotation_us = run->n * (run->cs_max_us + run->layout.ack_timeout_ms * MS);

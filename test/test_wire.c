@@ -67,7 +67,8 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 		break;
 	case RING_MSG_ELECTION:
 		m->u.election = (struct ring_msg_election){ UINT16_MAX, UINT16_MAX, UINT32_MAX,
-							    UINT32_MAX, all };
+							    UINT32_MAX, all,
+							    RING_ELECTION_NO_QUORUM };
 		break;
 	case RING_MSG_ELECTION_ACK:
 		m->u.election_ack = (struct ring_msg_election_ack){ UINT16_MAX, UINT16_MAX,
@@ -130,7 +131,8 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 		break;
 	case RING_MSG_ELECTION:
 		m->u.election = (struct ring_msg_election){ 0x00ff, 0xff00, 0x0000ffffu,
-							    0xffff0000u, s };
+							    0xffff0000u, s,
+							    RING_ELECTION_NO_QUORUM };
 		break;
 	case RING_MSG_ELECTION_ACK:
 		m->u.election_ack = (struct ring_msg_election_ack){ 0x1234, 0x5678,
@@ -203,6 +205,7 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 		CU_ASSERT_EQUAL(memcmp(&a->u.election.participants,
 				       &b->u.election.participants,
 				       sizeof(struct ring_set)), 0);
+		CU_ASSERT_EQUAL(a->u.election.flags, b->u.election.flags);
 		break;
 	case RING_MSG_ELECTION_ACK:
 		CU_ASSERT_EQUAL(a->u.election_ack.initiator, b->u.election_ack.initiator);
@@ -316,7 +319,7 @@ static void test_encoded_size_equals_wire_size(void)
 		size_t size;
 	} sizes[] = {
 		{ RING_MSG_TOKEN, 16 + 48 },     { RING_MSG_TOKEN_ACK, 16 + 16 },
-		{ RING_MSG_HEARTBEAT, 16 + 44 }, { RING_MSG_ELECTION, 16 + 44 },
+		{ RING_MSG_HEARTBEAT, 16 + 44 }, { RING_MSG_ELECTION, 16 + 48 },
 		{ RING_MSG_ELECTION_ACK, 16 + 8 }, { RING_MSG_JOIN, 16 + 4 },
 		{ RING_MSG_LEAVE, 16 + 4 },      { RING_MSG_STATUS_REQ, 16 + 8 },
 		{ RING_MSG_STATUS_RESP, 16 + 64 + 8 * RING_COUNTER_COUNT },
@@ -550,6 +553,9 @@ static void test_election_with_initiator_0_or_round_0_is_rejected(void)
 	assert_decode_fails(&m, -RING_EFIELD);
 	make_pattern(&m, RING_MSG_ELECTION);
 	m.u.election.round = 0;
+	assert_decode_fails(&m, -RING_EFIELD);
+	make_pattern(&m, RING_MSG_ELECTION);
+	m.u.election.flags = 2; /* no such flag */
 	assert_decode_fails(&m, -RING_EFIELD);
 }
 
