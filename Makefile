@@ -8,7 +8,7 @@ SAN_FLAGS  = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 
 # Packages the build and the tests need (Debian names).
 DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
-       libjansson-dev jq iproute2 procps
+       libjansson-dev jq iproute2 procps nftables clang libclang-rt-14-dev valgrind
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
@@ -61,7 +61,7 @@ SEEDS ?= 5000
 CLASS ?= healthy
 SEED  ?= 1
 
-.PHONY: all deps test test-all check sim soak asan demo bench clean integration
+.PHONY: all deps test test-all check sim soak asan demo bench clean integration fuzz fuzz-short
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
 
@@ -133,6 +133,43 @@ soak: $(B)/sim
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SEEDS) --first 1000000 || exit 1; done
 
 # A 5-member ring on 127.0.0.1 with a crash and recovery: tools/demo.sh.
+# Fuzzing with libFuzzer (clang): the datagram decoder with the core's
+# receive path, the configuration loader, the control-socket parser.
+# `make fuzz FUZZ_SECONDS=600` runs each that long; make test runs each briefly.
+FUZZ_CC      ?= clang
+FUZZ_FLAGS    = $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -Iring
+FUZZ_TARGETS  = datagram conf control
+FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 8
+
+build/fuzz/fuzz_datagram: test/fuzz/fuzz_datagram.c $(CORE_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
+
+build/fuzz/fuzz_conf: test/fuzz/fuzz_conf.c ring/conf.c $(CORE_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(INIH_CFLAGS) $^ $(INIH_LIBS) -o $@
+
+build/fuzz/fuzz_control: test/fuzz/fuzz_control.c ring/control.c $(CORE_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
+
+# Runs every target SECONDS long on a working copy of its seed corpus;
+# a crash leaves its input in build/fuzz/ and fails the run.
+fuzz-run = for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build/fuzz/corpus-$$t && cp -n test/fuzz/corpus/$$t/* build/fuzz/corpus-$$t/ 2>/dev/null; \
+	  build/fuzz/fuzz_$$t -max_total_time=$(1) -print_final_stats=1 -artifact_prefix=build/fuzz/$$t- \
+	    build/fuzz/corpus-$$t >build/fuzz/$$t.log 2>&1 || { tail -40 build/fuzz/$$t.log; exit 1; }; \
+	  echo "fuzz $$t: $$(grep -o 'stat::number_of_executed_units: *[0-9]*' build/fuzz/$$t.log | grep -o '[0-9]*$$') executions in $(1) s, no crash"; \
+	done
+
+fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+	@$(call fuzz-run,$(FUZZ_SECONDS))
+
+fuzz-short: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+	@$(call fuzz-run,$(FUZZ_TEST_SECONDS))
+
 demo: deps
 	@$(MAKE) --no-print-directory ring/ringd ring/ringctl && bash tools/demo.sh
 

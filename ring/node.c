@@ -9,6 +9,7 @@
 #include "err.h"
 
 #define RING_QUEUE_MAX 1024
+#define RING_GEN_MAX 0xffff00u /* epoch generations beyond are refused */
 #define NEVER UINT64_MAX
 
 static const char *const state_names[] = {
@@ -301,9 +302,37 @@ static void queue_remove(struct ring_node *node, uint64_t client)
 static uint32_t mint(const struct ring_node *node, uint32_t base)
 {
 	uint32_t gen = (max_u32(base, node->epoch) >> 8) + 1;
-	if (gen > 0xffffffu)
-		gen = 0xffffffu; /* 16M epochs: not reachable in practice */
+	if (gen > RING_GEN_MAX)
+		gen = RING_GEN_MAX; /* 16.7M epochs: never reached in a ring's life */
 	return gen << 8 | (uint32_t)node->me;
+}
+
+/* Epochs of the last generations are never accepted from anyone, so that
+ * a member can always mint above what it adopted (§4.2); a datagram that
+ * claims one is broken or forged. */
+static bool epoch_ok(uint32_t e)
+{
+	return (e >> 8) < RING_GEN_MAX;
+}
+
+static bool epochs_ok(const struct ring_msg *m)
+{
+	switch (m->type) {
+	case RING_MSG_TOKEN:
+		return epoch_ok(m->u.token.epoch);
+	case RING_MSG_TOKEN_ACK:
+		return epoch_ok(m->u.token_ack.epoch) && epoch_ok(m->u.token_ack.known_epoch);
+	case RING_MSG_HEARTBEAT:
+		return epoch_ok(m->u.heartbeat.epoch);
+	case RING_MSG_ELECTION:
+		return epoch_ok(m->u.election.max_epoch);
+	case RING_MSG_JOIN:
+		return epoch_ok(m->u.join.epoch);
+	case RING_MSG_LEAVE:
+		return epoch_ok(m->u.leave.epoch);
+	default:
+		return true;
+	}
 }
 
 static void revoke_grant(struct ring_node *node, struct ring_update *up)
@@ -497,6 +526,8 @@ static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t 
 {
 	if (!apply_membership(node, up, now))
 		return;
+	if (node->token.seq == UINT32_MAX)
+		reepoch(node, up, node->token.epoch); /* hop numbers run out: a new epoch */
 	size_t next = next_in(node, &node->token.alive, node->me);
 	if (next == node->me) {
 		if (node->leaving) { /* nobody to hand it to */
@@ -875,6 +906,10 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 	}
 	if (m.to != 0 && m.to != node->id) {
 		bad_packet(node, up, from, -RING_ENOTFORME);
+		return;
+	}
+	if (!epochs_ok(&m)) {
+		bad_packet(node, up, from, -RING_EFIELD);
 		return;
 	}
 	if (node->left)
