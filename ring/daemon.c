@@ -82,6 +82,7 @@ struct ring_daemon {
 	uint64_t auth_failures;
 	uint64_t auth_logged_us;
 	uint64_t auth_unlogged;
+	uint64_t noisy_at[2], noisy_unlogged[2]; /* bad_packet, config_mismatch */
 	struct event *sig_hup;
 	bool leaving;
 	bool stopping;
@@ -180,6 +181,18 @@ static void reply(struct client *c, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Writes what is queued for C now: before a stall or a close, the event
+ * loop will not get the chance (a socket bufferevent's flush does not
+ * write). */
+static void flush_now(struct client *c)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	evutil_socket_t fd = bufferevent_getfd(c->bev);
+	for (int k = 0; k < 8 && evbuffer_get_length(out) > 0; k++)
+		if (evbuffer_write(out, fd) <= 0)
+			break;
+}
+
 /* ---- carrying out an update ---- */
 
 static void step(struct ring_daemon *d, struct ring_event *ev);
@@ -233,6 +246,30 @@ static void do_send(struct ring_daemon *d, const struct ring_action *a, bool *dr
 		*dropped = true;
 }
 
+/* What strangers cause (bad_packet, config_mismatch) is counted always
+ * but logged at most once a second per kind, with how many went unlogged:
+ * a flood must not become a flood of log lines. */
+static void log_core(struct ring_daemon *d, const struct ring_action *a)
+{
+	enum ring_log_event ev = a->u.log.event;
+	size_t k = ev == RING_LOG_BAD_PACKET ? 0 : ev == RING_LOG_CONFIG_MISMATCH ? 1 : 2;
+	if (k < 2) {
+		uint64_t now = now_us();
+		if (d->noisy_at[k] && now - d->noisy_at[k] < 1000000u) {
+			d->noisy_unlogged[k]++;
+			return;
+		}
+		d->noisy_at[k] = now;
+		if (d->noisy_unlogged[k]) {
+			struct ring_log_field f = RING_LF_N("count", d->noisy_unlogged[k]);
+			ring_log_emit(d->log, k == 0 ? "bad_packet_unlogged" : "config_mismatch_unlogged",
+				      false, &f, 1);
+			d->noisy_unlogged[k] = 0;
+		}
+	}
+	ring_log_core(d->log, a);
+}
+
 static void carry_out(struct ring_daemon *d)
 {
 	bool dropped = false;
@@ -278,7 +315,7 @@ static void carry_out(struct ring_daemon *d)
 			}
 			break;
 		case RING_ACTION_LOG:
-			ring_log_core(d->log, a);
+			log_core(d, a);
 			break;
 		case RING_ACTION_LEFT:
 			d->stopping = true;
@@ -411,45 +448,74 @@ static void auth_failed(struct ring_daemon *d, const struct sockaddr_storage *fr
 	d->auth_unlogged = 0;
 }
 
+/* One received datagram, waiting in a batch. */
+struct rx {
+	uint8_t buf[RECV_BUF];
+	ssize_t n;
+	struct sockaddr_storage from;
+	socklen_t fromlen;
+};
+
+static void receive(struct ring_daemon *d, struct rx *r);
+
+/* Reads what the socket holds, then hands it to the core: everything but
+ * tokens first. A member that was stalled may find a token and, behind it,
+ * the heartbeat of a newer epoch that made that token stale; learning the
+ * epoch first drops the token instead of granting under it. UDP promises no
+ * order, so none is broken. */
 static void udp_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
 	struct ring_daemon *d = arg;
-	uint8_t buf[RECV_BUF];
-	for (int k = 0; k < RECV_BATCH && !d->fatal && !d->stopping; k++) {
-		struct sockaddr_storage from;
-		socklen_t fromlen = sizeof from;
-		ssize_t n = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from,
-				     &fromlen);
-		if (n < 0)
-			return; /* EAGAIN: drained */
-		uint16_t id = member_at(d, &from, fromlen);
-		if (d->auth) {
-			int idx = id ? ring_layout_index(d->layout, id) : -1;
-			/* Strangers (ringctl) share the last replay window. */
-			size_t slot = idx >= 0 ? (size_t)idx : d->layout->n;
-			int body = ring_auth_open(d->auth, buf, (size_t)n, slot, wall_us());
-			if (body < 0) {
-				auth_failed(d, &from, fromlen, id, body);
-				continue;
-			}
-			n = body;
-		}
-		if (n > 3 && buf[3] == RING_MSG_STATUS_REQ) {
-			answer_status(d, buf, (size_t)n, &from, fromlen);
-			continue;
-		}
-		if (id != 0) {
-			int idx = ring_layout_index(d->layout, id);
-			if (idx >= 0 && ring_set_has(&d->blocked, (size_t)idx))
-				continue; /* inject block: as if the link were cut */
-		}
-		struct ring_event ev = {.type = RING_EVENT_DATAGRAM};
-		ev.u.datagram.buf = buf;
-		ev.u.datagram.len = (size_t)n;
-		ev.u.datagram.from_id = id;
-		step(d, &ev);
+	static struct rx batch[RECV_BATCH];
+	size_t n = 0;
+	while (n < RECV_BATCH) {
+		struct rx *r = &batch[n];
+		r->fromlen = sizeof r->from;
+		r->n = recvfrom(fd, r->buf, sizeof r->buf, MSG_DONTWAIT, (struct sockaddr *)&r->from,
+				&r->fromlen);
+		if (r->n < 0)
+			break; /* EAGAIN: drained */
+		n++;
 	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t k = 0; k < n && !d->fatal && !d->stopping; k++) {
+			bool token = batch[k].n > 3 && batch[k].buf[3] == RING_MSG_TOKEN;
+			if (token == (pass == 1))
+				receive(d, &batch[k]);
+		}
+}
+
+static void receive(struct ring_daemon *d, struct rx *r)
+{
+	uint8_t *buf = r->buf;
+	ssize_t n = r->n;
+	uint16_t id = member_at(d, &r->from, r->fromlen);
+	if (d->auth) {
+		int idx = id ? ring_layout_index(d->layout, id) : -1;
+		/* Strangers (ringctl) share the last replay window. */
+		size_t slot = idx >= 0 ? (size_t)idx : d->layout->n;
+		int body = ring_auth_open(d->auth, buf, (size_t)n, slot, wall_us());
+		if (body < 0) {
+			auth_failed(d, &r->from, r->fromlen, id, body);
+			return;
+		}
+		n = body;
+	}
+	if (n > 3 && buf[3] == RING_MSG_STATUS_REQ) {
+		answer_status(d, buf, (size_t)n, &r->from, r->fromlen);
+		return;
+	}
+	if (id != 0) {
+		int idx = ring_layout_index(d->layout, id);
+		if (idx >= 0 && ring_set_has(&d->blocked, (size_t)idx))
+			return; /* inject block: as if the link were cut */
+	}
+	struct ring_event ev = {.type = RING_EVENT_DATAGRAM};
+	ev.u.datagram.buf = buf;
+	ev.u.datagram.len = (size_t)n;
+	ev.u.datagram.from_id = id;
+	step(d, &ev);
 }
 
 static int resolve(const char *host, uint16_t port, int family, struct sockaddr_storage *out,
@@ -583,7 +649,7 @@ static void do_inject(struct ring_daemon *d, struct client *c, const struct ring
 		/* Stall the whole loop, as SIGSTOP or a long GC would: timers
 		 * fire late afterwards and the core notices (§5.5). */
 		reply(c, "OK\n");
-		bufferevent_flush(c->bev, EV_WRITE, BEV_FLUSH);
+		flush_now(c);
 		struct timespec ts = {.tv_sec = r->arg / 1000, .tv_nsec = (long)(r->arg % 1000) * 1000000L};
 		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 			;
@@ -678,7 +744,7 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
 	if (evbuffer_get_length(in) >= RING_CTL_LINE_MAX) {
 		/* No newline in sight: a broken or hostile client. */
 		reply(c, "ERR line too long\n");
-		bufferevent_flush(bev, EV_WRITE, BEV_FLUSH);
+		flush_now(c);
 		client_gone(c);
 	}
 }
@@ -855,7 +921,9 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 		snprintf(err, errlen, "event_base_new failed");
 		return -RING_ENOMEM;
 	}
-	if ((rc = open_udp(d, err, errlen)) < 0 || (rc = open_control(d, err, errlen)) < 0)
+	/* The control socket first: a second ringd with our id is told so,
+	 * rather than that the port is taken. */
+	if ((rc = open_control(d, err, errlen)) < 0 || (rc = open_udp(d, err, errlen)) < 0)
 		return rc;
 	d->node = ring_node_new(d->layout, id, epoch, &rc);
 	if (!d->node) {

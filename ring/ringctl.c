@@ -374,6 +374,10 @@ static int cmd_ring(const struct ring_conf *conf, bool json)
 	}
 	if (json)
 		printf("]\n");
+	if (!answered)
+		fprintf(stderr, "ringctl: no member answered. Are they running, and do they use this "
+			"same file (fingerprint %016llx)? A member with another file ignores us "
+			"and logs config_mismatch.\n", (unsigned long long)fp);
 	return answered ? 0 : EXIT_UNREACHABLE;
 }
 
