@@ -132,7 +132,6 @@ sim: $(B)/sim
 soak: $(B)/sim
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SEEDS) --first 1000000 || exit 1; done
 
-# A 5-member ring on 127.0.0.1 with a crash and recovery: tools/demo.sh.
 # Fuzzing with libFuzzer (clang): the datagram decoder with the core's
 # receive path, the configuration loader, the control-socket parser.
 # `make fuzz FUZZ_SECONDS=600` runs each that long; make test runs each briefly.
@@ -170,6 +169,7 @@ fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 fuzz-short: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	@$(call fuzz-run,$(FUZZ_TEST_SECONDS))
 
+# A 5-member ring on 127.0.0.1 with a crash and recovery: tools/demo.sh.
 demo: deps
 	@$(MAKE) --no-print-directory ring/ringd ring/ringctl && bash tools/demo.sh
 
