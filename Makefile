@@ -27,7 +27,7 @@ CORE_SRC = ring/err.c ring/layout.c ring/wire.c ring/node.c
 UNIT_SRC = test/unit_main.c test/test_wire.c test/test_node.c test/test_layout.c \
 	   test/test_fence_file.c test/test_conf.c test/test_control.c test/test_trace.c \
 	   test/test_auth.c
-SIM_SRC  = test/sim.c
+SIM_SRC  = test/sim.c test/simnet.c
 # What ringd and ringctl share beyond the core, without libevent, so the unit
 # binary tests it too: the INI file (inih), the control protocol, the log,
 # the fenced resource.
@@ -61,7 +61,7 @@ SEEDS ?= 5000
 CLASS ?= healthy
 SEED  ?= 1
 
-.PHONY: all deps test test-all check sim soak asan demo bench clean integration fuzz fuzz-short
+.PHONY: all deps test test-all check sim soak asan demo bench clean integration fuzz fuzz-short security lab
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
 
@@ -111,8 +111,13 @@ check: $(B)/unit $(B)/sim
 test: deps
 	@$(MAKE) --no-print-directory test-all
 
-test-all: $(B)/unit $(B)/sim asan
+# The parts of make test after the simulator, in order; each stops the run
+# on failure. The unit suites come last so that CUnit's summary ends it.
+TEST_STAGES ?= fuzz-short integration lab
+
+test-all: all asan
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SIM_SEEDS) || exit 1; done
+	@for t in $(TEST_STAGES); do $(MAKE) --no-print-directory $$t || exit 1; done
 	$(B)/unit
 
 asan: $(BS)/unit $(BS)/sim
@@ -124,9 +129,42 @@ asan: $(BS)/unit $(BS)/sim
 integration: ring/ringd ring/ringctl
 	bash test/integration/run.sh
 
+# Fault scenarios: members in network namespaces (test/lab), plus one on
+# loopback; a table of results in build/lab-results.txt.
+lab: ring/ringd ring/ringctl
+	bash test/lab/run.sh
+
+# The hostile-input attacker (test/security/hostile.c), on the core's wire,
+# layout, auth and conf code.
+$(B)/hostile: $(B)/test/security/hostile.o $(B)/ring/wire.o $(B)/ring/layout.o \
+	      $(B)/ring/err.o $(B)/ring/auth.o $(B)/ring/conf.o
+	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
+
+# Security tests: hostile input, valgrind, key rotation (test/security, root).
+security: ring/ringd ring/ringctl $(B)/hostile
+	bash test/security/run.sh
+
 # Replays one run with its trace: make sim SEED=1234 CLASS=crash
 sim: $(B)/sim
 	$(B)/sim --class $(CLASS) --seed $(SEED) --trace
+
+# The three mutual exclusion algorithms side by side (docs/comparison.md):
+# centralized, Ricart-Agrawala and the ring's core on the simulator's network.
+# `make compare` prints the table (also in build/compare.txt); compare-check
+# runs the invariants on COMPARE_SEEDS random seeds per algorithm.
+COMPARE_SRC = test/compare.c test/alg_central.c test/alg_ra.c test/simnet.c
+COMPARE_OBJ = $(COMPARE_SRC:%.c=$(B)/%.o)
+COMPARE_SEEDS ?= 200
+.PHONY: compare compare-check
+
+$(B)/compare: $(COMPARE_OBJ) $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -o $@
+
+compare: $(B)/compare
+	@$(B)/compare --table --out $(B)/compare.txt
+
+compare-check: $(B)/compare
+	@$(B)/compare --check --seeds $(COMPARE_SEEDS)
 
 # As many seeds as asked: make soak SEEDS=100000
 soak: $(B)/sim
@@ -173,8 +211,17 @@ fuzz-short: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 demo: deps
 	@$(MAKE) --no-print-directory ring/ringd ring/ringctl && bash tools/demo.sh
 
-bench:
-	@echo "make bench: not yet; benchmarks come with the daemon"
+# Benchmarks against the UDP floor on 127.0.0.1: bench/run.sh prints a table
+# and writes bench/results.json (docs/benchmarks.md). Its helpers are small
+# C programs built here, under build/bench/.
+BENCH_BIN = $(addprefix $(B)/bench/,udp_pingpong udp_relay wirecap cs_client recovery)
+
+$(B)/bench/%: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@
+
+bench: ring/ringd ring/ringctl $(BENCH_BIN)
+	@bash bench/run.sh
 
 clean:
 	rm -rf $(B) ring/ringd ring/ringctl

@@ -238,6 +238,8 @@ static int read_file(struct tracer *tr, const char *path, char *err, size_t errl
 				tr->g[open].end = t;
 				tr->g[open].ended = true;
 				open = -1;
+				if (grow((void **)&tr->seen, &tr->capseen, tr->nseen, sizeof *tr->seen))
+					tr->seen[tr->nseen++] = t;
 			}
 			break;
 		case K_NODE_START:
@@ -396,6 +398,16 @@ static void check_overlaps(struct tracer *tr)
 	}
 }
 
+/* A critical region in progress is the token at its holder, heartbeats
+ * or not (they are not logged). */
+static bool held_throughout(const struct tracer *tr, uint64_t from, uint64_t to)
+{
+	for (size_t i = 0; i < tr->ng; i++)
+		if (tr->g[i].start <= from && tr->g[i].end >= to)
+			return true;
+	return false;
+}
+
 static void check_gaps(struct tracer *tr)
 {
 	struct ring_trace_result *res = tr->res;
@@ -404,7 +416,7 @@ static void check_gaps(struct tracer *tr)
 	uint64_t limit = tr->opts->gap_ms * 1000;
 	for (size_t i = 1; i < tr->nseen; i++) {
 		uint64_t d = tr->seen[i] - tr->seen[i - 1];
-		if (d <= limit)
+		if (d <= limit || held_throughout(tr, tr->seen[i - 1], tr->seen[i]))
 			continue;
 		res->gaps++;
 		if (d > res->longest_gap_us)
