@@ -184,9 +184,18 @@ int ring_auth_open(struct ring_auth *a, const uint8_t *buf, size_t len, size_t s
 	struct replay *w = &a->win[slot];
 	if (ts + RING_AUTH_REORDER_US < w->newest)
 		return -RING_EREPLAY;
-	for (size_t i = 0; i < RECENT; i++)
+	/* Within the window: never a copy of one remembered, and once the
+	 * memory is full, never older than the oldest remembered either (a
+	 * copy of one forgotten would pass otherwise). */
+	uint64_t oldest = UINT64_MAX;
+	for (size_t i = 0; i < RECENT; i++) {
 		if (w->recent[i] == ts)
 			return -RING_EREPLAY;
+		if (w->recent[i] < oldest)
+			oldest = w->recent[i];
+	}
+	if (oldest != 0 && ts < oldest)
+		return -RING_EREPLAY;
 	w->recent[w->next] = ts;
 	w->next = (w->next + 1) % RECENT;
 	if (ts > w->newest)
