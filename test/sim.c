@@ -14,6 +14,7 @@
 #include "err.h"
 #include "layout.h"
 #include "node.h"
+#include "simnet.h"
 #include "wire.h"
 
 #define SIM_CLASSES(X)                  \
@@ -44,65 +45,6 @@ static const char *const class_names[] = {
 #define SIM_MAX_FAULTS 16
 #define SIM_HANDLE_BASE 0x51c0000000000000ull /* client handles: base + index + 1 */
 #define SIM_MIN_DELAY_US 50
-
-/* ---- randomness: xoshiro256** seeded through splitmix64 ---- */
-
-struct sim_rng {
-	uint64_t s[4];
-};
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct sim_rng *r)
-{
-	uint64_t result = rotl(r->s[1] * 5, 7) * 9;
-	uint64_t t = r->s[1] << 17;
-	r->s[2] ^= r->s[0];
-	r->s[3] ^= r->s[1];
-	r->s[1] ^= r->s[2];
-	r->s[0] ^= r->s[3];
-	r->s[2] ^= t;
-	r->s[3] = rotl(r->s[3], 45);
-	return result;
-}
-
-/* The class is part of the seed so that seed S of two classes differ. */
-static void rng_seed(struct sim_rng *r, uint64_t seed, const char *salt)
-{
-	uint64_t x = seed;
-	for (const char *p = salt; *p; p++)
-		x = (x ^ (unsigned char)*p) * 0x100000001b3ull;
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
-}
-
-/* 0..n-1; n > 0. The modulo bias is far below what a test can notice. */
-static uint64_t rng_below(struct sim_rng *r, uint64_t n)
-{
-	return rng_next(r) % n;
-}
-
-/* lo..hi inclusive. */
-static uint64_t rng_range(struct sim_rng *r, uint64_t lo, uint64_t hi)
-{
-	return hi <= lo ? lo : lo + rng_below(r, hi - lo + 1);
-}
-
-static bool rng_chance(struct sim_rng *r, double p)
-{
-	return (double)(rng_next(r) >> 11) * 0x1.0p-53 < p;
-}
 
 /* ---- small containers ---- */
 
@@ -205,25 +147,6 @@ enum sim_kind {
 	EV_HEAL,    /* T_heal: the faults are over */
 };
 
-struct sim_item {
-	enum sim_kind kind;
-	uint32_t node; /* START, TICK, DELIVER: ring index of the receiver */
-	uint32_t src;  /* DELIVER: ring index of the sender */
-	uint32_t gen;
-	uint32_t arg;  /* CLIENT: client; FAULT: fault; CHECK: request */
-	uint32_t next_free;
-	uint16_t len;
-	uint8_t buf[RING_WIRE_MAX];
-};
-
-/* Heap entries stay small; payloads live in the item pool. Ties in time
- * are broken by insertion order, so every run is a pure function of its seed. */
-struct sim_slot {
-	uint64_t t;
-	uint64_t seq;
-	uint32_t item;
-};
-
 enum node_life { NODE_OFF, NODE_UP, NODE_DOWN };
 
 struct sim_node {
@@ -289,28 +212,20 @@ struct sim_run {
 	enum sim_class cls;
 	uint64_t seed;
 	bool trace;
-	struct sim_rng rng;
+	struct simnet_rng rng;
 	struct ring_layout layout;
 	size_t n;
 	struct sim_node *nodes;
 	struct sim_client *clients;
 	uint32_t nclients;
 
-	/* event queue */
-	struct sim_slot *heap;
-	size_t heap_n, heap_cap;
-	struct sim_item *items;
-	uint32_t items_n, items_cap, free_item;
-	uint64_t seq;
+	/* event queue (simnet.h) */
+	struct simnet_queue q;
 	uint64_t now;
 	uint64_t events, same_time, same_time_at;
 
-	/* network */
-	bool loss_on;
-	double p_loss, p_dup, p_slow;
-	uint64_t min_delay_us, max_delay_us, slow_delay_us;
-	bool cut;
-	uint64_t side;
+	/* network (simnet.h) */
+	struct simnet_link net;
 
 	/* the plan */
 	struct sim_fault faults[SIM_MAX_FAULTS];
@@ -478,89 +393,32 @@ static void msg_text(const struct sim_run *run, const uint8_t *buf, size_t len, 
 	}
 }
 
-/* ---- the event queue ---- */
+/* ---- the event queue (simnet.c); running out of memory fails the run ---- */
 
-static bool slot_less(const struct sim_slot *a, const struct sim_slot *b)
+static void nomem_check(struct sim_run *run)
 {
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+	if (run->q.nomem)
+		fail(run, "sim", "%s", run->q.nomem);
 }
 
 static void heap_push(struct sim_run *run, uint64_t t, uint32_t item)
 {
-	if (run->heap_n == run->heap_cap) {
-		size_t cap = run->heap_cap ? run->heap_cap * 2 : 1024;
-		struct sim_slot *h = realloc(run->heap, cap * sizeof *h);
-		if (!h) {
-			fail(run, "sim", "out of memory (event queue)");
-			return;
-		}
-		run->heap = h;
-		run->heap_cap = cap;
-	}
-	struct sim_slot s = {t, run->seq++, item};
-	size_t i = run->heap_n++;
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (!slot_less(&s, &run->heap[parent]))
-			break;
-		run->heap[i] = run->heap[parent];
-		i = parent;
-	}
-	run->heap[i] = s;
-}
-
-static struct sim_slot heap_pop(struct sim_run *run)
-{
-	struct sim_slot top = run->heap[0];
-	struct sim_slot last = run->heap[--run->heap_n];
-	size_t i = 0, n = run->heap_n;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && slot_less(&run->heap[c + 1], &run->heap[c]))
-			c++;
-		if (!slot_less(&run->heap[c], &last))
-			break;
-		run->heap[i] = run->heap[c];
-		i = c;
-	}
-	if (n > 0)
-		run->heap[i] = last;
-	return top;
+	if (!simnet_push(&run->q, t, item))
+		nomem_check(run);
 }
 
 /* A fresh item, or UINT32_MAX (the run has failed) when memory runs out. */
 static uint32_t item_new(struct sim_run *run, enum sim_kind kind)
 {
-	uint32_t i;
-	if (run->free_item != UINT32_MAX) {
-		i = run->free_item;
-		run->free_item = run->items[i].next_free;
-	} else {
-		if (run->items_n == run->items_cap) {
-			uint32_t cap = run->items_cap ? run->items_cap * 2 : 1024;
-			struct sim_item *it = realloc(run->items, cap * sizeof *it);
-			if (!it) {
-				fail(run, "sim", "out of memory (events)");
-				return UINT32_MAX;
-			}
-			run->items = it;
-			run->items_cap = cap;
-		}
-		i = run->items_n++;
-	}
-	struct sim_item *it = &run->items[i];
-	it->kind = kind;
-	it->node = it->src = it->gen = it->arg = 0;
-	it->len = 0;
+	uint32_t i = simnet_item_new(&run->q, (int)kind);
+	if (i == UINT32_MAX)
+		nomem_check(run);
 	return i;
 }
 
 static void item_free(struct sim_run *run, uint32_t i)
 {
-	run->items[i].next_free = run->free_item;
-	run->free_item = i;
+	simnet_item_free(&run->q, i);
 }
 
 static void schedule(struct sim_run *run, uint64_t t, enum sim_kind kind, uint32_t node,
@@ -569,52 +427,37 @@ static void schedule(struct sim_run *run, uint64_t t, enum sim_kind kind, uint32
 	uint32_t i = item_new(run, kind);
 	if (i == UINT32_MAX)
 		return;
-	run->items[i].node = node;
-	run->items[i].arg = arg;
-	run->items[i].gen = gen;
+	run->q.items[i].node = node;
+	run->q.items[i].arg = arg;
+	run->q.items[i].gen = gen;
 	heap_push(run, t, i);
 }
 
-/* ---- the network ---- */
+/* ---- the network (simnet.c) ---- */
 
 static bool link_cut(const struct sim_run *run, uint32_t a, uint32_t b)
 {
-	return run->cut && ((run->side >> a) & 1) != ((run->side >> b) & 1);
-}
-
-static void net_deliver_later(struct sim_run *run, uint32_t src, uint32_t dst,
-			      const uint8_t *buf, uint16_t len)
-{
-	uint64_t delay = rng_range(&run->rng, run->min_delay_us, run->max_delay_us);
-	if (run->loss_on && rng_chance(&run->rng, run->p_slow))
-		delay = rng_range(&run->rng, run->min_delay_us, run->slow_delay_us);
-	uint32_t i = item_new(run, EV_DELIVER);
-	if (i == UINT32_MAX)
-		return;
-	struct sim_item *it = &run->items[i];
-	it->node = dst;
-	it->src = src;
-	it->len = len;
-	memcpy(it->buf, buf, len);
-	heap_push(run, run->now + delay, i);
+	return simnet_link_cut(&run->net, a, b);
 }
 
 static void net_send(struct sim_run *run, uint32_t src, uint32_t dst, const uint8_t *buf,
 		     uint16_t len)
 {
-	if (link_cut(run, src, dst)) {
+	switch (simnet_send(&run->net, &run->rng, &run->q, run->now, EV_DELIVER, src, dst, buf,
+			    len)) {
+	case SIMNET_CUT:
 		trace(run, "    .. n%u->n%u cut by the partition", src, dst);
-		return;
-	}
-	if (run->loss_on && rng_chance(&run->rng, run->p_loss)) {
+		break;
+	case SIMNET_LOST:
 		trace(run, "    .. n%u->n%u lost", src, dst);
-		return;
-	}
-	net_deliver_later(run, src, dst, buf, len);
-	if (run->loss_on && rng_chance(&run->rng, run->p_dup)) {
+		break;
+	case SIMNET_DUPLICATED:
 		trace(run, "    .. n%u->n%u duplicated", src, dst);
-		net_deliver_later(run, src, dst, buf, len);
+		break;
+	case SIMNET_SENT:
+		break;
 	}
+	nomem_check(run);
 }
 
 /* ---- the fenced resource and the clients ---- */
@@ -643,17 +486,17 @@ static void resource_write(struct sim_run *run, uint32_t c, uint64_t fence, cons
 
 static uint64_t think_us(struct sim_run *run)
 {
-	return run->contention ? 0 : rng_range(&run->rng, 0, 50 * MS);
+	return run->contention ? 0 : simnet_rng_range(&run->rng, 0, 50 * MS);
 }
 
 static uint64_t cs_us(struct sim_run *run)
 {
 	if (run->contention)
 		return run->cs_fixed_us;
-	if (run->overrun && rng_chance(&run->rng, 0.05))
-		return run->layout.lease_ms * MS + rng_range(&run->rng, 1 * MS,
+	if (run->overrun && simnet_rng_chance(&run->rng, 0.05))
+		return run->layout.lease_ms * MS + simnet_rng_range(&run->rng, 1 * MS,
 							     run->layout.lease_ms * MS);
-	return rng_range(&run->rng, 1 * MS, run->cs_cap_us);
+	return simnet_rng_range(&run->rng, 1 * MS, run->cs_cap_us);
 }
 
 static void client_think(struct sim_run *run, uint32_t c)
@@ -665,7 +508,7 @@ static void client_think(struct sim_run *run, uint32_t c)
 }
 
 static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type,
-		      const struct sim_item *it, uint64_t client);
+		      const struct simnet_item *it, uint64_t client);
 static void node_crash(struct sim_run *run, uint32_t i);
 
 static void client_acquire(struct sim_run *run, uint32_t c)
@@ -688,8 +531,8 @@ static void client_acquire(struct sim_run *run, uint32_t c)
 	cl->gen++;
 	trace(run, "c%u@n%u acquire", c, cl->node);
 	/* A few clients give up waiting (a cancel is a RELEASE while waiting). */
-	if (!run->contention && rng_chance(&run->rng, 0.02))
-		schedule(run, run->now + rng_range(&run->rng, 1 * MS, 2 * run->layout.lease_ms * MS),
+	if (!run->contention && simnet_rng_chance(&run->rng, 0.02))
+		schedule(run, run->now + simnet_rng_range(&run->rng, 1 * MS, 2 * run->layout.lease_ms * MS),
 			 EV_CLIENT, cl->node, c, cl->gen);
 	if (run->healed)
 		schedule(run, run->now + run->bound_us + 1, EV_CHECK, cl->node, (uint32_t)r, 0);
@@ -1018,7 +861,7 @@ static void check_status(struct sim_run *run, uint32_t i)
 /* Steps node I with one event and carries out what it asks. IT is the
  * datagram for DATAGRAM, CLIENT the handle for ACQUIRE and RELEASE. */
 static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type,
-		      const struct sim_item *it, uint64_t client)
+		      const struct simnet_item *it, uint64_t client)
 {
 	struct sim_node *nd = &run->nodes[i];
 	struct ring_event ev = {.type = type, .now_us = run->now};
@@ -1158,7 +1001,7 @@ static int pick_node(struct sim_run *run, int want)
 				continue;
 			cand[nc++] = i;
 		}
-	return nc ? (int)cand[rng_below(&run->rng, nc)] : -1;
+	return nc ? (int)cand[simnet_rng_below(&run->rng, nc)] : -1;
 }
 
 static void fault_fire(struct sim_run *run, uint32_t k)
@@ -1204,8 +1047,8 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 			node_resume(run, (uint32_t)f->node);
 		break;
 	case F_PARTITION:
-		run->cut = true;
-		run->side = f->side;
+		run->net.cut = true;
+		run->net.side = f->side;
 		if (run->trace) {
 			char a[200] = "", b[200] = "";
 			size_t la = 0, lb = 0;
@@ -1224,7 +1067,7 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 		break;
 	case F_HEAL:
 		trace(run, "FAULT heal the partition");
-		run->cut = false;
+		run->net.cut = false;
 		break;
 	}
 }
@@ -1235,14 +1078,14 @@ static void heal_point(struct sim_run *run)
 {
 	trace(run, "HEAL: faults over; every request must now be granted within %" PRIu64
 	      " ms", run->bound_us / MS);
-	run->loss_on = false;
-	if (run->max_delay_us > 2 * MS)
-		run->max_delay_us = 2 * MS;
+	run->net.loss_on = false;
+	if (run->net.max_delay_us > 2 * MS)
+		run->net.max_delay_us = 2 * MS;
 	run->healed = true;
 	for (uint32_t i = 0; i < run->n; i++)
 		if (run->nodes[i].life == NODE_DOWN || run->nodes[i].paused)
 			fail(run, "sim", "n%u is still down or paused at T_heal", i);
-	if (run->cut)
+	if (run->net.cut)
 		fail(run, "sim", "a partition is still in place at T_heal");
 	for (uint32_t c = 0; c < run->nclients; c++)
 		if (run->clients[c].state == CL_WAIT)
@@ -1264,38 +1107,38 @@ static void add_fault_pair(struct sim_run *run, enum fault_kind kind, uint64_t t
 
 static uint64_t plan_faults(struct sim_run *run)
 {
-	struct sim_rng *r = &run->rng;
+	struct simnet_rng *r = &run->rng;
 	uint64_t last = 0;
 	switch (run->cls) {
 	case SIM_CLASS_HEALTHY:
 		return 0;
 	case SIM_CLASS_LOSSY:
-		run->loss_on = true;
-		run->p_loss = (double)rng_range(r, 1, 10) / 100.0;
-		run->p_dup = (double)rng_range(r, 0, 5) / 100.0;
-		run->p_slow = 0.02;
-		run->max_delay_us = 5 * MS;
-		run->slow_delay_us = 30 * MS;
-		return rng_range(r, 3000, 8000) * MS;
+		run->net.loss_on = true;
+		run->net.p_loss = (double)simnet_rng_range(r, 1, 10) / 100.0;
+		run->net.p_dup = (double)simnet_rng_range(r, 0, 5) / 100.0;
+		run->net.p_slow = 0.02;
+		run->net.max_delay_us = 5 * MS;
+		run->net.slow_delay_us = 30 * MS;
+		return simnet_rng_range(r, 3000, 8000) * MS;
 	case SIM_CLASS_CRASH: {
-		run->crash_minority = rng_chance(r, 0.5);
-		uint64_t k = rng_range(r, 1, 4);
+		run->crash_minority = simnet_rng_chance(r, 0.5);
+		uint64_t k = simnet_rng_range(r, 1, 4);
 		for (uint64_t j = 0; j < k; j++) {
-			uint64_t t = rng_range(r, 300, 6000) * MS;
-			uint64_t back = t + rng_range(r, 50, 3000) * MS;
+			uint64_t t = simnet_rng_range(r, 300, 6000) * MS;
+			uint64_t back = t + simnet_rng_range(r, 50, 3000) * MS;
 			add_fault_pair(run, F_CRASH, t, F_RESTART, back);
-			run->faults[run->nfaults - 2].prefer_holder = rng_chance(r, 0.5);
-			run->faults[run->nfaults - 2].graceful = rng_chance(r, 0.25);
+			run->faults[run->nfaults - 2].prefer_holder = simnet_rng_chance(r, 0.5);
+			run->faults[run->nfaults - 2].graceful = simnet_rng_chance(r, 0.25);
 			if (back > last)
 				last = back;
 		}
 		break;
 	}
 	case SIM_CLASS_PAUSE: {
-		uint64_t k = rng_range(r, 1, 3);
+		uint64_t k = simnet_rng_range(r, 1, 3);
 		for (uint64_t j = 0; j < k; j++) {
-			uint64_t t = rng_range(r, 500, 5000) * MS;
-			uint64_t len = run->layout.loss_timeout_ms * rng_range(r, 500, 3000);
+			uint64_t t = simnet_rng_range(r, 500, 5000) * MS;
+			uint64_t len = run->layout.loss_timeout_ms * simnet_rng_range(r, 500, 3000);
 			add_fault_pair(run, F_PAUSE, t, F_RESUME, t + len);
 			if (t + len > last)
 				last = t + len;
@@ -1303,17 +1146,17 @@ static uint64_t plan_faults(struct sim_run *run)
 		break;
 	}
 	case SIM_CLASS_PARTITION: {
-		uint64_t k = rng_range(r, 1, 3);
-		uint64_t t = rng_range(r, 300, 1500) * MS;
+		uint64_t k = simnet_rng_range(r, 1, 3);
+		uint64_t t = simnet_rng_range(r, 300, 1500) * MS;
 		uint64_t all = run->n == 64 ? UINT64_MAX : (1ull << run->n) - 1;
 		for (uint64_t j = 0; j < k; j++) {
-			uint64_t len = rng_range(r, 1000, 5000) * MS;
+			uint64_t len = simnet_rng_range(r, 1000, 5000) * MS;
 			uint64_t side = 0;
-			if (rng_chance(r, 0.5)) {
-				side = 1ull << rng_below(r, run->n);
+			if (simnet_rng_chance(r, 0.5)) {
+				side = 1ull << simnet_rng_below(r, run->n);
 			} else {
 				for (int tries = 0; tries < 100 && (side == 0 || side == all); tries++)
-					side = rng_next(r) & all;
+					side = simnet_rng_next(r) & all;
 				if (side == 0 || side == all)
 					side = 1;
 			}
@@ -1321,23 +1164,23 @@ static uint64_t plan_faults(struct sim_run *run)
 			run->faults[run->nfaults - 2].side = side;
 			t += len;
 			last = t;
-			t += rng_range(r, 200, 1500) * MS;
+			t += simnet_rng_range(r, 200, 1500) * MS;
 		}
 		break;
 	}
 	default:
 		break;
 	}
-	return last + rng_range(r, 100, 1000) * MS;
+	return last + simnet_rng_range(r, 100, 1000) * MS;
 }
 
 /* Chooses the ring, its timings, its clients and its faults from the seed. */
 static void plan(struct sim_run *run)
 {
-	struct sim_rng *r = &run->rng;
+	struct simnet_rng *r = &run->rng;
 	struct ring_layout *L = &run->layout;
-	uint64_t pick = rng_below(r, 100);
-	size_t n = pick < 1 ? 64 : pick < 4 ? 16 : (size_t)rng_range(r, 2, 9);
+	uint64_t pick = simnet_rng_below(r, 100);
+	size_t n = pick < 1 ? 64 : pick < 4 ? 16 : (size_t)simnet_rng_range(r, 2, 9);
 	bool big = n >= 16;
 	run->n = n;
 
@@ -1345,18 +1188,18 @@ static void plan(struct sim_run *run)
 	snprintf(L->name, sizeof L->name, "sim");
 	L->ack_timeout_ms = 20;
 	L->retries = 3;
-	L->heartbeat_ms = rng_chance(r, 0.5) ? 50 : 100;
-	L->loss_timeout_ms = rng_chance(r, 0.5) ? 600 : 1000;
-	L->lease_ms = (uint32_t)rng_range(r, 100, 400);
+	L->heartbeat_ms = simnet_rng_chance(r, 0.5) ? 50 : 100;
+	L->loss_timeout_ms = simnet_rng_chance(r, 0.5) ? 600 : 1000;
+	L->lease_ms = (uint32_t)simnet_rng_range(r, 100, 400);
 	static const uint32_t idle[] = {0, 0, 2, 10};
-	L->idle_pass_ms = idle[rng_below(r, 4)];
-	L->quorum = run->cls == SIM_CLASS_PARTITION && rng_chance(r, 0.5) ? RING_QUORUM_NONE
+	L->idle_pass_ms = idle[simnet_rng_below(r, 4)];
+	L->quorum = run->cls == SIM_CLASS_PARTITION && simnet_rng_chance(r, 0.5) ? RING_QUORUM_NONE
 									: RING_QUORUM_MAJORITY;
 	L->n = n;
 	for (size_t i = 0; i < n; i++) {
 		uint16_t id = 0;
 		for (int tries = 0; tries < 1000 && id == 0; tries++) {
-			id = (uint16_t)rng_range(r, 1, 65535);
+			id = (uint16_t)simnet_rng_range(r, 1, 65535);
 			for (size_t j = 0; j < i; j++)
 				if (L->members[j].id == id)
 					id = 0;
@@ -1371,26 +1214,26 @@ static void plan(struct sim_run *run)
 		return;
 	}
 
-	run->contention = run->cls == SIM_CLASS_HEALTHY && rng_chance(r, 0.5);
+	run->contention = run->cls == SIM_CLASS_HEALTHY && simnet_rng_chance(r, 0.5);
 	run->overrun = run->cls != SIM_CLASS_HEALTHY && !big;
 	run->i2 = run->cls == SIM_CLASS_HEALTHY || run->cls == SIM_CLASS_CRASH;
 	uint64_t cap_ms = big ? 20 : 60;
 	if (cap_ms > L->lease_ms)
 		cap_ms = L->lease_ms;
 	run->cs_cap_us = cap_ms * MS;
-	run->cs_fixed_us = rng_range(r, 1 * MS, run->cs_cap_us);
+	run->cs_fixed_us = simnet_rng_range(r, 1 * MS, run->cs_cap_us);
 	/* cs_max = min(lease, the longest CS a client of this run may want). */
 	run->cs_max_us = run->contention ? run->cs_fixed_us
 			 : run->overrun  ? L->lease_ms * MS
 					 : run->cs_cap_us;
-	run->min_delay_us = SIM_MIN_DELAY_US;
-	run->max_delay_us = 2 * MS;
-	run->slow_delay_us = 2 * MS;
+	run->net.min_delay_us = SIM_MIN_DELAY_US;
+	run->net.max_delay_us = 2 * MS;
+	run->net.slow_delay_us = 2 * MS;
 	/* Some healthy rings run at loopback speed, hops of a few microseconds:
 	 * whatever the token measures of time must still add up there. */
-	if ((run->cls == SIM_CLASS_HEALTHY || run->cls == SIM_CLASS_CRASH) && rng_chance(r, 0.3)) {
-		run->min_delay_us = 5;
-		run->max_delay_us = run->slow_delay_us = 30;
+	if ((run->cls == SIM_CLASS_HEALTHY || run->cls == SIM_CLASS_CRASH) && simnet_rng_chance(r, 0.3)) {
+		run->net.min_delay_us = 5;
+		run->net.max_delay_us = run->net.slow_delay_us = 30;
 	}
 
 	run->nodes = calloc(n, sizeof *run->nodes);
@@ -1398,10 +1241,10 @@ static void plan(struct sim_run *run)
 	 * one on each of up to 16 random members at 64. */
 	uint32_t per[SIM_MAX_N] = {0};
 	for (size_t i = 0; i < n; i++)
-		per[i] = run->contention || n == 16 ? 1 : big ? 0 : (uint32_t)rng_range(r, 1, 3);
+		per[i] = run->contention || n == 16 ? 1 : big ? 0 : (uint32_t)simnet_rng_range(r, 1, 3);
 	if (n == 64)
 		for (int k = 0; k < 16; k++)
-			per[rng_below(r, n)] = 1;
+			per[simnet_rng_below(r, n)] = 1;
 	uint32_t total = 0;
 	for (size_t i = 0; i < n; i++)
 		total += per[i];
@@ -1420,7 +1263,7 @@ static void plan(struct sim_run *run)
 		nd->nclients = per[i];
 		for (uint32_t k = 0; k < per[i]; k++, c++)
 			run->clients[c].node = (uint32_t)i;
-		nd->start_at = run->contention ? 0 : rng_range(r, 0, 20 * MS);
+		nd->start_at = run->contention ? 0 : simnet_rng_range(r, 0, 20 * MS);
 	}
 
 	/* B = 3*loss + 2*n*ack*(retries+1) + 3*n*(cs_max + ack), in µs. */
@@ -1460,8 +1303,8 @@ static void trace_plan(const struct sim_run *run)
 	       run->overrun ? ", 5% overrun the lease" : "", run->cs_max_us / MS);
 	if (run->cls == SIM_CLASS_LOSSY)
 		printf("  network: loss %.0f%% dup %.0f%% delay up to %" PRIu64
-		       " ms (2%% up to %" PRIu64 " ms) until T_heal\n", run->p_loss * 100,
-		       run->p_dup * 100, run->max_delay_us / MS, run->slow_delay_us / MS);
+		       " ms (2%% up to %" PRIu64 " ms) until T_heal\n", run->net.p_loss * 100,
+		       run->net.p_dup * 100, run->net.max_delay_us / MS, run->net.slow_delay_us / MS);
 	for (int k = 0; k < run->nfaults; k++) {
 		static const char *const names[] = {"crash", "restart", "pause", "resume",
 						    "partition", "heal"};
@@ -1487,9 +1330,9 @@ static void hold(struct sim_run *run, struct u32vec *vec, uint32_t item)
 /* Returns true when the item was kept (held for a paused member). */
 static bool dispatch(struct sim_run *run, uint32_t idx)
 {
-	struct sim_item *it = &run->items[idx];
+	struct simnet_item *it = &run->q.items[idx];
 	struct sim_node *nd = &run->nodes[it->node];
-	switch (it->kind) {
+	switch ((enum sim_kind)it->kind) {
 	case EV_START:
 		node_start(run, it->node);
 		return false;
@@ -1566,8 +1409,7 @@ static void run_free(struct sim_run *run)
 	}
 	free(run->nodes);
 	free(run->clients);
-	free(run->heap);
-	free(run->items);
+	simnet_queue_free(&run->q);
 	free(run->req);
 	map_free(&run->fences);
 	map_free(&run->epoch_last);
@@ -1588,13 +1430,13 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, struct sim
 	run->cls = cls;
 	run->seed = seed;
 	run->trace = trace_on;
-	run->free_item = UINT32_MAX;
-	rng_seed(&run->rng, seed, class_names[cls]);
+	simnet_queue_init(&run->q);
+	simnet_rng_seed(&run->rng, seed, class_names[cls]);
 	plan(run);
 	if (trace_on && !failed(run))
 		trace_plan(run);
-	while (!failed(run) && run->heap_n > 0 && run->heap[0].t <= run->t_end) {
-		struct sim_slot s = heap_pop(run);
+	while (!failed(run) && run->q.heap_n > 0 && run->q.heap[0].t <= run->t_end) {
+		struct simnet_slot s = simnet_pop(&run->q);
 		if (s.t != run->same_time_at) {
 			run->same_time_at = s.t;
 			run->same_time = 0;
