@@ -113,7 +113,7 @@ test: deps
 
 # The parts of make test after the simulator, in order; each stops the run
 # on failure. The unit suites come last so that CUnit's summary ends it.
-TEST_STAGES ?= fuzz-short integration lab
+TEST_STAGES ?= fuzz-short integration lab security compare-check
 
 test-all: all asan
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SIM_SEEDS) || exit 1; done
@@ -140,7 +140,8 @@ $(B)/hostile: $(B)/test/security/hostile.o $(B)/ring/wire.o $(B)/ring/layout.o \
 	      $(B)/ring/err.o $(B)/ring/auth.o $(B)/ring/conf.o
 	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
 
-# Security tests: hostile input, valgrind, key rotation (test/security, root).
+# Security tests (test/security/t_*.sh, as root): hostile input, valgrind,
+# key rotation, control-socket descriptors.
 security: ring/ringd ring/ringctl $(B)/hostile
 	bash test/security/run.sh
 

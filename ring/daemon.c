@@ -74,6 +74,7 @@ struct ring_daemon {
 	uint64_t next_handle;
 
 	int state_dir_fd;
+	int spare_fd; /* kept free for persisting an epoch when fds run out */
 	char state_path[RING_PATH_MAX + 32];
 	char state_tmp[RING_PATH_MAX + 40];
 
@@ -153,6 +154,13 @@ static int persist_epoch(struct ring_daemon *d, uint32_t epoch)
 	char buf[32];
 	int len = snprintf(buf, sizeof buf, "epoch %u\n", epoch);
 	int fd = open(d->state_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && d->spare_fd >= 0) {
+		/* Out of descriptors (a client flood): the one kept in
+		 * reserve is for exactly this write, which must not fail. */
+		close(d->spare_fd);
+		d->spare_fd = -1;
+		fd = open(d->state_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	}
 	if (fd < 0)
 		return -errno;
 	ssize_t w = write(fd, buf, (size_t)len);
@@ -164,6 +172,8 @@ static int persist_epoch(struct ring_daemon *d, uint32_t epoch)
 		e = errno;
 	if (!e && fsync(d->state_dir_fd) != 0)
 		e = errno;
+	if (d->spare_fd < 0)
+		d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	return -e;
 }
 
@@ -950,6 +960,7 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	d->log = log;
 	d->udp_fd = -1;
 	d->state_dir_fd = -1;
+	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	d->armed_us = UINT64_MAX;
 	struct rlimit rl;
 	rlim_t nofile = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
@@ -1081,6 +1092,8 @@ void ring_daemon_free(struct ring_daemon *d)
 		close(d->udp_fd);
 	if (d->state_dir_fd >= 0)
 		close(d->state_dir_fd);
+	if (d->spare_fd >= 0)
+		close(d->spare_fd);
 	ring_node_free(d->node);
 	free(d);
 }
