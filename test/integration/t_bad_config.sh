@@ -1,0 +1,235 @@
+#!/bin/bash
+# Bad configuration files are refused at start: exit 78 and one line
+# "FILE:LINE: what is wrong" on stderr, LINE naming the line to fix
+# (docs/configuration.md, Errors). Also --check, non-members, usage, --help.
+source "$(dirname "$0")/lib.sh"
+
+pick_ports 4
+P=$PORT_BASE
+# Every ringd here must refuse and exit at once; the timeout only stops one
+# that wrongly starts (generous: a loaded machine can stall for seconds).
+SAFETY_S=30
+HEAD="[ring]
+name = bad
+state_dir = $T/state
+allow_inject = true" # lines 1..4
+NODES="
+[node.1]
+host = 127.0.0.1
+port = $P
+
+[node.2]
+host = 127.0.0.1
+port = $((P + 1))" # lines 5..12 after HEAD, 4..11 after a 3-line [ring]
+
+# bad NAME LINE REGEX: the file on stdin must make ringd (and ringctl) exit
+# 78 with "FILE:LINE: " and a message matching REGEX (grep -Ei).
+cases=0
+bad() {
+	local name=$1 line=$2 re=$3 f=$T/$1.ini rc out
+	cat >"$f"
+	out=$(timeout $SAFETY_S "$RINGD" -c "$f" -n 1 2>&1 >/dev/null)
+	rc=$?
+	((rc == 78)) || fail "$name: ringd exited $rc, want 78 (stderr: $out)"
+	[[ $(wc -l <<<"$out") -eq 1 ]] || fail "$name: want one line on stderr, got: $out"
+	[[ $out == "$f:$line: "* ]] || fail "$name: want '$f:$line: ...', got: $out
+$(cat -n "$f")"
+	grep -Eqi -- "$re" <<<"$out" || fail "$name: message does not match /$re/: $out"
+	out=$(timeout $SAFETY_S "$RINGCTL" -c "$f" -n 1 status 2>&1 >/dev/null)
+	rc=$?
+	((rc == 78)) || fail "$name: ringctl exited $rc, want 78 (stderr: $out)"
+	[[ $out == "$f:$line: "* ]] || fail "$name: ringctl says '$out', want '$f:$line: ...'"
+	cases=$((cases + 1))
+	say "$name -> ${out#"$T"/}"
+}
+
+# The good file first: each case below differs from it in one thing.
+printf '%s\n%s\n' "$HEAD" "$NODES" >"$T/good.ini"
+timeout $SAFETY_S "$RINGD" -c "$T/good.ini" --check >/dev/null ||
+	fail "the base file is refused: $(timeout $SAFETY_S "$RINGD" -c "$T/good.ini" --check 2>&1)"
+
+bad unknown_key 3 'unknown key.*leese' <<-END
+	[ring]
+	name = bad
+	leese_ms = 100
+	state_dir = $T/state
+	$NODES
+END
+
+bad unknown_section 6 'section|nodes' <<-END
+	$HEAD
+
+	[nodes.1]
+	host = 127.0.0.1
+	port = $P
+	$NODES
+END
+
+bad bad_number 3 'lease_ms' <<-END
+	[ring]
+	name = bad
+	lease_ms = 12x
+	state_dir = $T/state
+	$NODES
+END
+
+bad number_out_of_range 3 'retries' <<-END
+	[ring]
+	name = bad
+	retries = 1000
+	state_dir = $T/state
+	$NODES
+END
+
+# A second [node.2] section: the duplicate's header (line 14).
+bad duplicate_id 14 'node\.2|duplicate|twice|again' <<-END
+	$HEAD
+	$NODES
+
+	[node.2]
+	host = 127.0.0.1
+	port = $((P + 2))
+END
+
+# Two members on one host:port: the later one's port (line 12).
+bad duplicate_port 12 'port|same|duplicate' <<-END
+	$HEAD
+
+	[node.1]
+	host = 127.0.0.1
+	port = $P
+
+	[node.2]
+	host = 127.0.0.1
+	port = $P
+END
+
+# 1 -> 2 -> 1 and 3 -> 4 -> 3: every member has one predecessor, but the
+# order is two cycles. The line is the successor that closes 1 -> 2 -> 1.
+bad broken_cycle 14 'cycle|missing' <<-END
+	$HEAD
+
+	[node.1]
+	host = 127.0.0.1
+	port = $P
+	successor = 2
+
+	[node.2]
+	host = 127.0.0.1
+	port = $((P + 1))
+	successor = 1
+
+	[node.3]
+	host = 127.0.0.1
+	port = $((P + 2))
+	successor = 4
+
+	[node.4]
+	host = 127.0.0.1
+	port = $((P + 3))
+	successor = 3
+END
+
+bad successor_not_member 9 'successor|member' <<-END
+	$HEAD
+
+	[node.1]
+	host = 127.0.0.1
+	port = $P
+	successor = 9
+
+	[node.2]
+	host = 127.0.0.1
+	port = $((P + 1))
+END
+
+# [ring] without name: the [ring] header.
+bad missing_name 1 'name' <<-END
+	[ring]
+	lease_ms = 1000
+	state_dir = $T/state
+	$NODES
+END
+
+# [node.3] without host: that node's header.
+bad missing_host 14 'host' <<-END
+	$HEAD
+	$NODES
+
+	[node.3]
+	port = $((P + 2))
+END
+
+bad missing_port 14 'port' <<-END
+	$HEAD
+	$NODES
+
+	[node.3]
+	host = 127.0.0.1
+END
+
+bad timing_rule 3 'loss_timeout_ms.*heartbeat' <<-END
+	[ring]
+	name = bad
+	loss_timeout_ms = 100
+	heartbeat_ms = 50
+	state_dir = $T/state
+	$NODES
+END
+
+bad one_member 6 'member' <<-END
+	$HEAD
+
+	[node.1]
+	host = 127.0.0.1
+	port = $P
+END
+
+# ---- --check on the shipped files ----
+for f in conf/local5.ini conf/hosts5.ini; do
+	out=$(cd "$ROOT" && timeout $SAFETY_S "$RINGD" -c "$f" --check 2>&1)
+	rc=$?
+	((rc == 0)) || fail "ringd -c $f --check exited $rc: $out"
+	grep -q '5 members' <<<"$out" || fail "ringd -c $f --check does not describe 5 members: $out"
+done
+say "--check accepts conf/local5.ini and conf/hosts5.ini"
+
+# ---- a member id the file does not have ----
+out=$(timeout $SAFETY_S "$RINGD" -c "$T/good.ini" -n 3 2>&1)
+rc=$?
+((rc == 78)) || fail "ringd -n 3 of a 2-member ring exited $rc, want 78: $out"
+grep -q '3' <<<"$out" || fail "ringd -n 3: the message does not name the id: $out"
+out=$(timeout $SAFETY_S "$RINGCTL" -c "$T/good.ini" -n 3 status 2>&1)
+rc=$?
+((rc == 78)) || fail "ringctl -n 3 status of a 2-member ring exited $rc, want 78: $out"
+
+# ---- usage ----
+usage() { # WANT ARGS...: ringd ARGS must exit WANT
+	local want=$1 rc
+	shift
+	timeout $SAFETY_S "$RINGD" "$@" >"$T/usage.out" 2>"$T/usage.err"
+	rc=$?
+	((rc == want)) || fail "ringd $* exited $rc, want $want: $(cat "$T/usage.err")"
+}
+usage 2
+usage 2 -c "$T/good.ini"
+usage 2 -c "$T/good.ini" -n 1 --bogus
+usage 2 -c "$T/good.ini" -n 0
+usage 2 -c "$T/good.ini" -n 70000
+usage 2 -c "$T/good.ini" -n 1 --log-format yaml
+usage 2 -c "$T/good.ini" -n 1 extra
+usage 0 --help
+grep -q -- '-c CONFIG -n ID' "$T/usage.out" || fail "ringd --help does not show the synopsis on stdout"
+for args in "" "bogus" "-c $T/good.ini status" "-c $T/good.ini -n 1 run" "-n 1 status" "-c $T/good.ini -n 1 inject"; do
+	# shellcheck disable=SC2086
+	timeout $SAFETY_S "$RINGCTL" $args >/dev/null 2>&1
+	rc=$?
+	((rc == 2)) || fail "ringctl $args exited $rc, want 2"
+done
+timeout $SAFETY_S "$RINGCTL" --help | grep -q 'fenced-append' || fail "ringctl --help does not list fenced-append"
+# A file that is not there: line 0.
+out=$(timeout $SAFETY_S "$RINGD" -c "$T/none.ini" -n 1 2>&1)
+rc=$?
+((rc == 78)) && [[ $out == "$T/none.ini:0: "* ]] ||
+	fail "a missing file: exit $rc, '$out'; want 78 and '$T/none.ini:0: ...'"
+pass "$cases bad files refused with FILE:LINE and exit 78; --check, non-member, usage, --help"

@@ -1,0 +1,69 @@
+#!/bin/bash
+# `ringctl run` and its exits: a CMD that outlives the lease is stopped and
+# run exits 70 (lease_expired logged); a request not granted within -t
+# exits 75; otherwise run exits with CMD's status.
+source "$(dirname "$0")/lib.sh"
+
+LEASE_MS=300
+make_conf "$CONF" 3 lease_ms=$LEASE_MS
+start_ring 3
+wait_until 5 any_log_has token_regen || fail "no token minted"
+"$RINGCTL" -c "$CONF" -n 1 run -t 5000 -- true || fail "a first run at member 1 exited $?"
+
+# ---- 1. the lease runs out: CMD gets SIGTERM, run exits 70 ----
+# CMD writes its pid and fence, and a marker only if it lives 5 s.
+t0=$(now_ms)
+"$RINGCTL" -c "$CONF" -n 1 run -t 5000 -- sh -c '
+	trap "exit 143" TERM
+	echo $$ > "$0.pid"; echo "$RING_FENCE" > "$0.fence"
+	i=0; while [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	touch "$0.marker"' "$T/long" 2>"$T/long.err"
+rc=$?
+took=$(($(now_ms) - t0))
+((rc == 70)) || fail "run with a CMD outliving the lease exited $rc, want 70: $(cat "$T/long.err")"
+stall=$(stalled_ms $((t0 * 1000)))
+((took < 1500 + stall)) || fail "run took $took ms to give up a ${LEASE_MS} ms lease, want < 1500$(stall_note $stall)"
+grep -qi 'lease' "$T/long.err" || fail "run said nothing about the lease: $(cat "$T/long.err")"
+cmd_pid=$(cat "$T/long.pid")
+fence=$(cat "$T/long.fence")
+wait_until 1 pid_gone "$cmd_pid" || fail "CMD (pid $cmd_pid) still runs after run exited 70"
+wait_until 2 log_has 1 lease_expired ".fence == $fence" || fail "member 1 did not log lease_expired fence=$fence"
+say "lease ran out: run exited 70 after $took ms, CMD stopped, lease_expired fence=$fence"
+
+# ---- 2. not granted within -t: exit 75 ----
+# At member 2 one client is in the critical region and three more wait in
+# line, each with a CMD that uses its whole lease (one visit serves one
+# client). Asked while at least two still wait, a fifth client cannot be
+# served within 200 ms: two full leases (600 ms) stand before it.
+spawn "$RINGCTL" -c "$CONF" -n 2 run -- sh -c 'touch "$0"; exec sleep 5' "$T/h.in"
+lined=($BG_PID)
+wait_until 5 test -e "$T/h.in" || fail "first client at member 2 not granted"
+for k in 1 2 3; do
+	spawn "$RINGCTL" -c "$CONF" -n 2 run -- sh -c 'exec sleep 5'
+	lined+=($BG_PID)
+done
+queued() { (($(field 2 .queued) >= $1)); }
+wait_until 2 queued 2 || fail "setup: fewer than two clients wait at member 2: $(status 2)"
+t0=$(now_ms)
+"$RINGCTL" -c "$CONF" -n 2 run -t 200 -- touch "$T/t.granted" 2>"$T/t.err"
+rc=$?
+took=$(($(now_ms) - t0))
+((rc == 75)) || fail "run -t 200 behind two full leases exited $rc, want 75: $(cat "$T/t.err")"
+[[ ! -e $T/t.granted ]] || fail "run -t 200 exited 75 but its CMD ran"
+stall=$(stalled_ms $((t0 * 1000)))
+((took >= 150 && took < 1500 + stall)) || fail "run -t 200 gave up after $took ms$(stall_note $stall)"
+grep -q 'not granted' "$T/t.err" || fail "run -t said nothing on stderr: $(cat "$T/t.err")"
+say "run -t 200 exited 75 after $took ms"
+for pid in "${lined[@]}"; do
+	wait_bg $pid 5 || fail "a lease-bound client at member 2 still runs"
+	((BG_RC == 70)) || fail "a client whose CMD outlived the lease exited $BG_RC, want 70"
+done
+
+# ---- 3. CMD's status is run's ----
+"$RINGCTL" -c "$CONF" -n 3 run -t 5000 -- sh -c 'exit 7'
+rc=$?
+((rc == 7)) || fail "run of a CMD exiting 7 exited $rc"
+"$RINGCTL" -c "$CONF" -n 3 run -t 5000 -- sh -c '[ -n "$RING_FENCE" ] && [ -n "$RING_EPOCH" ] && [ "$RING_NODE" = 3 ]' ||
+	fail "CMD lacks RING_FENCE, RING_EPOCH or RING_NODE"
+[[ ! -e $T/long.marker ]] || fail "the stopped CMD survived 5 s (marker written)"
+pass "exit 70 on lease loss ($LEASE_MS ms), 75 on -t, CMD's own status otherwise"
