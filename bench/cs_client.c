@@ -3,6 +3,7 @@
  * with an empty critical region, and reports entries and grant latency. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,21 +20,44 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* One reply line; returns 0 on success. */
+/* SIGTERM or SIGINT ends the loop early; the report is still written. */
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+/* Buffered: one read per reply, not one per byte, so that the client's own
+ * system calls weigh as little as they can on the ring it measures. */
+static char inbuf[4096];
+static size_t inlen;
+
+/* One reply line into BUF; returns 0 on success. */
 static int reply(int fd, char *buf, size_t len)
 {
-	size_t off = 0;
-	while (off + 1 < len) {
-		ssize_t n = read(fd, buf + off, 1);
-		if (n <= 0)
-			return -1;
-		if (buf[off] == '\n') {
-			buf[off] = 0;
+	for (;;) {
+		char *nl = memchr(inbuf, '\n', inlen);
+		if (nl) {
+			size_t n = (size_t)(nl - inbuf);
+			if (n >= len)
+				return -1;
+			memcpy(buf, inbuf, n);
+			buf[n] = 0;
+			inlen -= n + 1;
+			memmove(inbuf, nl + 1, inlen);
 			return 0;
 		}
-		off++;
+		if (inlen == sizeof inbuf)
+			return -1;
+		ssize_t r = read(fd, inbuf + inlen, sizeof inbuf - inlen);
+		if (r < 0 && errno == EINTR && !stopping)
+			continue;
+		if (r <= 0)
+			return -1;
+		inlen += (size_t)r;
 	}
-	return -1;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -44,9 +68,11 @@ static int cmp_u64(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: cs_client SOCKET SECONDS\n"
-				"prints: entries N seconds S p50_us P p99_us Q\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: cs_client SOCKET SECONDS [LATENCY_FILE]\n"
+				"prints: entries N seconds S p50_us P p99_us Q\n"
+				"LATENCY_FILE gets every grant latency in microseconds, one a line;\n"
+				"SIGTERM ends the run early and still reports\n");
 		return 2;
 	}
 	double secs = atof(argv[2]);
@@ -57,11 +83,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cs_client: %s: %s\n", argv[1], strerror(errno));
 		return 69;
 	}
+	struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: a wait ends */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	size_t cap = 1 << 20, n = 0;
 	uint64_t *lat = malloc(cap * sizeof *lat);
+	if (!lat)
+		return 1;
 	char line[256];
 	uint64_t start = now_us(), end = start + (uint64_t)(secs * 1e6);
-	while (now_us() < end && n < cap) {
+	while (!stopping && now_us() < end && n < cap) {
 		uint64_t t0 = now_us();
 		if (write(fd, "ACQUIRE\n", 8) != 8 || reply(fd, line, sizeof line) != 0)
 			break;
@@ -75,6 +106,16 @@ int main(int argc, char **argv)
 				break;
 	}
 	double took = (double)(now_us() - start) / 1e6;
+	if (argc == 4) {
+		FILE *f = fopen(argv[3], "w");
+		if (!f) {
+			fprintf(stderr, "cs_client: %s: %s\n", argv[3], strerror(errno));
+			return 1;
+		}
+		for (size_t k = 0; k < n; k++)
+			fprintf(f, "%llu\n", (unsigned long long)lat[k]);
+		fclose(f);
+	}
 	qsort(lat, n, sizeof *lat, cmp_u64);
 	printf("entries %zu seconds %.3f p50_us %llu p99_us %llu\n", n, took,
 	       n ? (unsigned long long)lat[n / 2] : 0ULL,

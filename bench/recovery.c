@@ -1,0 +1,147 @@
+/* One recovery trial for make bench: a client enters the critical region at
+ * the holder, every other member gets a waiting client, then the holder's
+ * ringd is killed with SIGKILL; prints the time from the kill to the first
+ * GRANTED at another member, as one JSON object. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_OTHERS 64
+
+struct conn {
+	int fd;
+	char buf[4096];
+	size_t len;
+};
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int dial(struct conn *c, const char *path)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
+	c->len = 0;
+	c->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		fprintf(stderr, "recovery: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int say(struct conn *c, const char *s)
+{
+	size_t n = strlen(s);
+	return write(c->fd, s, n) == (ssize_t)n ? 0 : -1;
+}
+
+/* A complete line already read, if any, into LINE. */
+static int have_line(struct conn *c, char *line, size_t len)
+{
+	char *nl = memchr(c->buf, '\n', c->len);
+	if (!nl)
+		return 0;
+	size_t n = (size_t)(nl - c->buf);
+	if (n >= len)
+		n = len - 1;
+	memcpy(line, c->buf, n);
+	line[n] = 0;
+	c->len -= (size_t)(nl - c->buf) + 1;
+	memmove(c->buf, nl + 1, c->len);
+	return 1;
+}
+
+/* Reads what is there; -1 on EOF or error. */
+static int fill(struct conn *c)
+{
+	if (c->len == sizeof c->buf)
+		return -1;
+	ssize_t r = read(c->fd, c->buf + c->len, sizeof c->buf - c->len);
+	if (r <= 0)
+		return -1;
+	c->len += (size_t)r;
+	return 0;
+}
+
+/* Waits at most MS for a line on C. */
+static int line_within(struct conn *c, char *line, size_t len, int ms)
+{
+	uint64_t until = now_us() + (uint64_t)ms * 1000u;
+	while (!have_line(c, line, len)) {
+		uint64_t now = now_us();
+		struct pollfd p = {.fd = c->fd, .events = POLLIN};
+		if (now >= until || poll(&p, 1, (int)((until - now) / 1000u) + 1) <= 0 || fill(c) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 5 || argc - 4 > MAX_OTHERS) {
+		fprintf(stderr, "usage: recovery TIMEOUT_MS HOLDER_PID HOLDER_SOCKET OTHER_SOCKET...\n");
+		return 2;
+	}
+	int timeout_ms = atoi(argv[1]);
+	pid_t holder = (pid_t)atol(argv[2]);
+	char line[4096];
+	struct conn h, o[MAX_OTHERS];
+	int no = argc - 4;
+	if (dial(&h, argv[3]) < 0 || say(&h, "ACQUIRE\n") < 0 ||
+	    line_within(&h, line, sizeof line, timeout_ms) < 0 || strncmp(line, "GRANTED", 7) != 0) {
+		fprintf(stderr, "recovery: no grant at the holder\n");
+		return 1;
+	}
+	/* Every other member queues a client; its STATUS reply, which comes
+	 * after the ACQUIRE was read, says the request is in. */
+	for (int k = 0; k < no; k++) {
+		if (dial(&o[k], argv[4 + k]) < 0 || say(&o[k], "ACQUIRE\nSTATUS\n") < 0 ||
+		    line_within(&o[k], line, sizeof line, timeout_ms) < 0 || line[0] != '{') {
+			fprintf(stderr, "recovery: member %d did not queue the request\n", k);
+			return 1;
+		}
+	}
+	uint64_t t0 = now_us();
+	if (kill(holder, SIGKILL) != 0) {
+		perror("recovery: kill");
+		return 1;
+	}
+	struct pollfd p[MAX_OTHERS];
+	int gone[MAX_OTHERS] = {0};
+	uint64_t until = t0 + (uint64_t)timeout_ms * 1000u;
+	for (;;) {
+		for (int k = 0; k < no; k++) {
+			while (have_line(&o[k], line, sizeof line))
+				if (strncmp(line, "GRANTED", 7) == 0) {
+					uint64_t t1 = now_us();
+					printf("{\"kill_to_grant_ms\":%.3f,\"granted_at\":%d}\n",
+					       (double)(t1 - t0) / 1e3, k);
+					return 0;
+				}
+			p[k] = (struct pollfd){.fd = gone[k] ? -1 : o[k].fd, .events = POLLIN};
+		}
+		uint64_t now = now_us();
+		if (now >= until || poll(p, (nfds_t)no, (int)((until - now) / 1000u) + 1) < 0)
+			break;
+		for (int k = 0; k < no; k++)
+			if ((p[k].revents & (POLLIN | POLLHUP)) && fill(&o[k]) < 0)
+				gone[k] = 1;
+	}
+	fprintf(stderr, "recovery: no grant within %d ms of the kill\n", timeout_ms);
+	return 1;
+}

@@ -1,0 +1,564 @@
+#!/usr/bin/env bash
+# make bench: ring against the UDP floor, on 127.0.0.1. Measures, in one run:
+# the floor (UDP ping-pong, and a bare relay ring with ring's message
+# pattern), token hop latency, rotation time for several ring sizes,
+# critical-region throughput and grant latency under contention, recovery
+# after kill -9 of the holder, an idle ring's CPU and memory per member, and
+# datagrams per critical-region entry. Prints a table and writes
+# bench/results.json. Method and limits: docs/benchmarks.md.
+#
+#   BENCH_SECONDS=2     each measured interval
+#   BENCH_TRIALS=5      recovery trials
+#   BENCH_SIZES="3 5 16 64"  ring sizes for rotation time
+#   BENCH_PINGS=20000   ping-pong round trips
+#   BENCH_OUT=FILE      where the JSON goes (default bench/results.json)
+#   BENCH_RINGD=PATH    another ringd to measure (before/after comparisons)
+#
+# Every process it starts is recorded and stopped by its PID; every wait for
+# something to happen is bounded polling. Only the measured intervals are
+# fixed sleeps. Needs root (or CAP_NET_RAW) for bench/wirecap, which counts
+# the ring's datagrams on lo with kernel timestamps; without it the wire
+# figures are left out (null) and hop latency comes from the -v logs only.
+set -u
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RINGD=${BENCH_RINGD:-$ROOT/ring/ringd}
+RINGCTL=$ROOT/ring/ringctl
+BIN=$ROOT/build/bench
+OUT=${BENCH_OUT:-$ROOT/bench/results.json}
+W=${BENCH_SECONDS:-2}
+TRIALS=${BENCH_TRIALS:-5}
+SIZES=${BENCH_SIZES:-3 5 16 64}
+PINGS=${BENCH_PINGS:-20000}
+LOSS_MS=500        # loss_timeout_ms of the recovery rings
+CONTENDERS="1 2 4 5"
+PORT_LOCKS=/tmp/ring-it-ports # shared with test/integration: one directory per port in use
+MAX_N=64
+
+for f in "$RINGD" "$RINGCTL" "$BIN"/udp_pingpong "$BIN"/udp_relay "$BIN"/wirecap \
+	"$BIN"/cs_client "$BIN"/recovery; do
+	[[ -x $f ]] || { echo "bench: $f is missing: run make bench" >&2; exit 1; }
+done
+for tool in jq awk ss; do
+	command -v $tool >/dev/null || { echo "bench: $tool is missing (make deps)" >&2; exit 1; }
+done
+[[ $W =~ ^[0-9]+(\.[0-9]+)?$ && $TRIALS =~ ^[0-9]+$ && $PINGS =~ ^[0-9]+$ ]] ||
+	{ echo "bench: BENCH_SECONDS, BENCH_TRIALS, BENCH_PINGS must be numbers" >&2; exit 2; }
+
+T=$(mktemp -d /tmp/ring-bench.XXXXXX) || exit 1
+T0=$EPOCHREALTIME
+declare -A PIDS=() # member id -> ringd pid, for the ring that is up
+BG=()              # helpers in the background
+PORTS_HELD=()
+CONF= RDIR= N=0 PORT_BASE=0
+VERBOSE=0
+
+# ---- small tools ----
+
+say() { printf '[%6.1fs] %s\n' "$(calc "$EPOCHREALTIME - $T0")" "$*" >&2; }
+calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+pid_gone() { # PID: true once it has exited (or is a zombie)
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	s=${s##*) }
+	[[ ${s:0:1} == Z ]]
+}
+
+# wait_for SECONDS CMD...: runs CMD every 20 ms until it succeeds; 1 on timeout.
+wait_for() {
+	local limit=$1 deadline
+	shift
+	deadline=$(calc "$EPOCHREALTIME + $limit")
+	while :; do
+		"$@" >/dev/null 2>&1 && return 0
+		awk "BEGIN { exit !($EPOCHREALTIME >= $deadline) }" && return 1
+		sleep 0.02
+	done
+}
+
+# wait_gone PID SECONDS: true once PID has exited (polling, bounded).
+wait_gone() {
+	local i
+	for ((i = 0; i < $2 * 50; i++)); do
+		pid_gone "$1" && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+# bg_forget PID: it has been reaped; never signal that number again.
+bg_forget() {
+	local keep=() p
+	for p in "${BG[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+	BG=("${keep[@]}")
+}
+
+# stop PID...: SIGTERM, at most 3 s, then SIGKILL; reaps them.
+stop() {
+	local pid
+	for pid in "$@"; do kill -TERM "$pid" 2>/dev/null; done
+	for pid in "$@"; do wait_gone "$pid" 3 || kill -KILL "$pid" 2>/dev/null; done
+	for pid in "$@"; do wait "$pid" 2>/dev/null; done
+}
+
+cleanup() {
+	local rc=$? p
+	trap - EXIT INT TERM
+	exec 2>/dev/null
+	((${#BG[@]})) && stop "${BG[@]}"
+	((${#PIDS[@]})) && stop "${PIDS[@]}"
+	for p in "${PORTS_HELD[@]}"; do rm -rf "${PORT_LOCKS:?}/$p"; done
+	[[ ${KEEP:-0} == 1 ]] && echo "bench: KEEP=1: files left in $T" >&2 || rm -rf "$T"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'echo "bench: interrupted" >&2; exit 130' INT TERM
+
+# pick_ports N: N consecutive free UDP ports below the ephemeral range,
+# reserved against the integration tests running at the same time.
+pick_ports() {
+	local n=$1 try base p ok used eph_lo=32768 eph_hi lo=20000 hi
+	read -r eph_lo eph_hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+	mkdir -p "$PORT_LOCKS"
+	for ((try = 0; try < 50; try++)); do
+		hi=$((59000 - n))
+		((eph_lo > lo + 1000 && eph_lo - n < hi)) && hi=$((eph_lo - n))
+		base=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
+		used=" $(ss -Huan 2>/dev/null | awk '{n = split($4, a, ":"); printf "%s ", a[n]}')"
+		ok=1
+		for ((p = base; p < base + n; p++)); do
+			[[ $used == *" $p "* ]] && { ok=0; break; }
+		done
+		((ok)) || continue
+		local got=()
+		for ((p = base; p < base + n; p++)); do
+			if mkdir "$PORT_LOCKS/$p" 2>/dev/null; then
+				echo $$ >"$PORT_LOCKS/$p/owner"
+				got+=("$p")
+			else
+				ok=0
+				break
+			fi
+		done
+		if ((ok)); then
+			PORTS_HELD+=("${got[@]}")
+			PORT_BASE=$base
+			return 0
+		fi
+		for p in "${got[@]}"; do rm -rf "${PORT_LOCKS:?}/$p"; done
+	done
+	die "no $n free consecutive UDP ports after 50 tries"
+}
+
+# ---- rings ----
+
+ring_json() { "$RINGCTL" -c "$CONF" ring --json 2>/dev/null; }
+
+# ready: every member answers, counts every member alive, one epoch, and
+# the token moved since the last call.
+LAST_HOPS=-1
+ready() {
+	local s
+	s=$(ring_json | jq -r --argjson n "$N" '
+		if length == $n and all(.[]; .state != "down" and (.alive | length) == $n)
+		   and ([.[].epoch] | unique | length) == 1
+		then [.[].tokens_passed] | add else -1 end') || return 1
+	[[ $s =~ ^[0-9]+$ ]] || return 1
+	local prev=$LAST_HOPS
+	LAST_HOPS=$s
+	((prev >= 0 && s > prev))
+}
+
+# ring_up NAME N [key=value...]: a fresh ring of N members on the reserved
+# ports, in its own folder, started and circulating. -v logs with VERBOSE=1.
+ring_up() {
+	local name=$1 i kv
+	N=$2
+	shift 2
+	RDIR=$T/$name
+	CONF=$RDIR/ring.ini
+	mkdir -p "$RDIR"
+	{
+		echo "[ring]"
+		echo "name = bench-$name-$$"
+		echo "state_dir = $RDIR/state"
+		for kv in "$@"; do echo "${kv%%=*} = ${kv#*=}"; done
+		for ((i = 1; i <= N; i++)); do
+			printf '\n[node.%d]\nhost = 127.0.0.1\nport = %d\n' "$i" $((PORT_BASE + i - 1))
+		done
+	} >"$CONF"
+	"$RINGD" -c "$CONF" --check >/dev/null 2>"$RDIR/check.err" ||
+		die "ring $name: configuration refused: $(cat "$RDIR/check.err")"
+	local v=()
+	((VERBOSE)) && v=(-v)
+	for ((i = 1; i <= N; i++)); do
+		"$RINGD" -c "$CONF" -n "$i" --log-format json --log-file "$RDIR/n$i.log" "${v[@]}" \
+			2>>"$RDIR/n$i.err" &
+		PIDS[$i]=$!
+	done
+	LAST_HOPS=-1
+	local t=$EPOCHREALTIME
+	if ! wait_for $((10 + N / 4)) ready; then
+		ring_json | jq -c '.[] | {node, state, epoch, alive: (.alive | length)}' 2>/dev/null | head -5 >&2
+		die "ring $name ($N members) did not start circulating"
+	fi
+	say "  $N members circulating after $(calc "$EPOCHREALTIME - $t") s"
+}
+
+ring_down() {
+	local t=$EPOCHREALTIME
+	((${#PIDS[@]})) && stop "${PIDS[@]}"
+	PIDS=()
+	say "  stopped in $(calc "$EPOCHREALTIME - $t") s"
+}
+
+# cpu_sample FILE: per member "id pid run_ns ticks rss_kb" from /proc.
+cpu_sample() {
+	local id pid st
+	for id in "${!PIDS[@]}"; do
+		pid=${PIDS[$id]}
+		st=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+		st=${st##*) }
+		set -- $st # state ppid ... utime is field 14 of stat, 12 here
+		echo "$id $pid $(awk '{print $1}' "/proc/$pid/schedstat") $((${12} + ${13})) \
+$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")"
+	done | sort -k1,1 >"$1"
+}
+
+udp_out() { awk '/^Udp:/ { if (h) print $5; h = 1 }' /proc/net/snmp; }
+
+# window NAME: one measured interval of W seconds without the watcher:
+# counters, CPU and RSS of every member, the machine's UDP OutDatagrams.
+# Writes $T/NAME.window.json.
+window() {
+	local name=$1 a b ja jb ta tb oa ob
+	cpu_sample "$T/$name.cpu0"
+	ta=$EPOCHREALTIME
+	ja=$(ring_json)
+	oa=$(udp_out)
+	sleep "$W"
+	ob=$(udp_out)
+	jb=$(ring_json)
+	tb=$EPOCHREALTIME
+	cpu_sample "$T/$name.cpu1"
+	local clk
+	clk=$(getconf CLK_TCK)
+	# CPU per member from schedstat (ns on CPU) and from stat (ticks).
+	local cpu
+	cpu=$(join "$T/$name.cpu0" "$T/$name.cpu1" | awk -v s="$(calc "$tb - $ta")" -v clk="$clk" '
+		{ ns = $7 - $3; tk = $8 - $4; run += ns; ticks += tk; n++
+		  pct = ns / (s * 1e9) * 100; if (pct > max) max = pct; rss += $9; if ($9 > rmax) rmax = $9 }
+		END { printf "{\"members\":%d,\"seconds\":%.3f,\"cpu_pct_mean\":%.3f,\"cpu_pct_max\":%.3f,", n, s, run / n / (s * 1e9) * 100, max
+		      printf "\"cpu_pct_mean_from_ticks\":%.3f,\"ring_cpu_ns\":%.0f,", ticks / clk / n / s * 100, run
+		      printf "\"rss_kb_mean\":%.0f,\"rss_kb_max\":%d}", rss / n, rmax }')
+	jq -n --argjson a "$ja" --argjson b "$jb" --argjson cpu "$cpu" \
+		--argjson s "$(calc "$tb - $ta")" --argjson udp "$((ob - oa))" '
+		def sum(f): [.[] | f] | add;
+		($a | sum(.tokens_passed)) as $ha | ($b | sum(.tokens_passed)) as $hb |
+		$cpu + {
+		  hops: ($hb - $ha), hops_per_s: (($hb - $ha) / $s),
+		  cs_entries: (($b | sum(.cs_entries)) - ($a | sum(.cs_entries))),
+		  entries_per_s: ((($b | sum(.cs_entries)) - ($a | sum(.cs_entries))) / $s),
+		  retransmits: (($b | sum(.retransmits)) - ($a | sum(.retransmits))),
+		  skips: (($b | sum(.skips)) - ($a | sum(.skips))),
+		  machine_udp_out_per_s: ($udp / $s),
+		  cpu_us_per_hop: (if $hb > $ha then $cpu.ring_cpu_ns / 1000 / ($hb - $ha) else null end)
+		}' >"$T/$name.window.json"
+}
+
+# capture NAME: the watcher on the ring's ports for W seconds; its JSON in
+# $T/NAME.wire.json ("null" without CAP_NET_RAW).
+HAVE_WIRE=1
+capture() {
+	local name=$1 pid
+	if ((!HAVE_WIRE)); then
+		echo null >"$T/$name.wire.json"
+		return
+	fi
+	rm -f "$T/ready"
+	"$BIN"/wirecap "$PORT_BASE" $((PORT_BASE + N - 1)) "$W" "$T/ready" >"$T/$name.wire.json" \
+		2>"$T/$name.wire.err" &
+	pid=$!
+	BG+=("$pid")
+	wait_for 5 test -e "$T/ready" # or it failed: its status says
+	if ! wait_gone "$pid" $((${W%.*} + 10)); then
+		stop "$pid"
+		die "wirecap did not end"
+	fi
+	wait "$pid"
+	local rc=$?
+	bg_forget "$pid"
+	if ((rc == 77)); then
+		HAVE_WIRE=0
+		say "wirecap: $(cat "$T/$name.wire.err"); wire figures left out"
+		echo null >"$T/$name.wire.json"
+	elif ((rc != 0)); then
+		die "wirecap failed: $(cat "$T/$name.wire.err")"
+	fi
+}
+
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# ---- the floor ----
+
+LOAD0=$(loadavg)
+say "machine: $(nproc) cores, load average $LOAD0"
+pick_ports "$MAX_N"
+say "floor: UDP ping-pong, $PINGS round trips"
+"$BIN"/udp_pingpong "$PINGS" >"$T/pingpong.json" || die "udp_pingpong failed"
+say "floor: relay rings of 5 processes (no ack; ack; ack + epoll)"
+"$BIN"/udp_relay 5 3000 >"$T/relay0.json" || die "udp_relay failed"
+"$BIN"/udp_relay 5 3000 --ack >"$T/relay1.json" || die "udp_relay failed"
+"$BIN"/udp_relay 5 3000 --ack --epoll >"$T/relay2.json" || die "udp_relay failed"
+
+# ---- idle rings: rotation, hop latency, CPU, RSS, datagrams ----
+
+for n in $SIZES; do
+	((n >= 2 && n <= MAX_N)) || die "ring size $n: want 2..$MAX_N"
+	say "idle ring of $n members, idle_pass_ms = 0"
+	ring_up "idle$n" "$n" idle_pass_ms=0
+	window "idle$n"
+	capture "idle$n"
+	loadavg >"$T/idle$n.load"
+	ring_down
+done
+
+say "idle ring of 5 members, idle_pass_ms = 5"
+ring_up pace5 5 idle_pass_ms=5
+window pace5
+capture pace5
+loadavg >"$T/pace5.load"
+ring_down
+
+# ---- hop latency from the -v logs (the simple method, for comparison) ----
+
+say "hop latency from -v JSON logs, 5 members"
+VERBOSE=1
+ring_up vlog 5 idle_pass_ms=0
+capture vlog # hops on the wire while every hop is also logged
+ring_down
+VERBOSE=0
+# Two estimates from the logs, both stamped with CLOCK_REALTIME on this one
+# machine: token_pass at A (to B, epoch, seq) to token_recv at B (from A,
+# same epoch and seq); and token_recv of seq at A to token_recv of seq+1 at
+# B, which is stamped at the same point of every visit, as the wire is.
+awk -F'[":,{}]+' '
+	function stats(a, n,   gap, i, j, x, s) { # Shell sort: mawk has no asort
+		if (n == 0) return "null"
+		for (gap = int(n / 2); gap > 0; gap = int(gap / 2))
+			for (i = gap + 1; i <= n; i++) {
+				x = a[i]
+				for (j = i; j > gap && a[j - gap] > x; j -= gap) a[j] = a[j - gap]
+				a[j] = x
+			}
+		for (i = 1; i <= n; i++) s += a[i]
+		return sprintf("{\"hops\":%d,\"hop_p50_us\":%.1f,\"hop_p99_us\":%.1f,\"hop_mean_us\":%.1f}",
+			       n, a[int(n / 2) + 1], a[int(n * 0.99) + 1], s / n)
+	}
+	function day(d) { return d < -43200e6 ? d + 86400e6 : d }
+	{
+		# key/value pairs; "ts" came apart at its colons into 4 fields
+		for (i = 2; i < NF; i += 2) v[$i] = $(i + 1)
+		ev = v["event"]
+		if (ev == "token_pass" || ev == "token_recv") {
+			split($0, q, "\""); ts = q[4] # "2026-11-30T10:05:04.923743Z"
+			t = (substr(ts, 12, 2) * 3600 + substr(ts, 15, 2) * 60 + substr(ts, 18, 9)) * 1e6
+			if (ev == "token_pass") pass[v["node"] ">" v["to"] ":" v["epoch"] ":" v["seq"]] = t
+			else {
+				recv[v["from"] ">" v["node"] ":" v["epoch"] ":" v["seq"]] = t
+				rseq[v["epoch"] ":" v["seq"]] = t
+			}
+		}
+		delete v
+	}
+	END {
+		n = 0
+		for (k in recv) if (k in pass) pr[++n] = day(recv[k] - pass[k])
+		m = 0
+		for (k in rseq) {
+			split(k, es, ":")
+			prev = es[1] ":" (es[2] - 1)
+			if (prev in rseq) rr[++m] = day(rseq[k] - rseq[prev])
+		}
+		printf "{\"pass_to_recv\":%s,\"recv_to_recv\":%s}\n", stats(pr, n), stats(rr, m)
+	}' "$T"/vlog/n*.log >"$T/vlog.log.json"
+
+# ---- contention: entries per second, grant latency, datagrams per entry ----
+
+say "contention: 5 members, idle_pass_ms = 0, 1 2 4 5 contending"
+ring_up cs 5 idle_pass_ms=0
+cs_entries() { ring_json | jq '[.[].cs_entries] | add'; }
+for k in $CONTENDERS; do
+	clients=()
+	base=$(cs_entries)
+	for ((id = 1; id <= k; id++)); do
+		"$BIN"/cs_client "$RDIR/state/node-$id.sock" "$(calc "2 * $W + 20")" "$T/lat.$k.$id" \
+			>"$T/cs.$k.$id" 2>&1 &
+		clients+=($!)
+		BG+=($!)
+	done
+	# Going: every client has been granted at least once.
+	wait_for 5 eval '(($(cs_entries) >= base + 2 * k))' || die "contention $k: no grants"
+	window "cs$k"
+	capture "cs$k"
+	kill -TERM "${clients[@]}" # they report what they measured and exit
+	for pid in "${clients[@]}"; do
+		wait_gone "$pid" 5 || die "cs_client did not end"
+		wait "$pid" || die "cs_client failed: $(cat "$T"/cs."$k".*)"
+		bg_forget "$pid"
+	done
+	# Grant latency over every client's every grant.
+	cat "$T"/lat."$k".* | sort -n | awk '{ a[NR] = $1; s += $1 }
+		END { printf "{\"grants\":%d,\"grant_p50_us\":%d,\"grant_p99_us\":%d,\"grant_mean_us\":%.0f}\n",
+		      NR, a[int(NR / 2) + 1], a[int(NR * 0.99) + 1], s / NR }' >"$T/cs$k.lat.json"
+	loadavg >"$T/cs$k.load"
+done
+ring_down
+
+# ---- recovery: kill -9 of the holder to the next grant elsewhere ----
+
+say "recovery: $TRIALS trials, 5 members, loss_timeout_ms = $LOSS_MS"
+: >"$T/recovery.jsonl"
+for ((t = 1; t <= TRIALS; t++)); do
+	ring_up "rec$t" 5 idle_pass_ms=0 heartbeat_ms=100 loss_timeout_ms=$LOSS_MS
+	h=$(((t - 1) % 5 + 1))
+	others=()
+	for ((id = 1; id <= 5; id++)); do
+		((id != h)) && others+=("$RDIR/state/node-$id.sock")
+	done
+	disown "${PIDS[$h]}" # no "Killed" notice
+	"$BIN"/recovery $((20 * LOSS_MS)) "${PIDS[$h]}" "$RDIR/state/node-$h.sock" "${others[@]}" \
+		>>"$T/recovery.jsonl" 2>"$T/rec$t.err" || die "recovery trial $t: $(cat "$T/rec$t.err")"
+	unset "PIDS[$h]" # killed by the helper; disowned, so bash reaps it quietly
+	ring_down
+done
+
+# ---- results ----
+
+END_LOAD=$(loadavg)
+RUNTIME=$(calc "$EPOCHREALTIME - $T0")
+slurp() { [[ -s $1 ]] && cat "$1" || echo null; }
+{
+	echo '{"sizes":['
+	sep=
+	for n in $SIZES; do
+		echo "$sep"
+		jq -n --argjson n "$n" --argjson w "$(slurp "$T/idle$n.window.json")" \
+			--argjson c "$(slurp "$T/idle$n.wire.json")" --arg load "$(cat "$T/idle$n.load")" \
+			'{members: $n, window: $w, wire: $c, loadavg: $load}'
+		sep=,
+	done
+	echo '],"contention":['
+	sep=
+	for k in $CONTENDERS; do
+		echo "$sep"
+		jq -n --argjson k "$k" --argjson w "$(slurp "$T/cs$k.window.json")" \
+			--argjson c "$(slurp "$T/cs$k.wire.json")" --argjson l "$(slurp "$T/cs$k.lat.json")" \
+			--arg load "$(cat "$T/cs$k.load")" \
+			'{contenders: $k, window: $w, wire: $c, latency: $l, loadavg: $load}'
+		sep=,
+	done
+	echo ']}'
+} >"$T/parts.json"
+
+jq -n \
+	--arg cpu "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)" \
+	--argjson nproc "$(nproc)" --arg kernel "$(uname -r)" \
+	--arg load0 "$LOAD0" --arg load1 "$END_LOAD" \
+	--argjson runtime "$RUNTIME" --argjson w "$W" \
+	--argjson ping "$(slurp "$T/pingpong.json")" \
+	--argjson r0 "$(slurp "$T/relay0.json")" --argjson r1 "$(slurp "$T/relay1.json")" \
+	--argjson r2 "$(slurp "$T/relay2.json")" \
+	--slurpfile parts "$T/parts.json" \
+	--argjson pace "$(jq -n --argjson w "$(slurp "$T/pace5.window.json")" --argjson c "$(slurp "$T/pace5.wire.json")" '{window: $w, wire: $c}')" \
+	--argjson vlog "$(jq -n --argjson l "$(slurp "$T/vlog.log.json")" --argjson c "$(slurp "$T/vlog.wire.json")" '{from_logs: $l, wire_while_logging: $c}')" \
+	--slurpfile rec "$T/recovery.jsonl" --argjson loss "$LOSS_MS" \
+	--arg when "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '
+	def med: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
+		else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+	($parts[0]) as $p | ($ping.oneway_p50_us) as $ow |
+	{
+	  when: $when,
+	  machine: {nproc: $nproc, cpu: $cpu, kernel: $kernel, loadavg_start: $load0, loadavg_end: $load1,
+		    note: "shared machine, often loaded by other work: latency tails and rates vary run to run"},
+	  runtime_s: $runtime, interval_s: $w,
+	  floor: {pingpong: $ping, relay_5: {bare: $r0, ack: $r1, ack_epoll: $r2}},
+	  hop: (([$p.sizes[] | select(.members == 5)][0] | {members, wire: (.wire | {hop_p50_us, hop_p99_us, hop_mean_us, hops_per_s}),
+		ratio_p50_to_oneway: (if .wire.hop_p50_us then .wire.hop_p50_us / $ow else null end),
+		ratio_p50_to_relay_ack_epoll: (if .wire.hop_p50_us then .wire.hop_p50_us / $r2.hop_p50_us else null end)})
+	       + {verbose_logs: $vlog}),
+	  rotation: [$p.sizes[] | {members, hops_per_s: .window.hops_per_s,
+		rotation_ms: (if .window.hops_per_s > 0 then .members / .window.hops_per_s * 1000 else null end),
+		rotation_p50_ms: (if .wire.hop_p50_us then .members * .wire.hop_p50_us / 1000 else null end),
+		rotation_floor_ms: (.members * $ow / 1000),
+		ratio_to_floor: (if .window.hops_per_s > 0 then (.members / .window.hops_per_s * 1e6) / (.members * $ow) else null end),
+		hop_p50_us: .wire.hop_p50_us, hop_p99_us: .wire.hop_p99_us,
+		retransmits: .window.retransmits, skips: .window.skips,
+		cpu_pct_per_member: .window.cpu_pct_mean, cpu_us_per_hop: .window.cpu_us_per_hop,
+		rss_kb_per_member: .window.rss_kb_mean,
+		datagrams_per_s: .wire.datagrams_per_s, datagrams_per_hop: (if .wire.hops > 0 then .wire.datagrams / .wire.hops else null end),
+		loadavg, window, wire}],
+	  contention: [$p.contention[] | {contenders,
+		entries_per_s: (.wire.grants_per_s // .window.entries_per_s), entries_per_s_counters: .window.entries_per_s,
+		us_per_entry: (if (.wire.grants_per_s // .window.entries_per_s) > 0 then 1e6 / (.wire.grants_per_s // .window.entries_per_s) else null end),
+		grant_p50_us: .latency.grant_p50_us, grant_p99_us: .latency.grant_p99_us,
+		datagrams_per_entry: (.wire.datagrams_per_grant // (if .window.entries_per_s > 0 then .window.machine_udp_out_per_s / .window.entries_per_s else null end)),
+		datagrams_source: (if .wire then "wirecap" else "machine UDP OutDatagrams: an upper bound" end),
+		cpu_pct_per_member: .window.cpu_pct_mean, loadavg, window, wire, latency}],
+	  idle: [
+		([$p.sizes[] | select(.members == 5)][0] | {idle_pass_ms: 0, cpu_pct_per_member: .window.cpu_pct_mean,
+		  cpu_pct_per_member_from_ticks: .window.cpu_pct_mean_from_ticks, rss_kb_per_member: .window.rss_kb_mean,
+		  hops_per_s: .window.hops_per_s, datagrams_per_s: (.wire.datagrams_per_s // .window.machine_udp_out_per_s)}),
+		{idle_pass_ms: 5, cpu_pct_per_member: $pace.window.cpu_pct_mean,
+		  cpu_pct_per_member_from_ticks: $pace.window.cpu_pct_mean_from_ticks, rss_kb_per_member: $pace.window.rss_kb_mean,
+		  hops_per_s: $pace.window.hops_per_s, datagrams_per_s: ($pace.wire.datagrams_per_s // $pace.window.machine_udp_out_per_s),
+		  window: $pace.window, wire: $pace.wire}],
+	  recovery: {members: 5, loss_timeout_ms: $loss, heartbeat_ms: 100,
+		trials_ms: [$rec[].kill_to_grant_ms],
+		median_ms: ([$rec[].kill_to_grant_ms] | med), max_ms: ([$rec[].kill_to_grant_ms] | max),
+		median_x_loss_timeout: (([$rec[].kill_to_grant_ms] | med) / $loss),
+		max_x_loss_timeout: (([$rec[].kill_to_grant_ms] | max) / $loss)}
+	}' >"$OUT.tmp" || die "could not assemble $OUT"
+mv "$OUT.tmp" "$OUT"
+
+# ---- the table ----
+
+jq -r '
+	def f(d): if . == null then "n/a" else (. * pow(10; d) | round / pow(10; d) | tostring) end;
+	def x: if . == null then "" else "x" + f(1) end;
+	def pad(n): if length >= n then . else . + ([range(n - length)] | map(" ") | add) end;
+	def row: "\(.[0] | pad(46)) \(.[1] | pad(30)) \(.[2] // "")";
+	.floor.pingpong as $p | .floor.relay_5 as $r | $p.oneway_p50_us as $ow | .hop as $h |
+	"ring bench \(.when): \(.machine.nproc) cores, \(.machine.cpu), load average \(.machine.loadavg_start) at start, \(.machine.loadavg_end) at end (a shared machine)",
+	"",
+	(["figure", "value", "vs the floor"] | row),
+	(["------", "-----", "------------"] | row),
+	(["floor: UDP one-way p50 / p99 (RTT/2)", "\($p.oneway_p50_us|f(1)) / \($p.oneway_p99_us|f(1)) us", "= 1"] | row),
+	(["floor: UDP ping-pong datagrams/s", "\($p.datagrams_per_s|f(0))", ""] | row),
+	(["floor: relay of 5, hop p50: bare", "\($r.bare.hop_p50_us|f(1)) us", ($r.bare.hop_p50_us / $ow | x)] | row),
+	(["  ... + ack per hop", "\($r.ack.hop_p50_us|f(1)) us", ($r.ack.hop_p50_us / $ow | x)] | row),
+	(["  ... + ack + epoll loop", "\($r.ack_epoll.hop_p50_us|f(1)) us", ($r.ack_epoll.hop_p50_us / $ow | x)] | row),
+	(["token hop p50 / p99, 5 members, on the wire", "\($h.wire.hop_p50_us|f(1)) / \($h.wire.hop_p99_us|f(1)) us",
+	  (if $h.ratio_p50_to_oneway then "\($h.ratio_p50_to_oneway|x) (\($h.ratio_p50_to_relay_ack_epoll|x) relay+ack+epoll)" else "needs CAP_NET_RAW" end)] | row),
+	(["token hop p50 / p99, -v logs, recv->recv", "\($h.verbose_logs.from_logs.recv_to_recv.hop_p50_us|f(1)) / \($h.verbose_logs.from_logs.recv_to_recv.hop_p99_us|f(1)) us",
+	  "wire in that run: \($h.verbose_logs.wire_while_logging.hop_p50_us|f(1)) / \($h.verbose_logs.wire_while_logging.hop_p99_us|f(1)) us"] | row),
+	(["  ... token_pass at A -> token_recv at B", "\($h.verbose_logs.from_logs.pass_to_recv.hop_p50_us|f(1)) / \($h.verbose_logs.from_logs.pass_to_recv.hop_p99_us|f(1)) us",
+	  "stamped after the send: not a latency"] | row),
+	(.rotation[] | ["rotation, \(.members) members: mean; n x hop p50", "\(.rotation_ms|f(3)) ms; \(.rotation_p50_ms|f(3)) ms",
+	  "\(.ratio_to_floor|x) n one-ways; resends \(.retransmits), skips \(.skips)"] | row),
+	(.contention[] | ["CS entries/s, \(.contenders) of 5 contending", "\(.entries_per_s|f(0)) /s (\(.us_per_entry|f(1)) us each)",
+	  (.us_per_entry / $ow | x)] | row),
+	(.contention[] | ["grant latency p50 / p99, \(.contenders) contending", "\(.grant_p50_us|f(0)) / \(.grant_p99_us|f(0)) us", ""] | row),
+	(.contention[] | ["datagrams per CS entry, \(.contenders) contending", "\(.datagrams_per_entry|f(2))", ""] | row),
+	(.recovery | ["recovery: kill -9 holder -> next grant", "median \(.median_ms|f(0)) ms, max \(.max_ms|f(0)) ms",
+	  "\(.median_x_loss_timeout|f(2)) / \(.max_x_loss_timeout|f(2)) x loss_timeout_ms \(.loss_timeout_ms), \(.trials_ms|length) trials"] | row),
+	(.idle[] | ["idle ring of 5, idle_pass_ms = \(.idle_pass_ms): CPU, RSS", "\(.cpu_pct_per_member|f(2)) % of a core, \(.rss_kb_per_member|f(0)) kB", "per member"] | row),
+	(.idle[] | ["idle ring of 5, idle_pass_ms = \(.idle_pass_ms): datagrams", "\(.datagrams_per_s|f(0)) /s (\(.hops_per_s|f(0)) hops/s)", ""] | row),
+	"",
+	"make bench ran \(.runtime_s|f(1)) s; everything above and more is in \($out)"
+' --arg out "${OUT#"$ROOT"/}" "$OUT"
