@@ -106,6 +106,7 @@ struct ring_node {
 	bool elect_active;
 	uint64_t elect_started;
 	uint64_t participated_until;
+	uint16_t best_initiator; /* highest election carried until participated_until */
 	uint32_t handled_round[RING_MAX_MEMBERS];
 	uint64_t handled_until[RING_MAX_MEMBERS];
 	struct election_fwd fwd;
@@ -725,6 +726,12 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 			return; /* ours goes on instead (Chang-Roberts) */
 		node->elect_active = false;
 	}
+	/* Having carried a higher initiator's election, carry no lower one:
+	 * only one may complete the round (Chang-Roberts). */
+	if (now < node->participated_until && e->initiator < node->best_initiator)
+		return;
+	if (now >= node->participated_until || e->initiator > node->best_initiator)
+		node->best_initiator = e->initiator;
 	/* The initiator's last round lacked a quorum: so do we, on this side. */
 	if (e->flags & RING_ELECTION_NO_QUORUM)
 		node->no_quorum = true;
@@ -1050,6 +1057,16 @@ static void check_lease(struct ring_node *node, struct ring_update *up, uint64_t
 	node->granted = false;
 }
 
+/* Who speaks for the token (§5.1): its holder, and a member still passing
+ * it once a retransmission showed the successor may be gone. A pass that
+ * is merely awaiting its ack leaves that to the new holder: two members
+ * heartbeating one token doubles the broadcasts for nothing. */
+static bool heartbeats(const struct ring_node *node)
+{
+	return node->phase == PHASE_HELD ||
+	       (node->phase == PHASE_PASSING && node->retries_left < node->layout.retries);
+}
+
 static void run_timers(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	if (node->phase == PHASE_PASSING && now >= node->ack_deadline) {
@@ -1077,7 +1094,7 @@ static void run_timers(struct ring_node *node, struct ring_update *up, uint64_t 
 		}
 	}
 	serve(node, up, now); /* a rest or a quarantine may have ended */
-	if (node->phase != PHASE_NONE && now >= node->hb_deadline)
+	if (heartbeats(node) && now >= node->hb_deadline)
 		send_heartbeat(node, up, now);
 	if (node->phase == PHASE_NONE && !node->leaving && !node->left &&
 	    now >= node->loss_deadline) {
@@ -1105,7 +1122,7 @@ static uint64_t next_deadline(const struct ring_node *node)
 	if (node->phase == PHASE_HELD && !node->granted && node->q_len > 0 &&
 	    node->quarantine_until > 0)
 		d = min_u64(d, node->quarantine_until);
-	if (node->phase != PHASE_NONE)
+	if (heartbeats(node))
 		d = min_u64(d, node->hb_deadline);
 	if (node->phase == PHASE_NONE && !node->leaving)
 		d = min_u64(d, node->loss_deadline);
