@@ -8,6 +8,7 @@
 # clients with every process of the group each leads); nothing is ever
 # looked up by name.
 
+# shellcheck disable=SC2034 # STOP_RC, BG_RC, PIN_*: set here, read by the tests
 set -u
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -100,7 +101,7 @@ cleanup() {
 	((${#BG_PIDS[@]})) && for pid in $(group_pids "${BG_PIDS[@]}"); do kill -TERM "$pid"; done
 	for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
 	for ((i = 0; i < 60; i++)); do
-		left=$(((${#BG_PIDS[@]})) && group_pids "${BG_PIDS[@]}")
+		left=$( ((${#BG_PIDS[@]})) && group_pids "${BG_PIDS[@]}")
 		for pid in "${PIDS[@]}"; do pid_gone "$pid" || left+=" $pid"; done
 		[[ -z ${left// /} ]] && break
 		sleep 0.05
@@ -108,7 +109,7 @@ cleanup() {
 	((${#BG_PIDS[@]})) && for pid in $(group_pids "${BG_PIDS[@]}"); do kill -KILL "$pid"; done
 	for pid in "${PIDS[@]}"; do pid_gone "$pid" || kill -KILL "$pid"; done
 	for pid in "${BG_PIDS[@]}" "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
-	for i in "${PORTS_HELD[@]}"; do rm -rf "$PORT_LOCKS/$i"; done
+	for i in "${PORTS_HELD[@]}"; do rm -rf "${PORT_LOCKS:?}/$i"; done
 	if [[ ${KEEP:-0} == 1 ]]; then
 		echo "KEEP=1: $TEST_NAME left its files in $T"
 	else
@@ -156,8 +157,8 @@ wait_until() {
 # ringctl's socket could take one meanwhile), and reserves them against
 # the other tests running at the same time (a directory per port).
 pick_ports() {
-	local n=$1 lo hi eph_lo=0 eph_hi=0 try base p ok used
-	read -r eph_lo eph_hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+	local n=$1 lo hi eph_lo=0 try base p ok used
+	read -r eph_lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
 	mkdir -p "$PORT_LOCKS" 2>/dev/null
 	for ((try = 0; try < 50; try++)); do
 		lo=20000 hi=$((59000 - n))
@@ -192,7 +193,7 @@ pick_ports() {
 			PORT_BASE=$base
 			return 0
 		fi
-		for p in "${got[@]}"; do rm -rf "$PORT_LOCKS/$p"; done
+		for p in "${got[@]}"; do rm -rf "${PORT_LOCKS:?}/$p"; done
 	done
 	fail "pick_ports: no $n free consecutive UDP ports after 50 tries"
 }
@@ -340,7 +341,7 @@ wait_bg() {
 # PIN_PID, its fence in PIN_FENCE, ID's epoch in PIN_EPOCH. On a busy machine a grant can be revoked
 # at once (a live member too slow to ack is skipped, the ring re-epochs and
 # the older token is dropped: PROTOCOL.md 3.2, 4.3); then it asks again.
-PIN_PID= PIN_FENCE= PIN_EPOCH=
+PIN_PID='' PIN_FENCE='' PIN_EPOCH=''
 pin() {
 	local id=$1 tag=$2 try s
 	for ((try = 1; try <= 5; try++)); do

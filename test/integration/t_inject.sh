@@ -28,7 +28,7 @@ client_a=$PIN_PID
 e0=$(field 1 .epoch)
 inject $V drop-token || fail "inject drop-token at member $V exited $?"
 wait_until 2 log_has $V inject '.what == "drop-token"' || fail "member $V did not log inject what=drop-token"
-losses=$(count loss_suspect) regens=$(count token_regen)
+losses=$(count loss_suspect)
 t0=$(now_ms)
 touch "$T/a.go" # the visit ends, the token is passed: and swallowed
 wait_bg $client_a 5 && ((BG_RC == 0)) || fail "the client at member $V exited $BG_RC"

@@ -36,11 +36,11 @@ say "lease ran out: run exited 70 after $took ms, CMD stopped, lease_expired fen
 # client). Asked while at least two still wait, a fifth client cannot be
 # served within 200 ms: two full leases (600 ms) stand before it.
 spawn "$RINGCTL" -c "$CONF" -n 2 run -- sh -c 'touch "$0"; exec sleep 5' "$T/h.in"
-lined=($BG_PID)
+lined=("$BG_PID")
 wait_until 5 test -e "$T/h.in" || fail "first client at member 2 not granted"
 for k in 1 2 3; do
 	spawn "$RINGCTL" -c "$CONF" -n 2 run -- sh -c 'exec sleep 5'
-	lined+=($BG_PID)
+	lined+=("$BG_PID")
 done
 queued() { (($(field 2 .queued) >= $1)); }
 wait_until 2 queued 2 || fail "setup: fewer than two clients wait at member 2: $(status 2)"

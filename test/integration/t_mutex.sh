@@ -73,8 +73,8 @@ bad=$(awk '$4 != 0' "$T/runs" | head -5)
 [[ -z $bad ]] || fail "runs that did not exit 0 (member client iteration status): $bad"
 ((lines == total)) || fail "the resource has $lines lines, want $total"
 for ((m = 1; m <= MEMBERS; m++)); do
-	got=$(grep -c "^n=$m " "$DIR/out")
-	((got == CLIENTS * ITER)) || fail "member $m got $got entries, want $((CLIENTS * ITER))"
+	entries=$(grep -c "^n=$m " "$DIR/out")
+	((entries == CLIENTS * ITER)) || fail "member $m got $entries entries, want $((CLIENTS * ITER))"
 done
 n=$(all_logs cs_enter | wc -l)
 ((n == total)) || fail "the logs show $n cs_enter, want $total"

@@ -9,7 +9,7 @@ make_conf "$CONF" $N
 start_ring $N
 wait_until 5 any_log_has token_regen || fail "no token minted"
 others=()
-for ((i = 1; i <= N; i++)); do ((i == V)) || others+=($i); done
+for ((i = 1; i <= N; i++)); do ((i == V)) || others+=("$i"); done
 
 # The epoch file must hold a number that never goes down, whenever we look.
 EPOCH_FILE=$T/state/node-$V.epoch
