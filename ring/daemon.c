@@ -46,6 +46,14 @@ struct client {
 	struct client *next;
 };
 
+/* Events strangers can cause are counted always but logged at most once a
+ * second each, with how many went unlogged: a flood must not become a
+ * flood of log lines. */
+struct log_limit {
+	uint64_t at;       /* when last logged */
+	uint64_t unlogged; /* since then */
+};
+
 struct ring_daemon {
 	const struct ring_conf *conf;
 	const struct ring_layout *layout;
@@ -86,9 +94,8 @@ struct ring_daemon {
 
 	struct ring_auth *auth; /* NULL when secret_file is unset */
 	uint64_t auth_failures;
-	uint64_t auth_logged_us;
-	uint64_t auth_unlogged;
-	uint64_t noisy_at[2], noisy_unlogged[2]; /* bad_packet, config_mismatch */
+	struct log_limit auth_log;
+	struct log_limit noisy_log[2]; /* bad_packet, config_mismatch */
 	struct event *sig_hup;
 	bool leaving;
 	bool stopping;
@@ -285,25 +292,33 @@ static void do_send(struct ring_daemon *d, const struct ring_action *a, bool *dr
 		*dropped = true;
 }
 
-/* What strangers cause (bad_packet, config_mismatch) is counted always
- * but logged at most once a second per kind, with how many went unlogged:
- * a flood must not become a flood of log lines. */
+/* Whether an event limited by L may be logged now; if so, *SKIPPED is how
+ * many were not since the last one. */
+static bool log_allowed(struct log_limit *l, uint64_t *skipped)
+{
+	uint64_t now = now_us();
+	if (l->at && now - l->at < 1000000u) {
+		l->unlogged++;
+		return false;
+	}
+	l->at = now;
+	*skipped = l->unlogged;
+	l->unlogged = 0;
+	return true;
+}
+
 static void log_core(struct ring_daemon *d, const struct ring_action *a)
 {
 	enum ring_log_event ev = a->u.log.event;
 	size_t k = ev == RING_LOG_BAD_PACKET ? 0 : ev == RING_LOG_CONFIG_MISMATCH ? 1 : 2;
 	if (k < 2) {
-		uint64_t now = now_us();
-		if (d->noisy_at[k] && now - d->noisy_at[k] < 1000000u) {
-			d->noisy_unlogged[k]++;
+		uint64_t skipped;
+		if (!log_allowed(&d->noisy_log[k], &skipped))
 			return;
-		}
-		d->noisy_at[k] = now;
-		if (d->noisy_unlogged[k]) {
-			struct ring_log_field f = RING_LF_N("count", d->noisy_unlogged[k]);
+		if (skipped) {
+			struct ring_log_field f = RING_LF_N("count", skipped);
 			ring_log_emit(d->log, k == 0 ? "bad_packet_unlogged" : "config_mismatch_unlogged",
 				      false, &f, 1);
-			d->noisy_unlogged[k] = 0;
 		}
 	}
 	ring_log_core(d->log, a);
@@ -465,17 +480,13 @@ static bool answer_status(struct ring_daemon *d, const uint8_t *buf, size_t len,
 	return true;
 }
 
-/* Counted always, logged at most once a second: a flood of forgeries must
- * not become a flood of log lines. */
 static void auth_failed(struct ring_daemon *d, const struct sockaddr_storage *from,
 			socklen_t fromlen, uint16_t id, int why)
 {
 	d->auth_failures++;
-	uint64_t now = now_us();
-	if (d->auth_logged_us && now - d->auth_logged_us < 1000000u) {
-		d->auth_unlogged++;
+	uint64_t skipped;
+	if (!log_allowed(&d->auth_log, &skipped))
 		return;
-	}
 	char host[64] = "?", port[8] = "?";
 	getnameinfo((const struct sockaddr *)from, fromlen, host, sizeof host, port, sizeof port,
 		    NI_NUMERICHOST | NI_NUMERICSERV);
@@ -483,11 +494,9 @@ static void auth_failed(struct ring_daemon *d, const struct sockaddr_storage *fr
 	snprintf(addr, sizeof addr, "%s:%s", host, port);
 	struct ring_log_field f[] = {
 		RING_LF_N("from", id), RING_LF_S("addr", addr),
-		RING_LF_S("reason", ring_strerror(why)), RING_LF_N("unlogged", d->auth_unlogged),
+		RING_LF_S("reason", ring_strerror(why)), RING_LF_N("unlogged", skipped),
 	};
 	ring_log_emit(d->log, "auth_fail", false, f, sizeof f / sizeof f[0]);
-	d->auth_logged_us = now;
-	d->auth_unlogged = 0;
 }
 
 /* One received datagram, waiting in a batch. */

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "control.h" /* ring_parse_u64 */
 #include "err.h"
 
 /* "18446744073709551615\n" is 21 bytes; a longer FILE.fence is not a fence. */
@@ -309,17 +310,5 @@ out:
 
 int ring_fence_parse(const char *s, uint64_t *out)
 {
-	if (!s || !*s)
-		return -RING_EFIELD;
-	uint64_t v = 0;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -RING_EFIELD;
-		unsigned d = (unsigned)(*s - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -RING_EFIELD;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
+	return ring_parse_u64(s, UINT64_MAX, out) ? 0 : -RING_EFIELD;
 }
