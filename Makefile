@@ -171,6 +171,27 @@ compare-check: $(B)/compare
 soak: $(B)/sim
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SEEDS) --first 1000000 || exit 1; done
 
+# Mutation testing (test/mutants, docs/testing.md): each test/mutants/*.mut
+# weakens one rule in a copy of ring/node.c, and the simulator (with
+# MUTANT_UNIT=1 also the unit suites) must catch it. The table lands in
+# build/mutants/table.md. A subset: make mutants MUTANTS="name ..."
+MUTANT_SEEDS   ?= $(SIM_SEEDS)
+MUTANT_JOBS    ?= 2
+MUTANT_TIMEOUT ?= 600
+MUTANT_UNIT    ?= 0
+MUTANTS        ?=
+.PHONY: mutants
+
+mutants:
+	@MUTANT_CC='$(CC)' MUTANT_LDFLAGS='$(CFLAGS)' MUTANT_TARGET=ring/node.c \
+	MUTANT_CFLAGS='$(CSTD) $(WARN) $(CFLAGS) $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) $(SODIUM_CFLAGS)' \
+	MUTANT_UNIT_LIBS='$(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS)' \
+	CORE_SRC='$(CORE_SRC)' SIM_SRC='$(SIM_SRC)' UNIT_SRC='$(UNIT_SRC)' \
+	UNIT_EXTRA_SRC='$(TOOL_SRC) $(TRACE_SRC)' CLASSES='$(CLASSES)' \
+	MUTANT_SEEDS='$(MUTANT_SEEDS)' MUTANT_JOBS='$(MUTANT_JOBS)' \
+	MUTANT_TIMEOUT='$(MUTANT_TIMEOUT)' MUTANT_UNIT='$(MUTANT_UNIT)' MUTANTS='$(MUTANTS)' \
+	bash test/mutants/run.sh
+
 # Fuzzing with libFuzzer (clang): the datagram decoder with the core's
 # receive path, the configuration loader, the control-socket parser.
 # `make fuzz FUZZ_SECONDS=600` runs each that long; make test runs each briefly.
