@@ -14,6 +14,7 @@
 #include "err.h"
 #include "layout.h"
 #include "node.h"
+#include "simcheck.h"
 #include "simnet.h"
 #include "wire.h"
 
@@ -22,7 +23,9 @@
 	X(LOSSY, "lossy")               \
 	X(CRASH, "crash")               \
 	X(PAUSE, "pause")               \
-	X(PARTITION, "partition")
+	X(PARTITION, "partition")       \
+	X(MIXED, "mixed")               \
+	X(DISK, "disk")
 
 enum sim_class {
 #define SIM_CLASS_ENUM_(name, str) SIM_CLASS_##name,
@@ -42,7 +45,7 @@ static const char *const class_names[] = {
 #define SIM_MAX_N 64                  /* partitions are bit masks of ring indices */
 #define SIM_EVENT_CAP 20000000ull     /* events in one run; hitting it fails the run */
 #define SIM_SAME_TIME_CAP 200000ull   /* events at one instant: time must move on */
-#define SIM_MAX_FAULTS 16
+#define SIM_MAX_FAULTS 48
 #define SIM_HANDLE_BASE 0x51c0000000000000ull /* client handles: base + index + 1 */
 #define SIM_MIN_DELAY_US 50
 
@@ -67,74 +70,6 @@ static bool vec_push(struct u32vec *vec, uint32_t x)
 	return true;
 }
 
-/* Open addressing, key 0 reserved for "empty": fences and epochs are never 0. */
-struct u64map {
-	uint64_t *key;
-	uint64_t *val;
-	size_t cap, n;
-};
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint64_t *map_find(const struct u64map *m, uint64_t key)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t i = mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->key[i] == key)
-			return &m->val[i];
-		if (m->key[i] == 0)
-			return NULL;
-	}
-}
-
-static bool map_put(struct u64map *m, uint64_t key, uint64_t val)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		uint64_t *k = calloc(cap, sizeof *k), *v = calloc(cap, sizeof *v);
-		if (!k || !v) {
-			free(k);
-			free(v);
-			return false;
-		}
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->key[i])
-				continue;
-			size_t j = mix64(m->key[i]) & (cap - 1);
-			while (k[j])
-				j = (j + 1) & (cap - 1);
-			k[j] = m->key[i];
-			v[j] = m->val[i];
-		}
-		free(m->key);
-		free(m->val);
-		m->key = k;
-		m->val = v;
-		m->cap = cap;
-	}
-	size_t i = mix64(key) & (m->cap - 1);
-	while (m->key[i] && m->key[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	if (!m->key[i])
-		m->n++;
-	m->key[i] = key;
-	m->val[i] = val;
-	return true;
-}
-
-static void map_free(struct u64map *m)
-{
-	free(m->key);
-	free(m->val);
-}
-
 /* ---- the run ---- */
 
 enum sim_kind {
@@ -145,7 +80,19 @@ enum sim_kind {
 	EV_FAULT,   /* the fault schedule */
 	EV_CHECK,   /* I4: a request's grant deadline */
 	EV_HEAL,    /* T_heal: the faults are over */
+	EV_LEAVE,   /* a graceful leave fired by an event; stale unless gen is the node's life */
+	EV_RESTART, /* its restart: arg the disk's fate; gen the life that left */
+	EV_RESUME,  /* a pause ends; stale unless gen is the node's pause_gen */
 };
+
+/* What a restarted member finds on its disk. */
+enum disk_fate {
+	DISK_KEPT,     /* the epoch it last persisted */
+	DISK_LOST,     /* nothing: epoch 0, as if it never ran */
+	DISK_ROLLBACK, /* an older epoch it persisted earlier (a restored backup, a lying fsync) */
+};
+
+#define SIM_DISK_HIST 16
 
 enum node_life { NODE_OFF, NODE_UP, NODE_DOWN };
 
@@ -156,8 +103,17 @@ struct sim_node {
 	struct ring_node *rn;
 	uint32_t tick_gen;
 	uint64_t tick_at;       /* the pending tick, NEVER if none */
-	uint32_t disk;          /* epoch of the last PERSIST, kept across crashes */
-	uint32_t last_epoch;    /* highest status.epoch seen, kept across crashes */
+	uint32_t disk;          /* epoch on its disk, kept across crashes */
+	uint32_t hist[SIM_DISK_HIST]; /* the epochs it persisted, newest last */
+	uint32_t hist_n;
+	uint32_t life_gen;      /* grows at every start and crash */
+	uint32_t pause_gen;     /* grows at every pause */
+	bool tear;              /* armed: crash between a PERSIST and the SEND after it */
+	bool torn;              /* the tear happened in this step */
+	bool slow_fsync;        /* armed: the next PERSIST stalls the process */
+	uint64_t fsync_us;      /* for this long */
+	struct ring_update *deferred; /* actions after a slow PERSIST, carried out on resume */
+	size_t deferred_from;
 	uint64_t start_at;
 	bool have_status;
 	bool left;              /* reported LEFT: stops once its step is done */
@@ -174,18 +130,39 @@ struct sim_client {
 	enum client_state state;
 	uint32_t gen;
 	uint64_t fence;  /* while in the CS */
-	size_t req;      /* current request */
+	size_t gid;      /* its grant (simcheck) while in the CS */
+	size_t req;      /* current request (simcheck) */
 };
 
-enum request_state { RQ_WAIT, RQ_GRANTED, RQ_CANCELLED, RQ_DENIED, RQ_DROPPED };
+#define FAULT_KINDS(X)                                                           \
+	X(CRASH, "crash")             /* a crash, or a leave when graceful */    \
+	X(RESTART, "restart")         /* with its disk's fate */                 \
+	X(PAUSE, "pause")             /* of a member with a client in the CS */  \
+	X(RESUME, "resume")                                                      \
+	X(PARTITION, "partition")                                                \
+	X(HEAL, "heal")                                                          \
+	X(PAUSE_ANY, "pause-any")     /* any member, length chosen when it fires */ \
+	X(DCUT, "directed-cut")       /* some members stop hearing others */     \
+	X(DHEAL, "directed-heal")                                                \
+	X(TEAR, "arm-torn-crash")     /* crash between a PERSIST and its SEND */ \
+	X(SLOW_FSYNC, "arm-slow-fsync") /* stall right after a PERSIST */        \
+	X(DISARM, "disarm")
 
-struct sim_request {
-	uint32_t client;
-	enum request_state state;
-	uint64_t t_req, t_grant;
+enum fault_kind {
+#define FAULT_ENUM_(name, str) F_##name,
+	FAULT_KINDS(FAULT_ENUM_)
+#undef FAULT_ENUM_
 };
 
-enum fault_kind { F_CRASH, F_RESTART, F_PAUSE, F_RESUME, F_PARTITION, F_HEAL };
+static const char *const fault_names[] = {
+#define FAULT_NAME_(name, str) str,
+	FAULT_KINDS(FAULT_NAME_)
+#undef FAULT_NAME_
+};
+
+/* How long a PAUSE_ANY lasts, against the pause detector's threshold
+ * (loss_timeout_ms / 2 late, §5.5): the edges are where it can be wrong. */
+enum pause_len { PL_SHORT, PL_JUST_BELOW, PL_JUST_ABOVE, PL_LONG };
 
 struct sim_fault {
 	enum fault_kind kind;
@@ -195,6 +172,10 @@ struct sim_fault {
 	bool prefer_holder;
 	bool graceful;     /* crash: a SIGTERM-style LEAVE instead of a crash */
 	uint64_t side;     /* partition: members on side 1 */
+	enum disk_fate disk; /* restart: what the disk kept */
+	enum pause_len len;  /* PAUSE_ANY */
+	uint64_t max_us;     /* PAUSE_ANY, SLOW_FSYNC: the longest it may last */
+	int dcut;            /* DCUT: 0 one member deaf to all, 1 all deaf to one, 2 random pairs */
 };
 
 struct sim_result {
@@ -202,6 +183,7 @@ struct sim_result {
 	uint64_t grants, overlaps, stale, denies;
 	uint64_t elections, regenerations;
 	uint64_t worst_us, bound_us, rotation_us;
+	uint64_t i2_us; /* virtual time over which I2 was checked */
 	size_t n;
 	char inv[16];
 	char what[640];
@@ -233,25 +215,23 @@ struct sim_run {
 	bool crash_minority;
 	bool contention;
 	bool overrun;
-	bool i2;
 	uint64_t cs_cap_us, cs_fixed_us, cs_max_us;
 	uint64_t t_heal, t_settle, t_end, bound_us;
 	bool healed;
 	bool regenerated; /* a token exists since the first regeneration */
 	uint64_t heartbeats; /* broadcasts sent */
+	/* mixed: faults drawn while the run goes */
+	double p_hb_loss;     /* heartbeats alone lost, until T_heal */
+	double p_leave_recv;  /* a leave fired right after a member accepts the token */
+	uint32_t leaves_left; /* how many more of those */
+	uint64_t late_us;     /* a copy this late breaks I2's precondition */
+	uint64_t in_flight_us; /* the longest delay a copy sent before T_heal may have */
 
-	/* what the checks remember */
-	struct u64map fences;       /* every granted fence */
-	struct u64map epoch_last;   /* epoch -> its last granted fence */
-	uint64_t fence_max;         /* the highest fence granted so far */
-	struct u64map epoch_floor;  /* epoch -> fence_max when it was minted */
-	uint32_t in_cs;
-	int last_grant_node;
-	uint64_t res_high;     /* the resource's newest fence */
+	/* the invariants (simcheck.c) */
+	struct simcheck chk;
+	/* the fenced resource: its own rule, on its own numbers */
+	uint64_t res_high;
 	bool res_any;
-	uint64_t accepted_max; /* the highest fence it accepted, kept apart */
-	struct sim_request *req;
-	size_t req_n, req_cap;
 
 	struct ring_update upd;
 	struct sim_result res;
@@ -259,9 +239,11 @@ struct sim_run {
 
 /* ---- failures and the trace ---- */
 
+/* Every failure, the simulator's own and the invariants', goes to the one
+ * record of simcheck.c: the first is the one to replay. */
 static bool failed(const struct sim_run *run)
 {
-	return run->res.failed;
+	return run->chk.failed;
 }
 
 static void fail(struct sim_run *run, const char *inv, const char *fmt, ...)
@@ -269,18 +251,15 @@ static void fail(struct sim_run *run, const char *inv, const char *fmt, ...)
 
 static void fail(struct sim_run *run, const char *inv, const char *fmt, ...)
 {
-	if (run->res.failed)
-		return; /* the first failure is the one to replay */
-	run->res.failed = true;
-	snprintf(run->res.inv, sizeof run->res.inv, "%s", inv);
-	int off = snprintf(run->res.what, sizeof run->res.what, "t=%" PRIu64 ".%06" PRIu64 " ",
-			   run->now / 1000000, run->now % 1000000);
+	if (failed(run))
+		return;
+	char what[sizeof run->chk.what];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(run->res.what + off, sizeof run->res.what - (size_t)off, fmt, ap);
+	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	if (run->trace)
-		printf("FAILED here: %s: %s\n", inv, run->res.what);
+	run->chk.now = run->now;
+	simcheck_fail(&run->chk, inv, "%s", what);
 }
 
 static void trace(const struct sim_run *run, const char *fmt, ...)
@@ -388,7 +367,9 @@ static void msg_text(const struct sim_run *run, const uint8_t *buf, size_t len, 
 		snprintf(out, cap, "leave epoch=%" PRIu32, m.u.leave.epoch);
 		break;
 	default:
-		snprintf(out, cap, "%s", ring_msg_name(m.type));
+		/* Types this file does not spell out, new ones included. */
+		snprintf(out, cap, "%s (type %d, %zu bytes)", ring_msg_name(m.type), (int)m.type,
+			 len);
 		break;
 	}
 }
@@ -440,16 +421,53 @@ static bool link_cut(const struct sim_run *run, uint32_t a, uint32_t b)
 	return simnet_link_cut(&run->net, a, b);
 }
 
+/* I2's precondition (PROTOCOL.md §8) ends here, for the reason given. It holds
+ * while the run has had only crash-stop faults (torn steps included: a crash
+ * is a crash wherever it cuts) and graceful leaves, and the network has lost
+ * nothing and delivered every copy within late_us (plan_network says why that
+ * bound). Duplicates and reordering within it keep it: a duplicate hop is
+ * refused by its seq (§3.2). Any loss ends it, not only a loss the retries
+ * could not cover: which loss a retransmission covers depends on the datagram
+ * and the moment, and a precondition drawn too wide excuses nothing, it only
+ * checks I2 for less of the run. A pause, a partition, a directed cut, a lost
+ * or rolled-back disk end it where they happen. */
+static void i2_off(struct sim_run *run, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void i2_off(struct sim_run *run, const char *fmt, ...)
+{
+	if (!run->chk.i2)
+		return;
+	char why[120];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	run->chk.now = run->now;
+	simcheck_i2_off(&run->chk, why);
+	trace(run, "    (I2 no longer checked: %s)", why);
+}
+
 static void net_send(struct sim_run *run, uint32_t src, uint32_t dst, const uint8_t *buf,
 		     uint16_t len)
 {
+	/* Heartbeats alone lost: the token and the acks pass, so only the
+	 * members' idea of who is alive can go wrong (§5.1, §6.2). */
+	if (run->p_hb_loss > 0 && len > 3 && buf[3] == RING_MSG_HEARTBEAT &&
+	    simnet_rng_chance(&run->rng, run->p_hb_loss)) {
+		trace(run, "    .. n%u->n%u heartbeat lost", src, dst);
+		i2_off(run, "a heartbeat n%u->n%u was lost", src, dst);
+		return;
+	}
 	switch (simnet_send(&run->net, &run->rng, &run->q, run->now, EV_DELIVER, src, dst, buf,
 			    len)) {
 	case SIMNET_CUT:
 		trace(run, "    .. n%u->n%u cut by the partition", src, dst);
+		i2_off(run, "n%u->n%u cut", src, dst);
 		break;
 	case SIMNET_LOST:
 		trace(run, "    .. n%u->n%u lost", src, dst);
+		i2_off(run, "a datagram n%u->n%u was lost", src, dst);
 		break;
 	case SIMNET_DUPLICATED:
 		trace(run, "    .. n%u->n%u duplicated", src, dst);
@@ -457,31 +475,39 @@ static void net_send(struct sim_run *run, uint32_t src, uint32_t dst, const uint
 	case SIMNET_SENT:
 		break;
 	}
+	if (run->net.last_delay_us >= run->late_us) {
+		trace(run, "    .. n%u->n%u delayed %.3f ms", src, dst,
+		      (double)run->net.last_delay_us / 1e3);
+		i2_off(run, "a datagram n%u->n%u was delayed %.3f ms", src, dst,
+		       (double)run->net.last_delay_us / 1e3);
+	}
 	nomem_check(run);
 }
 
 /* ---- the fenced resource and the clients ---- */
 
-static void resource_write(struct sim_run *run, uint32_t c, uint64_t fence, const char *when)
+/* The resource's own rule, on its own numbers: refuse a fence older than the
+ * newest it accepted. simcheck_write judges the same write from the order of
+ * the grants, apart from these numbers, so a wrong rule here shows there. */
+static void resource_write(struct sim_run *run, uint32_t c, const char *when)
 {
-	if (run->res_any && fence < run->res_high) {
+	struct sim_client *cl = &run->clients[c];
+	uint64_t fence = cl->fence;
+	bool ok = !run->res_any || fence >= run->res_high;
+	if (ok) {
+		run->res_high = fence;
+		run->res_any = true;
+		trace(run, "c%u@n%u write at %s: fence %" PRIu64 ":%" PRIu64 " accepted", c,
+		      cl->node, when, fence >> 32, fence & 0xffffffffu);
+	} else {
 		run->res.stale++;
 		trace(run, "c%u@n%u write at %s: fence %" PRIu64 ":%" PRIu64
-		      " refused as stale (newest %" PRIu64 ":%" PRIu64 ")", c,
-		      run->clients[c].node, when, fence >> 32, fence & 0xffffffffu,
-		      run->res_high >> 32, run->res_high & 0xffffffffu);
-		return;
+		      " refused as stale (newest %" PRIu64 ":%" PRIu64 ")", c, cl->node, when,
+		      fence >> 32, fence & 0xffffffffu, run->res_high >> 32,
+		      run->res_high & 0xffffffffu);
 	}
-	/* The resource is the last line of defence: check what it accepted
-	 * against its own record anyway. */
-	if (fence < run->accepted_max)
-		fail(run, "fencing", "accepted fence %" PRIx64 " below the accepted %" PRIx64,
-		     fence, run->accepted_max);
-	run->accepted_max = fence;
-	run->res_high = fence;
-	run->res_any = true;
-	trace(run, "c%u@n%u write at %s: fence %" PRIu64 ":%" PRIu64 " accepted", c,
-	      run->clients[c].node, when, fence >> 32, fence & 0xffffffffu);
+	run->chk.now = run->now;
+	simcheck_write(&run->chk, cl->gid, ok);
 }
 
 static uint64_t think_us(struct sim_run *run)
@@ -514,18 +540,9 @@ static void node_crash(struct sim_run *run, uint32_t i);
 static void client_acquire(struct sim_run *run, uint32_t c)
 {
 	struct sim_client *cl = &run->clients[c];
-	if (run->req_n == run->req_cap) {
-		size_t cap = run->req_cap ? run->req_cap * 2 : 1024;
-		struct sim_request *r = realloc(run->req, cap * sizeof *r);
-		if (!r) {
-			fail(run, "sim", "out of memory (requests)");
-			return;
-		}
-		run->req = r;
-		run->req_cap = cap;
-	}
-	size_t r = run->req_n++;
-	run->req[r] = (struct sim_request){c, RQ_WAIT, run->now, 0};
+	size_t r = simcheck_request(&run->chk, c, cl->node);
+	if (r == SIZE_MAX)
+		return;
 	cl->state = CL_WAIT;
 	cl->req = r;
 	cl->gen++;
@@ -550,13 +567,13 @@ static void client_fire(struct sim_run *run, uint32_t c)
 		break;
 	case CL_WAIT:
 		trace(run, "c%u@n%u gives up waiting: release", c, cl->node);
-		run->req[cl->req].state = RQ_CANCELLED;
+		simcheck_request_end(&run->chk, cl->req, SIMCHECK_CANCELLED);
 		client_think(run, c);
 		node_step(run, cl->node, RING_EVENT_RELEASE, NULL, client_handle(c));
 		break;
 	case CL_CS:
-		resource_write(run, c, cl->fence, "end");
-		run->in_cs--;
+		resource_write(run, c, "end");
+		simcheck_cs_end(&run->chk, cl->gid);
 		trace(run, "c%u@n%u leaves the CS: release", c, cl->node);
 		client_think(run, c);
 		node_step(run, cl->node, RING_EVENT_RELEASE, NULL, client_handle(c));
@@ -565,32 +582,6 @@ static void client_fire(struct sim_run *run, uint32_t c)
 }
 
 /* ---- the checks on a step's actions ---- */
-
-/* A PERSIST of an epoch nobody persisted before is its minting: remember
- * the highest fence granted until then. */
-static void note_epoch(struct sim_run *run, uint32_t epoch)
-{
-	if (map_find(&run->epoch_floor, epoch))
-		return;
-	if (!map_put(&run->epoch_floor, epoch, run->fence_max))
-		fail(run, "sim", "out of memory (epochs)");
-}
-
-/* SPEC: a regenerated token's fences are higher than every fence issued
- * before. With a majority quorum this holds in every run, for every new
- * epoch (PROTOCOL.md §4.4); with quorum = none the two sides of a partition
- * cannot know each other's fences. */
-static void check_floor(struct sim_run *run, uint32_t i, uint64_t fence, uint32_t epoch)
-{
-	if (run->layout.quorum != RING_QUORUM_MAJORITY)
-		return;
-	uint64_t *floor = map_find(&run->epoch_floor, epoch);
-	if (floor && fence <= *floor)
-		fail(run, "I1", "n%u granted fence %" PRIu64 ":%" PRIu64 " but %" PRIu64
-		     ":%" PRIu64 " was granted before epoch %" PRIu32 " was minted", i,
-		     fence >> 32, fence & 0xffffffffu, *floor >> 32, *floor & 0xffffffffu,
-		     epoch);
-}
 
 /* A healthy ring, once it has a token, never suspects it lost: heartbeats
  * and the token itself must reach every member in time (PROTOCOL.md §5.1). */
@@ -602,45 +593,6 @@ static void check_suspicion(struct sim_run *run, uint32_t i, const struct ring_a
 	    a->u.log.event == RING_LOG_LOSS_SUSPECT)
 		fail(run, "liveness", "n%u suspected loss on a healthy ring after %" PRIu64
 		     " ms of silence", i, a->u.log.field[0]);
-}
-
-/* What a GRANT must satisfy before the client acts on it. */
-static void check_grant(struct sim_run *run, uint32_t i, uint32_t c, uint64_t fence,
-			uint32_t epoch)
-{
-	const struct sim_node *nd = &run->nodes[i];
-	if (fence == 0 || (uint32_t)(fence >> 32) != epoch || epoch == 0)
-		fail(run, "I1", "n%u granted fence %" PRIx64 " with epoch %" PRIu32
-		     ": the fence is epoch << 32 | counter, never 0", i, fence, epoch);
-	if (map_find(&run->fences, fence))
-		fail(run, "I1", "n%u granted fence %" PRIu64 ":%" PRIu64 " to c%u a second time",
-		     i, fence >> 32, fence & 0xffffffffu, c);
-	uint64_t *last = map_find(&run->epoch_last, epoch);
-	if (last && *last >= fence)
-		fail(run, "I1", "n%u granted fence %" PRIu64 ":%" PRIu64 " after %" PRIu64
-		     ":%" PRIu64 " in the same epoch", i, fence >> 32, fence & 0xffffffffu,
-		     *last >> 32, *last & 0xffffffffu);
-	check_floor(run, i, fence, epoch);
-	if (!map_put(&run->fences, fence, 1) || !map_put(&run->epoch_last, epoch, fence))
-		fail(run, "sim", "out of memory (fences)");
-	if (fence > run->fence_max)
-		run->fence_max = fence;
-	if (nd->status.epoch != epoch)
-		fail(run, "I3", "n%u granted under epoch %" PRIu32 " but its epoch is %" PRIu32,
-		     i, epoch, nd->status.epoch);
-	if (run->in_cs > 0) {
-		run->res.overlaps++;
-		if (run->i2)
-			fail(run, "I2", "n%u granted c%u (fence %" PRIu64 ":%" PRIu64
-			     ") while %u other client(s) are in the CS", i, c, fence >> 32,
-			     fence & 0xffffffffu, run->in_cs);
-	}
-	if (run->contention) {
-		if (run->last_grant_node >= 0 && i != ((uint32_t)run->last_grant_node + 1) % run->n)
-			fail(run, "I5", "n%u granted after n%d: ring order wants n%u next", i,
-			     run->last_grant_node, ((uint32_t)run->last_grant_node + 1) % (uint32_t)run->n);
-		run->last_grant_node = (int)i;
-	}
 }
 
 static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *a)
@@ -658,21 +610,23 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 		fail(run, "client", "n%u granted c%u which is not waiting", i, c);
 		return;
 	}
-	check_grant(run, i, c, a->u.grant.fence, a->u.grant.epoch);
-	struct sim_request *rq = &run->req[cl->req];
-	rq->state = RQ_GRANTED;
-	rq->t_grant = run->now;
+	size_t gid = simcheck_grant(&run->chk, i, c, a->u.grant.fence, a->u.grant.epoch,
+				    run->nodes[i].status.epoch);
+	if (gid == SIZE_MAX)
+		return;
+	simcheck_request_end(&run->chk, cl->req, SIMCHECK_GRANTED);
 	if (run->healed) {
-		uint64_t from = rq->t_req > run->t_heal ? rq->t_req : run->t_heal;
+		uint64_t t_req = run->chk.req[cl->req].t_req;
+		uint64_t from = t_req > run->t_heal ? t_req : run->t_heal;
 		if (run->now - from > run->res.worst_us)
 			run->res.worst_us = run->now - from;
 	}
 	run->res.grants++;
 	cl->state = CL_CS;
 	cl->fence = a->u.grant.fence;
+	cl->gid = gid;
 	cl->gen++;
-	run->in_cs++;
-	resource_write(run, c, cl->fence, "start");
+	resource_write(run, c, "start");
 	schedule(run, run->now + cs_us(run), EV_CLIENT, i, c, cl->gen);
 }
 
@@ -691,7 +645,7 @@ static void on_revoke(struct sim_run *run, uint32_t i, const struct ring_action 
 	      ends ? ": its CS ends now" : " (not in the CS with it: ignored)");
 	if (!ends)
 		return;
-	run->in_cs--;
+	simcheck_cs_end(&run->chk, cl->gid);
 	client_think(run, c);
 }
 
@@ -707,7 +661,7 @@ static void on_deny(struct sim_run *run, uint32_t i, const struct ring_action *a
 	struct sim_client *cl = &run->clients[c];
 	if (cl->state != CL_WAIT)
 		return;
-	run->req[cl->req].state = RQ_DENIED;
+	simcheck_request_end(&run->chk, cl->req, SIMCHECK_DENIED);
 	run->res.denies++;
 	client_think(run, c);
 }
@@ -765,24 +719,96 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 			net_send(run, i, j, a->u.send.buf, len);
 }
 
-static void apply_actions(struct sim_run *run, uint32_t i)
+static void node_pause(struct sim_run *run, uint32_t i, uint64_t len, const char *why);
+
+/* The disk keeps the epochs it was given, newest last, so that a rollback can
+ * restore one the member really persisted. */
+static void disk_write(struct sim_node *nd, uint32_t epoch)
+{
+	nd->disk = epoch;
+	if (nd->hist_n > 0 && nd->hist[nd->hist_n - 1] == epoch)
+		return;
+	if (nd->hist_n == SIM_DISK_HIST) {
+		memmove(nd->hist, nd->hist + 1, (SIM_DISK_HIST - 1) * sizeof nd->hist[0]);
+		nd->hist_n--;
+	}
+	nd->hist[nd->hist_n++] = epoch;
+}
+
+/* A member that accepted the token may be told to leave right then, its ack
+ * in flight or lost: the handover of §5.4 under the worst timing. */
+static void maybe_leave_after_token(struct sim_run *run, uint32_t i)
+{
+	if (run->leaves_left == 0 || run->healed || !simnet_rng_chance(&run->rng, run->p_leave_recv))
+		return;
+	uint64_t at = run->now + (simnet_rng_chance(&run->rng, 0.5)
+					  ? simnet_rng_range(&run->rng, 1, 1 * MS)
+					  : simnet_rng_range(&run->rng, 1 * MS, 5 * MS));
+	uint64_t back = at + simnet_rng_range(&run->rng, 20 * MS, 1500 * MS);
+	if (back + 1 * MS >= run->t_heal)
+		return; /* it must be back before T_heal */
+	run->leaves_left--;
+	uint32_t fate = simnet_rng_chance(&run->rng, 0.8) ? DISK_KEPT
+			: simnet_rng_chance(&run->rng, 0.5) ? DISK_LOST
+							    : DISK_ROLLBACK;
+	trace(run, "    (n%u will be told to leave at %.6f s, back at %.6f s)", i,
+	      (double)at / 1e6, (double)back / 1e6);
+	schedule(run, at, EV_LEAVE, i, 0, run->nodes[i].life_gen);
+	schedule(run, back, EV_RESTART, i, fate, run->nodes[i].life_gen);
+}
+
+/* Carries out UP's actions from FROM on, in order, as the shell would. Two
+ * disk faults cut in: a torn step (the process dies after a PERSIST and
+ * before the SEND that follows it, having carried out any prefix of what lies
+ * between) and a slow fsync (the process stalls in the PERSIST; the actions
+ * after it wait for the resume). */
+static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_update *up,
+			  size_t from)
 {
 	struct sim_node *nd = &run->nodes[i];
-	const struct ring_update *up = &run->upd;
 	if (up->n > RING_UPDATE_MAX) {
 		fail(run, "action", "n%u returned %zu actions", i, up->n);
 		return;
 	}
-	for (size_t k = 0; k < up->n && !failed(run); k++) {
+	size_t end = up->n;
+	if (nd->tear) {
+		for (size_t k = from; k < up->n && end == up->n; k++) {
+			if (up->action[k].type != RING_ACTION_PERSIST)
+				continue;
+			size_t s = k + 1;
+			while (s < up->n && up->action[s].type != RING_ACTION_SEND)
+				s++;
+			if (s < up->n) {
+				end = (size_t)simnet_rng_range(&run->rng, k + 1, s);
+				nd->tear = false;
+				nd->torn = true;
+				trace(run, "    (torn: n%u dies after action %zu of %zu, before its send)",
+				      i, end, up->n);
+			}
+		}
+	}
+	run->chk.now = run->now;
+	for (size_t k = from; k < end && !failed(run); k++) {
 		const struct ring_action *a = &up->action[k];
 		switch (a->type) {
 		case RING_ACTION_PERSIST:
 			trace(run, "    -> persist epoch %" PRIu32, a->u.persist.epoch);
-			if (a->u.persist.epoch < nd->disk)
-				fail(run, "persist", "n%u persisted epoch %" PRIu32
-				     " over %" PRIu32, i, a->u.persist.epoch, nd->disk);
-			nd->disk = a->u.persist.epoch;
-			note_epoch(run, a->u.persist.epoch);
+			simcheck_persist(&run->chk, i, a->u.persist.epoch);
+			disk_write(nd, a->u.persist.epoch);
+			if (nd->slow_fsync && !nd->torn) {
+				nd->slow_fsync = false;
+				if (k + 1 < end) {
+					nd->deferred = malloc(sizeof *nd->deferred);
+					if (!nd->deferred) {
+						fail(run, "sim", "out of memory (deferred actions)");
+						return;
+					}
+					memcpy(nd->deferred, up, sizeof *up);
+					nd->deferred_from = k + 1;
+				}
+				node_pause(run, i, nd->fsync_us, "slow fsync");
+				return;
+			}
 			break;
 		case RING_ACTION_SEND:
 			on_send(run, i, a);
@@ -797,12 +823,22 @@ static void apply_actions(struct sim_run *run, uint32_t i)
 			on_deny(run, i, a);
 			break;
 		case RING_ACTION_LOG:
-			if ((unsigned)a->u.log.event >= RING_LOG_COUNT_)
+			if ((unsigned)a->u.log.event >= RING_LOG_COUNT_) {
 				fail(run, "action", "n%u logged unknown event %d", i,
 				     (int)a->u.log.event);
-			else if (run->trace)
+				break;
+			}
+			if (run->trace)
 				trace_log(run, a);
 			check_suspicion(run, i, a);
+			if (a->u.log.event == RING_LOG_TOKEN_RECV) {
+				simcheck_token_recv(&run->chk, i, (uint32_t)a->u.log.field[1],
+						    (uint32_t)a->u.log.field[2]);
+				maybe_leave_after_token(run, i);
+			} else if (a->u.log.event == RING_LOG_TOKEN_PASS) {
+				simcheck_token_pass(&run->chk, i, (uint32_t)a->u.log.field[1],
+						    (uint32_t)a->u.log.field[2]);
+			}
 			break;
 		case RING_ACTION_LEFT:
 			trace(run, "    -> left");
@@ -823,39 +859,29 @@ static void check_status(struct sim_run *run, uint32_t i)
 	const struct ring_status *st = &nd->status;
 	if (st->node != nd->id)
 		fail(run, "status", "n%u reports id %u", i, st->node);
-	if (st->epoch < nd->last_epoch)
-		fail(run, "I3", "n%u epoch went back from %" PRIu32 " to %" PRIu32, i,
-		     nd->last_epoch, st->epoch);
-	nd->last_epoch = st->epoch;
-	/* PROTOCOL.md §4.2: an epoch is persisted before it is acted on, so a
-	 * crash at any moment restarts a member at least where it was. */
-	if (st->epoch > nd->disk)
-		fail(run, "I3", "n%u knows epoch %" PRIu32 " but persisted only %" PRIu32
-		     ": a crash now would take its epoch back", i, st->epoch, nd->disk);
-	if (st->token_held)
-		for (uint32_t j = 0; j < run->n; j++)
-			if (j != i && run->nodes[j].have_status &&
-			    run->nodes[j].status.token_held &&
-			    run->nodes[j].status.token_epoch == st->token_epoch)
-				fail(run, "I3", "n%u and n%u both hold a token of epoch %" PRIu32,
-				     i, j, st->token_epoch);
-	if (run->healed && run->now >= run->t_settle) {
-		uint32_t seen = 0;
-		int who = -1;
-		for (uint32_t j = 0; j < run->n; j++) {
-			const struct sim_node *o = &run->nodes[j];
-			if (!o->have_status || !o->status.has_token)
-				continue;
-			if (who < 0) {
-				who = (int)j;
-				seen = o->status.token_epoch;
-			} else if (o->status.token_epoch != seen) {
-				fail(run, "I3", "after settling n%d has a token of epoch %" PRIu32
-				     " and n%u one of epoch %" PRIu32, who, seen, j,
-				     o->status.token_epoch);
-			}
-		}
+	struct simcheck_status s = {st->epoch, st->has_token, st->token_held, st->token_epoch};
+	run->chk.now = run->now;
+	simcheck_status(&run->chk, i, &s, run->healed && run->now >= run->t_settle);
+}
+
+/* What a step leaves to do once its actions are carried out: a torn step
+ * and a finished leave both end the process. Returns true when it ended. */
+static bool after_actions(struct sim_run *run, uint32_t i)
+{
+	struct sim_node *nd = &run->nodes[i];
+	if (nd->torn) {
+		nd->torn = false;
+		nd->left = false;
+		node_crash(run, i);
+		return true;
 	}
+	if (nd->left && !nd->paused) {
+		/* A leaving member's process exits once the core says so. */
+		nd->left = false;
+		node_crash(run, i);
+		return true;
+	}
+	return false;
 }
 
 /* Steps node I with one event and carries out what it asks. IT is the
@@ -875,7 +901,11 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	ring_node_step(nd->rn, &ev, &run->upd);
 	ring_node_status(nd->rn, run->now, &nd->status);
 	nd->have_status = true;
-	apply_actions(run, i);
+	apply_actions(run, i, &run->upd, 0);
+	if (nd->torn) {
+		after_actions(run, i);
+		return;
+	}
 	uint64_t d = run->upd.deadline_us;
 	if (d == NEVER) {
 		nd->tick_gen++;
@@ -890,11 +920,7 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 		}
 	}
 	check_status(run, i);
-	if (nd->left) {
-		/* A leaving member's process exits once the core says so. */
-		nd->left = false;
-		node_crash(run, i);
-	}
+	after_actions(run, i);
 }
 
 /* ---- node life: start, crash, restart, pause ---- */
@@ -910,8 +936,11 @@ static void node_start(struct sim_run *run, uint32_t i)
 		return;
 	}
 	nd->life = NODE_UP;
+	nd->life_gen++;
 	nd->tick_gen++;
 	nd->tick_at = NEVER;
+	run->chk.now = run->now;
+	simcheck_start(&run->chk, i, nd->disk);
 	trace(run, "n%u start (epoch %" PRIu32 " on disk)", i, nd->disk);
 	node_step(run, i, RING_EVENT_START, NULL, 0);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)
@@ -942,15 +971,19 @@ static void node_crash(struct sim_run *run, uint32_t i)
 	trace(run, "FAULT crash n%u", i);
 	node_stop(run, i);
 	nd->life = NODE_DOWN;
+	nd->life_gen++;
 	nd->have_status = false;
 	nd->tick_gen++;
 	nd->tick_at = NEVER;
+	nd->tear = nd->slow_fsync = false;
+	run->chk.now = run->now;
+	simcheck_stop(&run->chk, i);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++) {
 		struct sim_client *cl = &run->clients[c];
 		if (cl->state == CL_CS)
-			run->in_cs--; /* the CS dies with its process */
+			simcheck_cs_end(&run->chk, cl->gid); /* the CS dies with its process */
 		else if (cl->state == CL_WAIT)
-			run->req[cl->req].state = RQ_DROPPED;
+			simcheck_request_end(&run->chk, cl->req, SIMCHECK_DROPPED);
 		cl->state = CL_DOWN;
 		cl->gen++;
 	}
@@ -960,15 +993,58 @@ static void node_crash(struct sim_run *run, uint32_t i)
 	for (size_t k = 0; k < nd->held_events.n; k++)
 		item_free(run, nd->held_events.v[k]);
 	nd->held_clients.n = nd->held_events.n = 0;
+	free(nd->deferred);
+	nd->deferred = NULL;
 	nd->paused = false;
+}
+
+/* Restarts a member that is down with what its disk kept (FATE). */
+static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
+{
+	struct sim_node *nd = &run->nodes[i];
+	uint32_t was = nd->disk;
+	if (fate == DISK_LOST) {
+		nd->disk = 0;
+		nd->hist_n = 0;
+	} else if (fate == DISK_ROLLBACK) {
+		uint32_t older = 0;
+		while (nd->hist_n > 0 && nd->hist[nd->hist_n - 1] >= was)
+			nd->hist_n--;
+		if (nd->hist_n > 0)
+			older = nd->hist[simnet_rng_below(&run->rng, nd->hist_n)];
+		while (nd->hist_n > 0 && nd->hist[nd->hist_n - 1] > older)
+			nd->hist_n--;
+		nd->disk = older;
+	}
+	if (nd->disk != was)
+		i2_off(run, "n%u restarted with its disk %s (epoch %" PRIu32 " -> %" PRIu32 ")", i,
+		       fate == DISK_LOST ? "lost" : "rolled back", was, nd->disk);
+	trace(run, "FAULT restart n%u%s", i,
+	      nd->disk == was ? "" : fate == DISK_LOST ? " (its disk lost its state)"
+							: " (its disk rolled back)");
+	node_start(run, i);
 }
 
 static void node_resume(struct sim_run *run, uint32_t i)
 {
 	struct sim_node *nd = &run->nodes[i];
-	trace(run, "FAULT resume n%u (%zu client moves, %zu events held)", i,
-	      nd->held_clients.n, nd->held_events.n);
+	trace(run, "FAULT resume n%u (%zu client moves, %zu events held%s)", i,
+	      nd->held_clients.n, nd->held_events.n,
+	      nd->deferred ? ", a step to finish" : "");
 	nd->paused = false;
+	/* A process stalled in fsync first finishes the step it was in. */
+	if (nd->deferred) {
+		struct ring_update *up = nd->deferred;
+		nd->deferred = NULL;
+		apply_actions(run, i, up, nd->deferred_from);
+		free(up);
+		if (failed(run) || after_actions(run, i))
+			return;
+		check_status(run, i);
+	} else if (nd->left) {
+		after_actions(run, i);
+		return;
+	}
 	/* The clients first: a process that wakes up acts on what it believed
 	 * before its member can tell it otherwise (§5.5). Then the member's own
 	 * events, in the order they came. */
@@ -977,6 +1053,16 @@ static void node_resume(struct sim_run *run, uint32_t i)
 	for (size_t k = 0; k < nd->held_events.n; k++)
 		heap_push(run, run->now, nd->held_events.v[k]);
 	nd->held_clients.n = nd->held_events.n = 0;
+}
+
+static void node_pause(struct sim_run *run, uint32_t i, uint64_t len, const char *why)
+{
+	struct sim_node *nd = &run->nodes[i];
+	nd->paused = true;
+	nd->pause_gen++;
+	trace(run, "FAULT pause n%u (%s) for %.3f ms", i, why, (double)len / 1e3);
+	i2_off(run, "n%u paused (%s)", i, why);
+	schedule(run, run->now + len, EV_RESUME, i, 0, nd->pause_gen);
 }
 
 static uint32_t nodes_down(const struct sim_run *run)
@@ -1004,6 +1090,26 @@ static int pick_node(struct sim_run *run, int want)
 	return nc ? (int)cand[simnet_rng_below(&run->rng, nc)] : -1;
 }
 
+/* How long a pause of LEN's kind lasts, for a member whose next deadline
+ * is at TICK: the detector measures how late a deadline fires (§5.5), so the
+ * edges are placed around the deadline plus loss_timeout_ms / 2. */
+static uint64_t pause_us(struct sim_run *run, enum pause_len len, uint64_t tick)
+{
+	uint64_t thr = run->layout.loss_timeout_ms * MS / 2;
+	uint64_t base = tick != NEVER && tick > run->now ? tick - run->now : 0;
+	switch (len) {
+	case PL_SHORT:
+		return simnet_rng_range(&run->rng, 1, thr / 2);
+	case PL_JUST_BELOW:
+		return base + thr - simnet_rng_range(&run->rng, 1, 1 * MS);
+	case PL_JUST_ABOVE:
+		return base + thr + simnet_rng_range(&run->rng, 0, 1 * MS);
+	case PL_LONG:
+		break;
+	}
+	return simnet_rng_range(&run->rng, 2 * thr, 6 * thr);
+}
+
 static void fault_fire(struct sim_run *run, uint32_t k)
 {
 	struct sim_fault *f = &run->faults[k];
@@ -1023,16 +1129,17 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 		}
 		break;
 	case F_RESTART:
-		if (f->node >= 0 && run->nodes[f->node].life == NODE_UP &&
-		    run->faults[f->pair].graceful) {
+		if (f->node < 0)
+			break;
+		/* An armed tear that never found its step is over. */
+		run->nodes[f->node].tear = false;
+		if (run->nodes[f->node].life == NODE_UP && run->faults[f->pair].graceful) {
 			/* Its leave never finished (no one to hand the token to):
 			 * the supervisor kills it before starting it again. */
 			node_crash(run, (uint32_t)f->node);
 		}
-		if (f->node >= 0 && run->nodes[f->node].life == NODE_DOWN) {
-			trace(run, "FAULT restart n%d", f->node);
-			node_start(run, (uint32_t)f->node);
-		}
+		if (run->nodes[f->node].life == NODE_DOWN)
+			node_restart(run, (uint32_t)f->node, f->disk);
 		break;
 	case F_PAUSE:
 		f->node = run->faults[f->pair].node = pick_node(run, 2);
@@ -1040,15 +1147,29 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 			trace(run, "FAULT pause n%d until %" PRIu64 ".%06" PRIu64, f->node,
 			      run->faults[f->pair].t / 1000000, run->faults[f->pair].t % 1000000);
 			run->nodes[f->node].paused = true;
+			i2_off(run, "n%d paused", f->node);
 		}
 		break;
 	case F_RESUME:
 		if (f->node >= 0 && run->nodes[f->node].paused)
 			node_resume(run, (uint32_t)f->node);
 		break;
+	case F_PAUSE_ANY: {
+		f->node = pick_node(run, simnet_rng_chance(&run->rng, 0.3) ? 2 : 0);
+		if (f->node < 0)
+			break;
+		uint64_t len = pause_us(run, f->len, run->nodes[f->node].tick_at);
+		if (len > f->max_us)
+			len = f->max_us;
+		static const char *const kinds[] = {"short", "just below detection",
+						    "just above detection", "long"};
+		node_pause(run, (uint32_t)f->node, len ? len : 1, kinds[f->len]);
+		break;
+	}
 	case F_PARTITION:
 		run->net.cut = true;
 		run->net.side = f->side;
+		i2_off(run, "a partition");
 		if (run->trace) {
 			char a[200] = "", b[200] = "";
 			size_t la = 0, lb = 0;
@@ -1069,6 +1190,55 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 		trace(run, "FAULT heal the partition");
 		run->net.cut = false;
 		break;
+	case F_DCUT: {
+		/* One member deaf to all, all deaf to one, or random one-way
+		 * pairs: A hears B while B does not hear A. */
+		uint32_t x = (uint32_t)simnet_rng_below(&run->rng, run->n);
+		memset(run->net.deaf, 0, sizeof run->net.deaf);
+		for (uint32_t a = 0; a < run->n; a++)
+			for (uint32_t b = 0; b < run->n; b++) {
+				bool drop = a != b && (f->dcut == 0 ? b == x
+						       : f->dcut == 1 ? a == x
+						       : simnet_rng_chance(&run->rng, 0.3));
+				if (drop)
+					run->net.deaf[b] |= 1ull << a;
+			}
+		run->net.dcut = true;
+		i2_off(run, "a directed cut");
+		trace(run, "FAULT directed cut: %s n%u", f->dcut == 0 ? "deaf to all:"
+			   : f->dcut == 1 ? "nobody hears" : "random one-way pairs, e.g. around", x);
+		break;
+	}
+	case F_DHEAL:
+		trace(run, "FAULT heal the directed cut");
+		run->net.dcut = false;
+		memset(run->net.deaf, 0, sizeof run->net.deaf);
+		break;
+	case F_TEAR:
+		f->node = run->faults[f->pair].node = pick_node(run, 0);
+		if (f->node >= 0) {
+			trace(run, "FAULT arm a torn crash at n%d", f->node);
+			run->nodes[f->node].tear = true;
+		}
+		break;
+	case F_SLOW_FSYNC:
+		f->node = run->faults[f->pair].node = pick_node(run, 0);
+		if (f->node >= 0) {
+			struct sim_node *nd = &run->nodes[f->node];
+			nd->slow_fsync = true;
+			nd->fsync_us = pause_us(run, f->len, nd->tick_at);
+			if (nd->fsync_us > f->max_us)
+				nd->fsync_us = f->max_us;
+			if (nd->fsync_us == 0)
+				nd->fsync_us = 1;
+			trace(run, "FAULT arm a slow fsync of %.3f ms at n%d",
+			      (double)nd->fsync_us / 1e3, f->node);
+		}
+		break;
+	case F_DISARM:
+		if (f->node >= 0)
+			run->nodes[f->node].slow_fsync = false;
+		break;
 	}
 }
 
@@ -1079,13 +1249,19 @@ static void heal_point(struct sim_run *run)
 	trace(run, "HEAL: faults over; every request must now be granted within %" PRIu64
 	      " ms", run->bound_us / MS);
 	run->net.loss_on = false;
+	run->p_hb_loss = 0;
 	if (run->net.max_delay_us > 2 * MS)
 		run->net.max_delay_us = 2 * MS;
+	/* A clean network answers within the ack timeout, however short. */
+	if (run->cls == SIM_CLASS_MIXED && run->net.max_delay_us > run->layout.ack_timeout_ms * MS / 3)
+		run->net.max_delay_us = run->layout.ack_timeout_ms * MS / 3;
 	run->healed = true;
-	for (uint32_t i = 0; i < run->n; i++)
+	for (uint32_t i = 0; i < run->n; i++) {
+		run->nodes[i].tear = run->nodes[i].slow_fsync = false;
 		if (run->nodes[i].life == NODE_DOWN || run->nodes[i].paused)
 			fail(run, "sim", "n%u is still down or paused at T_heal", i);
-	if (run->net.cut)
+	}
+	if (run->net.cut || run->net.dcut)
 		fail(run, "sim", "a partition is still in place at T_heal");
 	for (uint32_t c = 0; c < run->nclients; c++)
 		if (run->clients[c].state == CL_WAIT)
@@ -1103,6 +1279,127 @@ static void add_fault_pair(struct sim_run *run, enum fault_kind kind, uint64_t t
 	int a = run->nfaults++, b = run->nfaults++;
 	run->faults[a] = (struct sim_fault){.kind = kind, .t = t, .pair = b, .node = -1};
 	run->faults[b] = (struct sim_fault){.kind = undo, .t = t_undo, .pair = a, .node = -1};
+}
+
+static enum disk_fate draw_fate(struct sim_run *run, double p_kept)
+{
+	if (simnet_rng_chance(&run->rng, p_kept))
+		return DISK_KEPT;
+	return simnet_rng_chance(&run->rng, 0.5) ? DISK_LOST : DISK_ROLLBACK;
+}
+
+/* A crash (or a leave) and its restart between FROM and TO ms. */
+static uint64_t plan_crash(struct sim_run *run, uint64_t from, uint64_t to, double p_kept,
+			   bool tear)
+{
+	struct simnet_rng *r = &run->rng;
+	uint64_t t = simnet_rng_range(r, from, to) * MS;
+	uint64_t back = t + simnet_rng_range(r, 50, 3000) * MS;
+	add_fault_pair(run, tear ? F_TEAR : F_CRASH, t, F_RESTART, back);
+	run->faults[run->nfaults - 2].prefer_holder = simnet_rng_chance(r, 0.5);
+	run->faults[run->nfaults - 2].graceful = !tear && simnet_rng_chance(r, 0.25);
+	run->faults[run->nfaults - 1].disk = draw_fate(run, p_kept);
+	return back;
+}
+
+/* A stall of a kind drawn across the pause detector's edges (§5.5): a
+ * pause of any member, or a slow fsync armed from T to T_UNDO. The longest
+ * it may last is fixed now, so that it ends before T_heal. */
+static uint64_t plan_stall(struct sim_run *run, bool fsync, uint64_t from, uint64_t to)
+{
+	struct simnet_rng *r = &run->rng;
+	uint64_t t = simnet_rng_range(r, from, to) * MS;
+	uint64_t t_undo = fsync ? t + simnet_rng_range(r, 100, 2000) * MS : t + 1;
+	add_fault_pair(run, fsync ? F_SLOW_FSYNC : F_PAUSE_ANY, t, F_DISARM, t_undo);
+	struct sim_fault *f = &run->faults[run->nfaults - 2];
+	f->len = (enum pause_len)simnet_rng_below(r, 4);
+	/* The edges sit past the member's next deadline, at most a lease or a
+	 * loss timeout away; a long pause is up to 3 loss timeouts. */
+	uint64_t lt = run->layout.loss_timeout_ms * MS;
+	uint64_t lease = run->layout.lease_ms * MS;
+	f->max_us = (lease > lt ? lease : lt) + 3 * lt + 2 * MS;
+	return t_undo + f->max_us;
+}
+
+/* mixed: every fault at once, drawn while the run goes (§8). */
+static uint64_t plan_mixed(struct sim_run *run)
+{
+	struct simnet_rng *r = &run->rng;
+	uint64_t last = 0, e;
+	run->crash_minority = simnet_rng_chance(r, 0.5);
+	uint64_t k = simnet_rng_range(r, 2, 6);
+	bool cut = false, dcut = false;
+	for (uint64_t j = 0; j < k; j++) {
+		switch (simnet_rng_below(r, 6)) {
+		case 0:
+			e = plan_crash(run, 300, 5000, 0.8, false);
+			break;
+		case 1:
+			e = plan_stall(run, false, 300, 5000);
+			break;
+		case 2:
+			e = plan_stall(run, true, 300, 5000);
+			break;
+		case 3:
+			e = plan_crash(run, 300, 5000, 0.8, true);
+			break;
+		default: {
+			/* One partition and one directed cut at most: each heals
+			 * what it made. */
+			bool directed = simnet_rng_chance(r, 0.5) ? !dcut : cut;
+			if (directed ? dcut : cut) {
+				e = plan_stall(run, false, 300, 5000);
+				break;
+			}
+			uint64_t t = simnet_rng_range(r, 300, 4000) * MS;
+			uint64_t len = simnet_rng_range(r, 200, 3000) * MS;
+			add_fault_pair(run, directed ? F_DCUT : F_PARTITION, t,
+				       directed ? F_DHEAL : F_HEAL, t + len);
+			struct sim_fault *f = &run->faults[run->nfaults - 2];
+			f->dcut = (int)simnet_rng_below(r, 3);
+			uint64_t all = run->n == 64 ? UINT64_MAX : (1ull << run->n) - 1;
+			f->side = simnet_rng_chance(r, 0.5) ? 1ull << simnet_rng_below(r, run->n)
+							    : (simnet_rng_next(r) & all);
+			if (f->side == 0 || f->side == all)
+				f->side = 1;
+			if (directed)
+				dcut = true;
+			else
+				cut = true;
+			e = t + len;
+			break;
+		}
+		}
+		if (e > last)
+			last = e;
+	}
+	return last;
+}
+
+/* disk: crashes whose disk kept, lost or rolled back its state, torn steps
+ * and slow fsyncs, on a clean network. */
+static uint64_t plan_disk(struct sim_run *run)
+{
+	struct simnet_rng *r = &run->rng;
+	uint64_t last = 0, e;
+	run->crash_minority = simnet_rng_chance(r, 0.5);
+	uint64_t k = simnet_rng_range(r, 1, 4);
+	for (uint64_t j = 0; j < k; j++) {
+		switch (simnet_rng_below(r, 3)) {
+		case 0:
+			e = plan_crash(run, 300, 5000, 0.4, false);
+			break;
+		case 1:
+			e = plan_crash(run, 300, 5000, 0.4, true);
+			break;
+		default:
+			e = plan_stall(run, true, 300, 5000);
+			break;
+		}
+		if (e > last)
+			last = e;
+	}
+	return last;
 }
 
 static uint64_t plan_faults(struct sim_run *run)
@@ -1168,10 +1465,54 @@ static uint64_t plan_faults(struct sim_run *run)
 		}
 		break;
 	}
+	case SIM_CLASS_MIXED:
+		last = plan_mixed(run);
+		break;
+	case SIM_CLASS_DISK:
+		last = plan_disk(run);
+		break;
 	default:
 		break;
 	}
 	return last + simnet_rng_range(r, 100, 1000) * MS;
+}
+
+/* mixed: timings drawn across what ring_layout_check allows, the heartbeat
+ * down to loss_timeout / 4, retries 0..5, short and long acks and leases,
+ * both idle passes and both quorum rules. */
+static void plan_timings(struct sim_run *run)
+{
+	struct simnet_rng *r = &run->rng;
+	struct ring_layout *L = &run->layout;
+	L->loss_timeout_ms = (uint32_t)simnet_rng_range(r, 200, 1000);
+	L->heartbeat_ms = L->loss_timeout_ms / (uint32_t)simnet_rng_range(r, 4, 12);
+	L->retries = (uint32_t)simnet_rng_range(r, 0, 5);
+	L->ack_timeout_ms = simnet_rng_chance(r, 0.3) ? 2 : (uint32_t)simnet_rng_range(r, 5, 60);
+	L->lease_ms = simnet_rng_chance(r, 0.5) ? (uint32_t)simnet_rng_range(r, 20, 100)
+						: (uint32_t)simnet_rng_range(r, 300, 2000);
+	L->idle_pass_ms = simnet_rng_chance(r, 0.5) ? 0 : (uint32_t)simnet_rng_range(r, 1, 30);
+	L->quorum = simnet_rng_chance(r, 0.5) ? RING_QUORUM_NONE : RING_QUORUM_MAJORITY;
+}
+
+/* mixed: loss, duplication and reordering until T_heal, heartbeats lost
+ * alone, and a few copies delayed by several loss timeouts, long enough to
+ * land in a later epoch. The usual delays stay within a third of the ack
+ * timeout, or a 2 ms ack could never be met. */
+static void plan_network(struct sim_run *run)
+{
+	struct simnet_rng *r = &run->rng;
+	const struct ring_layout *L = &run->layout;
+	run->net.loss_on = true;
+	run->net.p_loss = (double)simnet_rng_range(r, 0, 8) / 100.0;
+	run->net.p_dup = (double)simnet_rng_range(r, 0, 5) / 100.0;
+	run->net.p_slow = (double)simnet_rng_range(r, 0, 20) / 1000.0;
+	uint64_t third = L->ack_timeout_ms * MS / 3;
+	run->net.max_delay_us = third < 2 * MS ? third : 2 * MS;
+	run->net.slow_delay_us = L->loss_timeout_ms * MS * simnet_rng_range(r, 1, 4);
+	run->in_flight_us = run->net.slow_delay_us;
+	run->p_hb_loss = simnet_rng_chance(r, 0.5) ? (double)simnet_rng_range(r, 5, 40) / 100.0 : 0;
+	run->leaves_left = (uint32_t)simnet_rng_range(r, 0, 3);
+	run->p_leave_recv = 0.01;
 }
 
 /* Chooses the ring, its timings, its clients and its faults from the seed. */
@@ -1183,6 +1524,7 @@ static void plan(struct sim_run *run)
 	size_t n = pick < 1 ? 64 : pick < 4 ? 16 : (size_t)simnet_rng_range(r, 2, 9);
 	bool big = n >= 16;
 	run->n = n;
+	simcheck_init(&run->chk, &(struct simcheck_config){.n = n});
 
 	ring_layout_defaults(L);
 	snprintf(L->name, sizeof L->name, "sim");
@@ -1195,6 +1537,8 @@ static void plan(struct sim_run *run)
 	L->idle_pass_ms = idle[simnet_rng_below(r, 4)];
 	L->quorum = run->cls == SIM_CLASS_PARTITION && simnet_rng_chance(r, 0.5) ? RING_QUORUM_NONE
 									: RING_QUORUM_MAJORITY;
+	if (run->cls == SIM_CLASS_MIXED)
+		plan_timings(run);
 	L->n = n;
 	for (size_t i = 0; i < n; i++) {
 		uint16_t id = 0;
@@ -1215,8 +1559,9 @@ static void plan(struct sim_run *run)
 	}
 
 	run->contention = run->cls == SIM_CLASS_HEALTHY && simnet_rng_chance(r, 0.5);
+	run->chk.cfg.floor = L->quorum == RING_QUORUM_MAJORITY;
+	run->chk.cfg.ring_order = run->contention;
 	run->overrun = run->cls != SIM_CLASS_HEALTHY && !big;
-	run->i2 = run->cls == SIM_CLASS_HEALTHY || run->cls == SIM_CLASS_CRASH;
 	uint64_t cap_ms = big ? 20 : 60;
 	if (cap_ms > L->lease_ms)
 		cap_ms = L->lease_ms;
@@ -1235,6 +1580,16 @@ static void plan(struct sim_run *run)
 		run->net.min_delay_us = 5;
 		run->net.max_delay_us = run->net.slow_delay_us = 30;
 	}
+	/* I2 holds while no copy is later than half of the smaller of the
+	 * retry budget and the heartbeat: a pass and its ack, there and back,
+	 * then fit in the budget, so no copy of the token is made without a
+	 * lost ack (§3.2); and no member's silence grows by more than half a
+	 * heartbeat, far below loss_timeout >= 4 heartbeats, so nobody
+	 * regenerates a live token (§6.2). */
+	uint64_t budget = (uint64_t)L->ack_timeout_ms * (L->retries + 1);
+	run->late_us = (budget < L->heartbeat_ms ? budget : L->heartbeat_ms) * MS / 2;
+	if (run->cls == SIM_CLASS_MIXED)
+		plan_network(run);
 
 	run->nodes = calloc(n, sizeof *run->nodes);
 	/* 1..3 clients per member; big rings get fewer: one per member at 16,
@@ -1270,12 +1625,16 @@ static void plan(struct sim_run *run)
 	uint64_t ack = L->ack_timeout_ms * MS;
 	run->bound_us = 3 * (L->loss_timeout_ms * MS) + 2 * n * ack * (L->retries + 1) +
 			3 * n * (run->cs_max_us + ack);
+	/* mixed: a copy sent before T_heal may still land after it, as late as
+	 * in_flight_us, and disturb the ring once more (a stale token dropped, an
+	 * old election): B waits for it to land, then one more detection. */
+	if (run->in_flight_us)
+		run->bound_us += run->in_flight_us + L->loss_timeout_ms * MS;
 	run->t_heal = plan_faults(run);
 	run->t_settle = run->t_heal + run->bound_us;
 	run->t_end = run->t_heal + run->bound_us * 3 / 2;
 	if (run->t_end < run->t_heal * 5 / 3)
 		run->t_end = run->t_heal * 5 / 3;
-	run->last_grant_node = -1;
 
 	for (uint32_t i = 0; i < n; i++)
 		schedule(run, run->nodes[i].start_at, EV_START, i, 0, 0);
@@ -1301,17 +1660,23 @@ static void trace_plan(const struct sim_run *run)
 	       run->contention ? "contention (think 0, fixed CS)" : "think 0..50 ms",
 	       run->contention ? run->cs_fixed_us / MS : run->cs_cap_us / MS,
 	       run->overrun ? ", 5% overrun the lease" : "", run->cs_max_us / MS);
-	if (run->cls == SIM_CLASS_LOSSY)
-		printf("  network: loss %.0f%% dup %.0f%% delay up to %" PRIu64
-		       " ms (2%% up to %" PRIu64 " ms) until T_heal\n", run->net.p_loss * 100,
-		       run->net.p_dup * 100, run->net.max_delay_us / MS, run->net.slow_delay_us / MS);
+	if (run->cls == SIM_CLASS_LOSSY || run->cls == SIM_CLASS_MIXED)
+		printf("  network: loss %.0f%% dup %.0f%% delay up to %.3f ms (%.1f%% up to %" PRIu64
+		       " ms), heartbeats lost alone %.0f%%, %u leave(s) after a token at %.0f%%"
+		       " until T_heal; I2 needs copies below %.3f ms\n", run->net.p_loss * 100,
+		       run->net.p_dup * 100, (double)run->net.max_delay_us / 1e3,
+		       run->net.p_slow * 100, run->net.slow_delay_us / MS, run->p_hb_loss * 100,
+		       run->leaves_left, run->p_leave_recv * 100, (double)run->late_us / 1e3);
 	for (int k = 0; k < run->nfaults; k++) {
-		static const char *const names[] = {"crash", "restart", "pause", "resume",
-						    "partition", "heal"};
-		printf("  fault %d: %s at %.3f s\n", k, names[run->faults[k].kind],
-		       (double)run->faults[k].t / 1e6);
+		static const char *const fates[] = {"", " (disk lost)", " (disk rolled back)"};
+		static const char *const lens[] = {" (short)", " (just below detection)",
+						   " (just above detection)", " (long)"};
+		const struct sim_fault *f = &run->faults[k];
+		printf("  fault %d: %s at %.3f s%s%s\n", k, fault_names[f->kind], (double)f->t / 1e6,
+		       f->kind == F_RESTART ? fates[f->disk] : "",
+		       f->kind == F_PAUSE_ANY || f->kind == F_SLOW_FSYNC ? lens[f->len] : "");
 	}
-	if (run->cls == SIM_CLASS_CRASH)
+	if (run->cls == SIM_CLASS_CRASH || run->cls == SIM_CLASS_MIXED || run->cls == SIM_CLASS_DISK)
 		printf("  crashes: %s\n", run->crash_minority ? "a majority stays up"
 							     : "unconstrained");
 	printf("  T_heal %.3f s, bound B %.3f s, settle %.3f s, end %.3f s\n",
@@ -1385,17 +1750,30 @@ static bool dispatch(struct sim_run *run, uint32_t idx)
 		heal_point(run);
 		return false;
 	case EV_CHECK: {
-		const struct sim_request *rq = &run->req[it->arg];
-		if (rq->state == RQ_WAIT) {
-			uint64_t from = rq->t_req > run->t_heal ? rq->t_req : run->t_heal;
-			fail(run, "I4", "c%u at n%u asked at %.6f s and is still waiting %.3f s"
-			     " after %.3f s (bound %" PRIu64 " ms)", rq->client,
-			     run->clients[rq->client].node, (double)rq->t_req / 1e6,
-			     (double)(run->now - from) / 1e6, (double)from / 1e6,
-			     run->bound_us / MS);
-		}
+		uint64_t t_req = it->arg < run->chk.req_n ? run->chk.req[it->arg].t_req : 0;
+		simcheck_request_due(&run->chk, it->arg, t_req > run->t_heal ? t_req : run->t_heal,
+				     run->bound_us);
 		return false;
 	}
+	case EV_LEAVE:
+		if (nd->life == NODE_UP && it->gen == nd->life_gen && !nd->paused) {
+			trace(run, "FAULT leave n%u (SIGTERM, right after it took the token)", it->node);
+			node_step(run, it->node, RING_EVENT_LEAVE, NULL, 0);
+		}
+		return false;
+	case EV_RESTART:
+		if (nd->life == NODE_UP && it->gen == nd->life_gen) {
+			/* Its leave never finished, or never began (it was
+			 * paused): the supervisor kills it and starts it again. */
+			node_crash(run, it->node);
+		}
+		if (nd->life == NODE_DOWN)
+			node_restart(run, it->node, (enum disk_fate)it->arg);
+		return false;
+	case EV_RESUME:
+		if (nd->life == NODE_UP && nd->paused && it->gen == nd->pause_gen)
+			node_resume(run, it->node);
+		return false;
 	}
 	return false;
 }
@@ -1406,14 +1784,12 @@ static void run_free(struct sim_run *run)
 		node_stop(run, i);
 		free(run->nodes[i].held_clients.v);
 		free(run->nodes[i].held_events.v);
+		free(run->nodes[i].deferred);
 	}
 	free(run->nodes);
 	free(run->clients);
 	simnet_queue_free(&run->q);
-	free(run->req);
-	map_free(&run->fences);
-	map_free(&run->epoch_last);
-	map_free(&run->epoch_floor);
+	simcheck_free(&run->chk);
 }
 
 /* One seed of one class, start to end. */
@@ -1442,6 +1818,7 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, struct sim
 			run->same_time = 0;
 		}
 		run->now = s.t;
+		run->chk.now = s.t;
 		if (++run->events > SIM_EVENT_CAP) {
 			fail(run, "progress", "more than %llu events in one run",
 			     (unsigned long long)SIM_EVENT_CAP);
@@ -1454,12 +1831,17 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, struct sim
 		}
 		if (!dispatch(run, s.item))
 			item_free(run, s.item);
+		if (failed(run) && run->trace)
+			printf("FAILED here: %s: %s\n", run->chk.inv, run->chk.what);
 	}
 	if (!failed(run))
 		run->now = run->t_end;
+	run->res.overlaps = run->chk.overlaps;
+	run->res.i2_us = run->chk.i2 ? run->now : run->chk.i2_off_at;
 	trace(run, "end: %" PRIu64 " events, %" PRIu64 " grants, %" PRIu64 " overlaps, %" PRIu64
-	      " stale refused, %" PRIu64 " denied", run->events, run->res.grants,
-	      run->res.overlaps, run->res.stale, run->res.denies);
+	      " stale refused, %" PRIu64 " denied; I2 checked %s%s", run->events, run->res.grants,
+	      run->res.overlaps, run->res.stale, run->res.denies,
+	      run->chk.i2 ? "throughout" : "until ", run->chk.i2 ? "" : run->chk.i2_off);
 	/* One token heartbeats about once per heartbeat_ms, whoever holds it;
 	 * a healthy ring that sends far more has a storm (PROTOCOL.md §5.1). */
 	uint64_t hb_budget = 2 * run->now / (run->layout.heartbeat_ms * MS) + 4 * run->n + 10;
@@ -1470,6 +1852,11 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, struct sim
 	run->res.bound_us = run->bound_us;
 	run->res.rotation_us = run->n * (run->cs_max_us + run->layout.ack_timeout_ms * MS);
 	run->res.n = run->n;
+	if (run->chk.failed) {
+		run->res.failed = true;
+		snprintf(run->res.inv, sizeof run->res.inv, "%s", run->chk.inv);
+		snprintf(run->res.what, sizeof run->res.what, "%s", run->chk.what);
+	}
 	run_free(run);
 	*out = run->res;
 	free(run);
@@ -1484,7 +1871,7 @@ static void usage(FILE *f)
 		"       sim --class CLASS --seed S [--trace]\n"
 		"Runs the ring's protocol core on a simulated network for N seeds (default 1)\n"
 		"starting at S (default 1), checking its invariants after every step.\n"
-		"CLASS: healthy | lossy | crash | pause | partition.\n"
+		"CLASS: healthy | lossy | crash | pause | partition | mixed | disk.\n"
 		"--trace prints every event and action of the run(s).\n"
 		"Exit: 0 all seeds passed, 1 an invariant failed, 2 usage.\n");
 }
@@ -1567,6 +1954,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		total.virtual_us += r.virtual_us;
+		total.i2_us += r.i2_us;
 		total.grants += r.grants;
 		total.overlaps += r.overlaps;
 		total.stale += r.stale;
@@ -1581,10 +1969,11 @@ int main(int argc, char **argv)
 	printf("sim %s: %" PRIu64 " seeds ok, %.1f virtual s in %.2f s; grants %" PRIu64
 	       ", overlaps %" PRIu64 ", stale refused %" PRIu64 ", elections %" PRIu64
 	       ", regenerations %" PRIu64 "; worst post-heal grant delay %.1f ms = %.2f of bound"
-	       " (%.1f rotations)\n",
+	       " (%.1f rotations); I2 checked over %.0f%% of virtual time\n",
 	       class_names[cls], seeds, (double)total.virtual_us / 1e6, wall_s() - t0,
 	       total.grants, total.overlaps, total.stale, total.elections, total.regenerations,
 	       (double)worst.worst_us / 1e3, worst_frac < 0 ? 0 : worst_frac,
-	       worst.rotation_us ? (double)worst.worst_us / (double)worst.rotation_us : 0);
+	       worst.rotation_us ? (double)worst.worst_us / (double)worst.rotation_us : 0,
+	       total.virtual_us ? 100.0 * (double)total.i2_us / (double)total.virtual_us : 0);
 	return 0;
 }

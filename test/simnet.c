@@ -169,7 +169,9 @@ void simnet_item_free(struct simnet_queue *q, uint32_t i)
 
 bool simnet_link_cut(const struct simnet_link *link, uint32_t a, uint32_t b)
 {
-	return link->cut && ((link->side >> a) & 1) != ((link->side >> b) & 1);
+	if (link->cut && ((link->side >> a) & 1) != ((link->side >> b) & 1))
+		return true;
+	return link->dcut && b < SIMNET_MAX_N && a < SIMNET_MAX_N && ((link->deaf[b] >> a) & 1);
 }
 
 static void deliver_later(struct simnet_link *link, struct simnet_rng *rng,
@@ -188,6 +190,8 @@ static void deliver_later(struct simnet_link *link, struct simnet_rng *rng,
 	it->len = len;
 	memcpy(it->buf, buf, len);
 	if (simnet_push(q, now + delay, i)) {
+		if (delay > link->last_delay_us)
+			link->last_delay_us = delay;
 		link->copies++;
 		link->delay_sum_us += delay;
 	}
@@ -197,6 +201,7 @@ enum simnet_fate simnet_send(struct simnet_link *link, struct simnet_rng *rng,
 			     struct simnet_queue *q, uint64_t now, int kind, uint32_t src,
 			     uint32_t dst, const uint8_t *buf, uint16_t len)
 {
+	link->last_delay_us = 0;
 	if (simnet_link_cut(link, src, dst))
 		return SIMNET_CUT;
 	if (link->loss_on && simnet_rng_chance(rng, link->p_loss))

@@ -11,6 +11,7 @@
 #include "wire.h"
 
 #define SIMNET_MSG_MAX RING_WIRE_MAX /* the longest datagram an item carries */
+#define SIMNET_MAX_N 64              /* cuts are bit masks of member indices */
 
 /* ---- randomness: xoshiro256** seeded through splitmix64 ---- */
 
@@ -83,11 +84,19 @@ struct simnet_link {
 	uint64_t slow_delay_us;              /* with p_slow, up to this instead */
 	bool cut;              /* a partition is in place: */
 	uint64_t side;         /* members (bit = index) on side 1 */
+	/* A directed cut, on top of the partition: bit A of deaf[B] drops what A
+	 * sends to B, so that B stops hearing A while A may still hear B. */
+	bool dcut;
+	uint64_t deaf[SIMNET_MAX_N];
+	/* The longest delay among the copies the last simnet_send queued (0 when
+	 * none was): a driver that reasons about late datagrams reads it. */
+	uint64_t last_delay_us;
 	/* What the network carried: copies queued and the sum of their delays. */
 	uint64_t copies, delay_sum_us;
 };
 
-/* True when the partition separates members A and B. */
+/* True when what A sends to B is dropped: the partition separates them, or
+ * a directed cut makes B deaf to A. */
 bool simnet_link_cut(const struct simnet_link *link, uint32_t a, uint32_t b);
 
 enum simnet_fate {

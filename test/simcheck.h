@@ -1,0 +1,151 @@
+/* The invariants of docs/PROTOCOL.md §8 as checkers of a history: the simulator feeds them
+ * what happened (grants, ends of critical regions, statuses, persists, token hops, resource
+ * writes, requests) and a unit test feeds them made-up histories. Nothing here knows the
+ * network, the clients or the protocol core: only the events. */
+#ifndef SIMCHECK_H
+#define SIMCHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIMCHECK_MAX_N 64
+
+/* Open addressing, key 0 reserved for "empty": fences, epochs and hops are never 0. */
+struct simcheck_map {
+	uint64_t *key;
+	uint64_t *val;
+	size_t cap, n;
+};
+
+struct simcheck_config {
+	size_t n;        /* members, ring indices 0..n-1 */
+	bool floor;      /* I1's floor: with a majority quorum only (§4.4) */
+	bool ring_order; /* I5: continuous contention on a healthy ring */
+};
+
+/* A member's status, the part the checks read. */
+struct simcheck_status {
+	uint32_t epoch;       /* newest epoch it knows */
+	bool has_token;       /* holds the token, or passes it and awaits the ack */
+	bool token_held;      /* holds it (not passing) */
+	uint32_t token_epoch; /* of the token held or passed */
+};
+
+struct simcheck_member {
+	bool up;
+	bool have_status;
+	struct simcheck_status st;
+	uint32_t persisted;  /* its disk this life: the epoch it loaded, then each PERSIST */
+	uint32_t last_epoch; /* the highest epoch its status showed this life */
+	uint32_t pass_epoch, pass_seq; /* the hop its last pass carried */
+};
+
+struct simcheck_grant {
+	uint64_t fence;
+	uint32_t node, client;
+	bool in_cs;
+};
+
+enum simcheck_req_state {
+	SIMCHECK_WAIT,
+	SIMCHECK_GRANTED,
+	SIMCHECK_CANCELLED,
+	SIMCHECK_DENIED,
+	SIMCHECK_DROPPED,
+};
+
+struct simcheck_request {
+	uint32_t client, node;
+	enum simcheck_req_state state;
+	uint64_t t_req, t_grant;
+};
+
+struct simcheck {
+	struct simcheck_config cfg;
+	uint64_t now; /* the caller's clock (µs), set before each event: for the messages */
+	bool failed;  /* the first failure is kept: it is the one to replay */
+	char inv[16];
+	char what[640];
+
+	/* I1 */
+	struct simcheck_map fences;      /* fence -> grant id + 1 */
+	struct simcheck_map epoch_last;  /* epoch -> its last granted fence */
+	struct simcheck_map epoch_floor; /* epoch -> fence_max when it was first persisted */
+	uint64_t fence_max;
+
+	/* I2 */
+	bool i2;            /* its precondition still holds */
+	char i2_off[120];   /* the first fault that broke it */
+	uint64_t i2_off_at;
+	uint32_t in_cs;
+	uint64_t overlaps;  /* grants made while another client was in the CS */
+
+	/* I3 */
+	struct simcheck_member m[SIMCHECK_MAX_N];
+	struct simcheck_map hops; /* epoch << 32 | seq of every hop a member accepted */
+
+	/* Fencing */
+	struct simcheck_grant *grant;
+	size_t grant_n, grant_cap;
+	bool acc_any;
+	size_t acc;         /* the newest grant whose write the resource accepted */
+	uint64_t accepted, refused;
+
+	/* I4 */
+	struct simcheck_request *req;
+	size_t req_n, req_cap;
+
+	/* I5 */
+	int last_grant_node;
+};
+
+void simcheck_init(struct simcheck *c, const struct simcheck_config *cfg);
+void simcheck_free(struct simcheck *c);
+
+/* Records a failure of invariant INV (the first one only) and returns false. */
+bool simcheck_fail(struct simcheck *c, const char *inv, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* I2's precondition is broken from now on, by WHY (kept for the trace). */
+void simcheck_i2_off(struct simcheck *c, const char *why);
+
+/* Member NODE starts (or restarts) with DISK_EPOCH on its disk; stops (a crash, a
+ * leave): its token, if any, is gone. */
+void simcheck_start(struct simcheck *c, uint32_t node, uint32_t disk_epoch);
+void simcheck_stop(struct simcheck *c, uint32_t node);
+
+/* NODE persisted EPOCH: never below its disk this life (I3); the first persist of
+ * an epoch anywhere is its minting, which fixes its floor (I1). */
+void simcheck_persist(struct simcheck *c, uint32_t node, uint32_t epoch);
+
+/* NODE accepted the hop EPOCH/SEQ of a token; passed the token as hop EPOCH/SEQ. */
+void simcheck_token_recv(struct simcheck *c, uint32_t node, uint32_t epoch, uint32_t seq);
+void simcheck_token_pass(struct simcheck *c, uint32_t node, uint32_t epoch, uint32_t seq);
+
+/* NODE's status after a step (I3). SETTLED: the network has healed and settled,
+ * so all live tokens must share one epoch. */
+void simcheck_status(struct simcheck *c, uint32_t node, const struct simcheck_status *st,
+		     bool settled);
+
+/* NODE granted FENCE under EPOCH to CLIENT while its own epoch is NODE_EPOCH:
+ * I1, I2, I3, I5, and the grant is recorded for fencing. Returns the grant's id. */
+size_t simcheck_grant(struct simcheck *c, uint32_t node, uint32_t client, uint64_t fence,
+		      uint32_t epoch, uint32_t node_epoch);
+/* The fencing record alone: the grant's place in the order of grants. */
+size_t simcheck_fence_record(struct simcheck *c, uint32_t node, uint32_t client,
+			     uint64_t fence);
+/* Grant GID's critical region ended (release, revoke, crash). */
+void simcheck_cs_end(struct simcheck *c, size_t gid);
+
+/* The resource ACCEPTED (or refused) a write of grant GID, by its own rule. The
+ * checker's verdict, from the order of grants, must agree. */
+void simcheck_write(struct simcheck *c, size_t gid, bool accepted);
+
+/* I4: a request of CLIENT at NODE is made now; it ends in STATE; DUE says its
+ * bound has passed (counted from FROM): still waiting fails. */
+size_t simcheck_request(struct simcheck *c, uint32_t client, uint32_t node);
+void simcheck_request_end(struct simcheck *c, size_t r, enum simcheck_req_state state);
+void simcheck_request_due(struct simcheck *c, size_t r, uint64_t from, uint64_t bound_us);
+
+#endif
