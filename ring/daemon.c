@@ -70,7 +70,7 @@ struct ring_daemon {
 	socklen_t peer_len[RING_MAX_MEMBERS];
 	struct event *timer;
 	uint64_t armed_us;
-	struct event *sig_term, *sig_int, *leave_timeout;
+	struct event *sig_term, *sig_int;
 
 	struct evconnlistener *listener;
 	char ctl_path[RING_SOCK_MAX];
@@ -104,10 +104,13 @@ struct ring_daemon {
 	struct ring_update up; /* reused: large, and one step runs at a time */
 };
 
+/* The core's clock (PROTOCOL.md §5.5). CLOCK_BOOTTIME, not MONOTONIC: a
+ * suspended host must wake up as a paused member, with its lease and its
+ * silence measured across the suspend, not as one that lost no time. */
 static uint64_t now_us(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
@@ -257,7 +260,7 @@ static bool send_to(struct ring_daemon *d, size_t idx, const uint8_t *buf, size_
 {
 	if (ring_set_has(&d->blocked, idx) || (d->loss_pct && chance(d, d->loss_pct)))
 		return false;
-	if (d->drop_token && len > 3 && buf[3] == RING_MSG_TOKEN) {
+	if (d->drop_token && ring_wire_peek_type(buf, len) == RING_MSG_TOKEN) {
 		d->drop_token = false;
 		return true;
 	}
@@ -375,6 +378,17 @@ static void carry_out(struct ring_daemon *d)
 			d->stopping = true;
 			event_base_loopexit(d->base, NULL);
 			break;
+		case RING_ACTION_FATAL:
+			/* The core cannot go on without repeating an epoch or
+			 * acting on one it did not store: a crash is safe. */
+			d->fatal = 1;
+			snprintf(d->fatal_msg, sizeof d->fatal_msg, "protocol core stopped: %s%s",
+				 ring_strerror(a->u.fatal.reason),
+				 a->u.fatal.reason == -RING_EEXHAUSTED
+					 ? " (see docs/operations.md, \"Epoch exhaustion\")"
+					 : "");
+			event_base_loopbreak(d->base);
+			return;
 		}
 	}
 	if (dropped && !d->fatal) {
@@ -509,11 +523,9 @@ struct rx {
 
 static void receive(struct ring_daemon *d, struct rx *r);
 
-/* Reads what the socket holds, then hands it to the core: everything but
- * tokens first. A member that was stalled may find a token and, behind it,
- * the heartbeat of a newer epoch that made that token stale; learning the
- * epoch first drops the token instead of granting under it. UDP promises no
- * order, so none is broken. */
+/* Reads what the socket holds, then hands it to the core in the order the
+ * core asks for (ring_node_rx_rank: tokens last, so that a stalled member
+ * learns a newer epoch before it could grant under an old token). */
 static void udp_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
@@ -529,12 +541,11 @@ static void udp_cb(evutil_socket_t fd, short what, void *arg)
 			break; /* EAGAIN: drained */
 		n++;
 	}
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t k = 0; k < n && !d->fatal && !d->stopping; k++) {
-			bool token = batch[k].n > 3 && batch[k].buf[3] == RING_MSG_TOKEN;
-			if (token == (pass == 1))
+	for (int rank = 0; rank < 2; rank++)
+		for (size_t k = 0; k < n && !d->fatal && !d->stopping; k++)
+			if (ring_node_rx_rank(batch[k].buf, batch[k].n > 0 ? (size_t)batch[k].n : 0) ==
+			    rank)
 				receive(d, &batch[k]);
-		}
 }
 
 static void receive(struct ring_daemon *d, struct rx *r)
@@ -553,7 +564,7 @@ static void receive(struct ring_daemon *d, struct rx *r)
 		}
 		n = body;
 	}
-	if (n > 3 && buf[3] == RING_MSG_STATUS_REQ && answer_status(d, buf, (size_t)n, &r->from,
+	if (n > 0 && ring_wire_peek_type(buf, (size_t)n) == RING_MSG_STATUS_REQ && answer_status(d, buf, (size_t)n, &r->from,
 									r->fromlen))
 		return; /* answered; a broken one goes to the core to be counted */
 	if (id != 0) {
@@ -900,16 +911,6 @@ static int open_control(struct ring_daemon *d, char *err, size_t errlen)
 
 /* ---- signals ---- */
 
-static void leave_timeout_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	struct ring_daemon *d = arg;
-	struct ring_log_field f = RING_LF_S("reason", "leave not acknowledged in time");
-	ring_log_emit(d->log, "leave_timeout", false, &f, 1);
-	event_base_loopexit(d->base, NULL);
-}
-
 static void hup_cb(evutil_socket_t sig, short what, void *arg)
 {
 	(void)sig;
@@ -935,12 +936,8 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	d->leaving = true;
 	struct ring_log_field f = RING_LF_S("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	ring_log_emit(d->log, "leave_start", false, &f, 1);
-	/* Hand the token on and tell the neighbours; if nobody acks within a
-	 * full retry budget for every member, leave anyway. */
-	const struct ring_layout *l = d->layout;
-	uint64_t ms = (uint64_t)l->n * (l->retries + 1) * l->ack_timeout_ms + 1000;
-	struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
-	evtimer_add(d->leave_timeout, &tv);
+	/* The core hands the token on, tells the others, and gives up after
+	 * its own deadline (leave_timeout, PROTOCOL.md §5.4). */
 	struct ring_event ev = {.type = RING_EVENT_LEAVE};
 	step(d, &ev);
 }
@@ -1024,10 +1021,9 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	d->timer = evtimer_new(d->base, timer_cb, d);
 	d->sig_term = evsignal_new(d->base, SIGTERM, signal_cb, d);
 	d->sig_int = evsignal_new(d->base, SIGINT, signal_cb, d);
-	d->leave_timeout = evtimer_new(d->base, leave_timeout_cb, d);
 	d->sig_hup = evsignal_new(d->base, SIGHUP, hup_cb, d);
 	d->relisten = evtimer_new(d->base, relisten_cb, d);
-	if (!d->udp_ev || !d->timer || !d->sig_term || !d->sig_int || !d->leave_timeout ||
+	if (!d->udp_ev || !d->timer || !d->sig_term || !d->sig_int ||
 	    !d->sig_hup || !d->relisten) {
 		snprintf(err, errlen, "out of memory");
 		return -RING_ENOMEM;
@@ -1080,8 +1076,6 @@ void ring_daemon_free(struct ring_daemon *d)
 		evconnlistener_free(d->listener);
 	if (d->ctl_bound)
 		unlink(d->ctl_path);
-	if (d->leave_timeout)
-		event_free(d->leave_timeout);
 	if (d->sig_int)
 		event_free(d->sig_int);
 	if (d->sig_hup)

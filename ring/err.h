@@ -23,7 +23,10 @@
 	X(ESTALE, "stale fence")                                         \
 	X(EIO, "input/output error") \
 	X(EAUTH, "missing or wrong authentication") \
-	X(EREPLAY, "replayed or stale datagram")
+	X(EREPLAY, "replayed or stale datagram") \
+	X(EJUMP, "epoch too far ahead of ours") \
+	X(EEXHAUSTED, "epoch space exhausted") \
+	X(EOVERFLOW, "too many actions in one step")
 
 enum {
 	RING_OK = 0,

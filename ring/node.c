@@ -9,7 +9,16 @@
 #include "err.h"
 
 #define RING_QUEUE_MAX 1024
-#define RING_GEN_MAX 0xffff00u /* epoch generations beyond are refused */
+/* An epoch is generation << 8 | minter index (§4.2): 24 bits of generations. */
+#define RING_GEN_MAX 0xffffffu
+/* How far above our own generation a datagram's epoch may be (§4.2): one
+ * forged or broken datagram can then cost a regeneration and 1/256 of the
+ * epoch space, never the ring. A member that falls further behind catches
+ * up by asking the others (§5.3). */
+#define RING_GEN_JUMP 0x10000u
+/* Joins admitted per step, so that a step's actions stay bounded (§7);
+ * the rest wait for the token's next visit. */
+#define RING_JOINS_PER_STEP 8
 #define NEVER UINT64_MAX
 
 static const char *const state_names[] = {
@@ -111,10 +120,25 @@ struct ring_node {
 	uint64_t handled_until[RING_MAX_MEMBERS];
 	struct election_fwd fwd;
 
+	/* What this member's epoch is worth (§5.3): until a majority of the
+	 * others has told it what they know, it takes no token and calls no
+	 * election, since its disk may have been wiped or rolled back. */
+	bool proven;
+	bool query_active;
+	bool query_at_start;    /* the start's query, not a catch-up */
+	uint64_t query_nonce;
+	uint64_t query_next;    /* resend, or (inactive) the earliest next catch-up */
+	struct ring_set replied;
+	uint32_t reply_max;
+
 	/* Leaving and pauses. */
 	bool leaving;
 	bool left;
 	bool started;
+	bool broken;            /* a FATAL was returned; nothing more happens */
+	struct ring_hop leave_accepted; /* what our LEAVE said we accepted (§5.4) */
+	uint64_t leave_started, leave_deadline;
+	size_t joins_this_step;
 	uint64_t armed_deadline;
 	uint64_t quarantine_until;
 
@@ -175,23 +199,45 @@ static bool recently_heard(const struct ring_node *node, uint64_t now)
 
 /* ---- actions ---- */
 
-static struct ring_action *push(struct ring_update *up, enum ring_action_type type)
+static size_t update_cap(const struct ring_update *up)
 {
-	/* RING_UPDATE_MAX is sized for the longest step (§7); past it the
-	 * action is lost, which only a bug can cause. Losing a send is a lost
-	 * datagram; losing anything else would be worse, so keep room. */
-	if (up->n >= RING_UPDATE_MAX)
+	return up->cap == 0 || up->cap > RING_UPDATE_MAX ? RING_UPDATE_MAX : up->cap;
+}
+
+/* Replaces everything UP holds with one FATAL: a member that cannot do
+ * what it decided must do nothing at all, and stop (§7). */
+static void fatal(struct ring_node *node, struct ring_update *up, int reason)
+{
+	node->broken = true;
+	up->n = 1;
+	memset(&up->action[0], 0, sizeof up->action[0]);
+	up->action[0].type = RING_ACTION_FATAL;
+	up->action[0].u.fatal.reason = reason;
+}
+
+/* The next action slot. RING_UPDATE_MAX is sized for the longest step
+ * (§7), so running out is a bug; it must not be a silent one, since a lost
+ * PERSIST would let a member act on an epoch it never stored. Callers stop
+ * when this returns NULL: the update is already one FATAL. */
+static struct ring_action *push(struct ring_node *node, struct ring_update *up,
+				enum ring_action_type type)
+{
+	if (node->broken)
 		return NULL;
+	if (up->n >= update_cap(up)) {
+		fatal(node, up, -RING_EOVERFLOW);
+		return NULL;
+	}
 	struct ring_action *a = &up->action[up->n++];
 	memset(a, 0, sizeof *a);
 	a->type = type;
 	return a;
 }
 
-static void log_event(struct ring_update *up, enum ring_log_event ev, uint64_t a,
-		      uint64_t b, uint64_t c)
+static void log_event(struct ring_node *node, struct ring_update *up,
+		      enum ring_log_event ev, uint64_t a, uint64_t b, uint64_t c)
 {
-	struct ring_action *act = push(up, RING_ACTION_LOG);
+	struct ring_action *act = push(node, up, RING_ACTION_LOG);
 	if (!act)
 		return;
 	act->u.log.event = ev;
@@ -203,7 +249,7 @@ static void log_event(struct ring_update *up, enum ring_log_event ev, uint64_t a
 static void bad_packet(struct ring_node *node, struct ring_update *up, uint16_t from, int err)
 {
 	node->counters.bad_packets++;
-	log_event(up, RING_LOG_BAD_PACKET, from, (uint64_t)(err < 0 ? -err : err), 0);
+	log_event(node, up, RING_LOG_BAD_PACKET, from, (uint64_t)(err < 0 ? -err : err), 0);
 }
 
 static void send_msg(struct ring_node *node, struct ring_update *up, uint16_t to,
@@ -212,7 +258,7 @@ static void send_msg(struct ring_node *node, struct ring_update *up, uint16_t to
 	msg->from = node->id;
 	msg->to = to;
 	msg->fingerprint = node->fingerprint;
-	struct ring_action *a = push(up, RING_ACTION_SEND);
+	struct ring_action *a = push(node, up, RING_ACTION_SEND);
 	if (!a)
 		return;
 	int len = ring_wire_encode(msg, a->u.send.buf, sizeof a->u.send.buf);
@@ -224,12 +270,16 @@ static void send_msg(struct ring_node *node, struct ring_update *up, uint16_t to
 	a->u.send.len = (uint16_t)len;
 }
 
-static void persist(struct ring_node *node, struct ring_update *up, uint32_t epoch)
+/* Returns false when the member is broken: the epoch was not stored, so it
+ * must not be acted on (the update is one FATAL by now). */
+static bool persist(struct ring_node *node, struct ring_update *up, uint32_t epoch)
 {
-	struct ring_action *a = push(up, RING_ACTION_PERSIST);
-	if (a)
-		a->u.persist.epoch = epoch;
+	struct ring_action *a = push(node, up, RING_ACTION_PERSIST);
+	if (!a)
+		return false;
+	a->u.persist.epoch = epoch;
 	node->epoch = epoch;
+	return true;
 }
 
 static void send_ack(struct ring_node *node, struct ring_update *up, uint16_t to,
@@ -251,6 +301,27 @@ static void send_join(struct ring_node *node, struct ring_update *up, uint16_t t
 	node->join_next = now + ms(node->layout.heartbeat_ms);
 	struct ring_msg m = {.type = RING_MSG_JOIN};
 	m.u.join.epoch = node->epoch;
+	send_msg(node, up, to, &m);
+}
+
+/* "I will not take this pass" (§5.3, §5.4): a restarted member asks to be
+ * taken in (JOIN), a leaving one says it is gone (LEAVE). Naming the exact
+ * hop is what lets the sender act at once: a duplicate or an old refusal
+ * cannot match a later pass, since every pass has a new seq or epoch. */
+static void send_refusal(struct ring_node *node, struct ring_update *up, uint16_t to,
+			 const struct ring_msg_token *t)
+{
+	struct ring_msg m;
+	if (node->leaving) {
+		m = (struct ring_msg){.type = RING_MSG_LEAVE};
+		m.u.leave.epoch = node->epoch;
+		m.u.leave.accepted = node->leave_accepted;
+		m.u.leave.refused = (struct ring_hop){t->epoch, t->seq};
+	} else {
+		m = (struct ring_msg){.type = RING_MSG_JOIN};
+		m.u.join.epoch = node->epoch;
+		m.u.join.refused = (struct ring_hop){t->epoch, t->seq};
+	}
 	send_msg(node, up, to, &m);
 }
 
@@ -299,39 +370,50 @@ static void queue_remove(struct ring_node *node, uint64_t client)
 
 /* A new epoch above BASE that only this member can make: the generation
  * above BASE's, with our ring index in the low byte. Two members never mint
- * the same epoch, and we never mint one twice since each is persisted. */
-static uint32_t mint(const struct ring_node *node, uint32_t base)
+ * the same epoch, and we never mint one twice since each is persisted.
+ * Returns 0 when the generations are used up (§4.2): the update is then one
+ * FATAL, since any epoch we could still make would repeat one. */
+static uint32_t mint(struct ring_node *node, struct ring_update *up, uint32_t base)
 {
 	uint32_t gen = (max_u32(base, node->epoch) >> 8) + 1;
-	if (gen > RING_GEN_MAX)
-		gen = RING_GEN_MAX; /* 16.7M epochs: never reached in a ring's life */
+	if (gen > RING_GEN_MAX) {
+		log_event(node, up, RING_LOG_EPOCH_EXHAUSTED, max_u32(base, node->epoch), 0, 0);
+		fatal(node, up, -RING_EEXHAUSTED);
+		return 0;
+	}
 	return gen << 8 | (uint32_t)node->me;
 }
 
-/* Epochs of the last generations are never accepted from anyone, so that
- * a member can always mint above what it adopted (§4.2); a datagram that
- * claims one is broken or forged. */
-static bool epoch_ok(uint32_t e)
+/* An epoch a datagram may carry: none, or at most RING_GEN_JUMP generations
+ * above ours (§4.2). A member that knows no epoch yet has nothing to
+ * measure against; it learns its floor from a majority first (§5.3). */
+static bool epoch_ok(const struct ring_node *node, uint32_t e)
 {
-	return (e >> 8) < RING_GEN_MAX;
+	if (e == 0 || node->epoch == 0)
+		return true;
+	return (e >> 8) <= (node->epoch >> 8) + RING_GEN_JUMP;
 }
 
-static bool epochs_ok(const struct ring_msg *m)
+static bool epochs_ok(const struct ring_node *node, const struct ring_msg *m)
 {
 	switch (m->type) {
 	case RING_MSG_TOKEN:
-		return epoch_ok(m->u.token.epoch);
+		return epoch_ok(node, m->u.token.epoch);
 	case RING_MSG_TOKEN_ACK:
-		return epoch_ok(m->u.token_ack.epoch) && epoch_ok(m->u.token_ack.known_epoch);
+		return epoch_ok(node, m->u.token_ack.epoch) &&
+		       epoch_ok(node, m->u.token_ack.known_epoch);
 	case RING_MSG_HEARTBEAT:
-		return epoch_ok(m->u.heartbeat.epoch);
+		return epoch_ok(node, m->u.heartbeat.epoch);
 	case RING_MSG_ELECTION:
-		return epoch_ok(m->u.election.max_epoch);
+		return epoch_ok(node, m->u.election.max_epoch);
 	case RING_MSG_JOIN:
-		return epoch_ok(m->u.join.epoch);
+		return epoch_ok(node, m->u.join.epoch) && epoch_ok(node, m->u.join.refused.epoch);
 	case RING_MSG_LEAVE:
-		return epoch_ok(m->u.leave.epoch);
+		return epoch_ok(node, m->u.leave.epoch) &&
+		       epoch_ok(node, m->u.leave.accepted.epoch) &&
+		       epoch_ok(node, m->u.leave.refused.epoch);
 	default:
+		/* EPOCH_REPLY is how a member that fell behind catches up. */
 		return true;
 	}
 }
@@ -340,12 +422,12 @@ static void revoke_grant(struct ring_node *node, struct ring_update *up)
 {
 	if (!node->granted)
 		return;
-	struct ring_action *a = push(up, RING_ACTION_REVOKE);
+	struct ring_action *a = push(node, up, RING_ACTION_REVOKE);
 	if (a) {
 		a->u.revoke.client = node->grant_client;
 		a->u.revoke.fence = node->grant_fence;
 	}
-	log_event(up, RING_LOG_CS_EXIT, node->grant_fence, node->grant_client, 0);
+	log_event(node, up, RING_LOG_CS_EXIT, node->grant_fence, node->grant_client, 0);
 	node->granted = false;
 }
 
@@ -361,28 +443,31 @@ static void drop_token(struct ring_node *node, struct ring_update *up, uint64_t 
 static void adopt(struct ring_node *node, struct ring_update *up, uint32_t e,
 		  uint16_t from, uint64_t now)
 {
-	if (e <= node->epoch)
+	if (e <= node->epoch || !persist(node, up, e))
 		return;
-	persist(node, up, e);
-	log_event(up, RING_LOG_EPOCH_ADOPT, e, from, 0);
+	log_event(node, up, RING_LOG_EPOCH_ADOPT, e, from, 0);
 	if (node->phase != PHASE_NONE && node->token.epoch < e) {
 		node->counters.stale_dropped++;
-		log_event(up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, from, e);
+		log_event(node, up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, from, e);
 		drop_token(node, up, now);
 	}
 }
 
 /* Give the token we hold a new epoch, above BASE (§4.2): after a skip, a
- * membership change, or when its fences run out. */
-static void reepoch(struct ring_node *node, struct ring_update *up, uint32_t base)
+ * membership change, or when its fences run out. Returns false when the
+ * member is broken (epochs exhausted, or no room to persist): the caller
+ * stops, as the update is one FATAL. */
+static bool reepoch(struct ring_node *node, struct ring_update *up, uint32_t base)
 {
-	uint32_t e = mint(node, max_u32(base, node->token.epoch));
-	persist(node, up, e);
+	uint32_t e = mint(node, up, max_u32(base, node->token.epoch));
+	if (e == 0 || !persist(node, up, e))
+		return false;
 	node->token.epoch = e;
 	node->token.seq = 0;
 	node->token.counter = 0;
 	node->seen_epoch = e;
 	node->seen_seq = 0;
+	return true;
 }
 
 /* ---- the token's visit (§3) ---- */
@@ -414,10 +499,11 @@ static bool apply_membership(struct ring_node *node, struct ring_update *up, uin
 	for (size_t i = 0; i < node->layout.n; i++) {
 		if (i == node->me)
 			continue;
-		if (node->join_until[i] > now) {
+		if (node->join_until[i] > now && node->joins_this_step < RING_JOINS_PER_STEP) {
 			/* Re-epoch also when the joiner is in the set: it
 			 * restarted and refuses the epochs it knew (§5.3). */
 			if (!ring_set_has(&alive, i) || node->join_epoch[i] >= node->token.epoch) {
+				node->joins_this_step++;
 				ring_set_add(&alive, i);
 				base = max_u32(base, node->join_epoch[i]);
 				changed = true;
@@ -439,23 +525,22 @@ static bool apply_membership(struct ring_node *node, struct ring_update *up, uin
 		return true;
 	if (ring_set_count(&alive) < node->quorum) {
 		node->no_quorum = true;
-		log_event(up, RING_LOG_NO_QUORUM, ring_set_count(&alive), node->quorum, 0);
+		log_event(node, up, RING_LOG_NO_QUORUM, ring_set_count(&alive), node->quorum, 0);
 		drop_token(node, up, now);
 		return false;
 	}
 	node->token.alive = alive;
 	node->alive_view = alive;
-	reepoch(node, up, base);
+	if (!reepoch(node, up, base))
+		return false;
 	for (size_t i = 0; i < node->layout.n; i++)
 		if (ring_set_has(&joined, i))
-			log_event(up, RING_LOG_MEMBER_REJOIN, id_of(node, i), node->token.epoch, 0);
+			log_event(node, up, RING_LOG_MEMBER_REJOIN, id_of(node, i), node->token.epoch, 0);
 	return true;
 }
 
 static void grant(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
-	if (node->token.counter == UINT32_MAX)
-		reepoch(node, up, node->token.epoch); /* this epoch's fences are used up */
 	uint64_t client = queue_pop(node);
 	node->token.counter++;
 	node->granted = true;
@@ -466,13 +551,13 @@ static void grant(struct ring_node *node, struct ring_update *up, uint64_t now)
 	node->visit_granted = true;
 	node->resting = false;
 	node->counters.cs_entries++;
-	struct ring_action *a = push(up, RING_ACTION_GRANT);
+	struct ring_action *a = push(node, up, RING_ACTION_GRANT);
 	if (a) {
 		a->u.grant.client = client;
 		a->u.grant.fence = node->grant_fence;
 		a->u.grant.epoch = node->token.epoch;
 	}
-	log_event(up, RING_LOG_CS_ENTER, node->grant_fence, node->token.epoch, client);
+	log_event(node, up, RING_LOG_CS_ENTER, node->grant_fence, node->token.epoch, client);
 }
 
 /* Under a majority quorum, grant under an epoch only once a majority has
@@ -505,6 +590,11 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 		/* Alone in the ring: each grant is a visit of its own. */
 		node->visit_granted = false;
 	}
+	/* This epoch's fences are used up: a new epoch, which like any other
+	 * must be confirmed before it is granted under (§4.1, §4.4). */
+	if (node->q_len > 0 && node->token.counter == UINT32_MAX &&
+	    !reepoch(node, up, node->token.epoch))
+		return;
 	if (node->q_len > 0 && node->quarantine_until == 0 && epoch_confirmed(node)) {
 		grant(node, up, now);
 		return;
@@ -527,8 +617,9 @@ static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t 
 {
 	if (!apply_membership(node, up, now))
 		return;
-	if (node->token.seq == UINT32_MAX)
-		reepoch(node, up, node->token.epoch); /* hop numbers run out: a new epoch */
+	/* Hop numbers run out: a new epoch. */
+	if (node->token.seq == UINT32_MAX && !reepoch(node, up, node->token.epoch))
+		return;
 	size_t next = next_in(node, &node->token.alive, node->me);
 	if (next == node->me) {
 		if (node->leaving) { /* nobody to hand it to */
@@ -553,7 +644,7 @@ static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t 
 	node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
 	node->pass_sent = now;
 	send_token(node, up, now);
-	log_event(up, RING_LOG_TOKEN_PASS, id_of(node, next), node->token.epoch,
+	log_event(node, up, RING_LOG_TOKEN_PASS, id_of(node, next), node->token.epoch,
 		  node->token.seq);
 }
 
@@ -562,8 +653,8 @@ static void finish_leave(struct ring_node *node, struct ring_update *up)
 	if (node->left)
 		return;
 	node->left = true;
-	log_event(up, RING_LOG_LEAVE_DONE, node->epoch, 0, 0);
-	push(up, RING_ACTION_LEFT);
+	log_event(node, up, RING_LOG_LEAVE_DONE, node->epoch, 0, 0);
+	push(node, up, RING_ACTION_LEFT);
 }
 
 /* The successor did not answer (§3.2): it is dead to this token. */
@@ -574,18 +665,19 @@ static void skip_successor(struct ring_node *node, struct ring_update *up, uint6
 	ring_set_del(&node->token.alive, dead);
 	node->phase = PHASE_HELD;
 	if (ring_set_count(&node->token.alive) < node->quorum) {
-		log_event(up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
+		log_event(node, up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
 		node->no_quorum = true;
-		log_event(up, RING_LOG_NO_QUORUM, ring_set_count(&node->token.alive),
+		log_event(node, up, RING_LOG_NO_QUORUM, ring_set_count(&node->token.alive),
 			  node->quorum, 0);
 		drop_token(node, up, now);
 		return;
 	}
 	/* A new epoch makes the copy the successor may have after all (its
 	 * acks lost) stale wherever the two meet (§4.2). */
-	reepoch(node, up, node->token.epoch);
+	if (!reepoch(node, up, node->token.epoch))
+		return;
 	node->alive_view = node->token.alive;
-	log_event(up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
+	log_event(node, up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
 	node->visit_granted = true; /* the visit was over; move on */
 	pass_token(node, up, now);
 }
@@ -631,7 +723,7 @@ static void start_election(struct ring_node *node, struct ring_update *up, uint6
 	node->elect_started = now;
 	node->counters.elections++;
 	node->loss_deadline = now + election_timeout(node);
-	log_event(up, RING_LOG_ELECTION_START, node->elect_round, node->epoch, 0);
+	log_event(node, up, RING_LOG_ELECTION_START, node->elect_round, node->epoch, 0);
 	struct ring_msg_election e = {
 		.initiator = node->id,
 		.round = node->elect_round,
@@ -645,10 +737,13 @@ static void start_election(struct ring_node *node, struct ring_update *up, uint6
 static void regenerate(struct ring_node *node, struct ring_update *up,
 		       const struct ring_msg_election *e, uint64_t now)
 {
-	uint32_t epoch = mint(node, e->max_epoch);
+	uint32_t epoch = mint(node, up, e->max_epoch);
+	if (epoch == 0)
+		return;
 	size_t have = ring_set_count(&e->participants);
-	log_event(up, RING_LOG_ELECTION_WON, epoch, e->round, have);
-	persist(node, up, epoch);
+	log_event(node, up, RING_LOG_ELECTION_WON, epoch, e->round, have);
+	if (!persist(node, up, epoch))
+		return;
 	memset(&node->token, 0, sizeof node->token);
 	node->token.epoch = epoch;
 	node->token.alive = e->participants;
@@ -656,7 +751,7 @@ static void regenerate(struct ring_node *node, struct ring_update *up,
 	node->seen_seq = 0;
 	node->alive_view = e->participants;
 	node->counters.regenerations++;
-	log_event(up, RING_LOG_TOKEN_REGEN, epoch, have, 0);
+	log_event(node, up, RING_LOG_TOKEN_REGEN, epoch, have, 0);
 	node->phase = PHASE_HELD;
 	node->visit_granted = false;
 	node->resting = false;
@@ -680,7 +775,7 @@ static void election_complete(struct ring_node *node, struct ring_update *up,
 	size_t have = ring_set_count(&e->participants);
 	if (have < node->quorum) {
 		node->no_quorum = true;
-		log_event(up, RING_LOG_NO_QUORUM, have, node->quorum, 0);
+		log_event(node, up, RING_LOG_NO_QUORUM, have, node->quorum, 0);
 		node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
 		return;
 	}
@@ -710,8 +805,9 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 		/* A live token ends the election (§6.2). Its heartbeat tells the
 		 * initiator; an epoch above what the election saw lets members
 		 * that learned a dead epoch accept this token. */
-		if (node->phase == PHASE_HELD && e->max_epoch > node->token.epoch)
-			reepoch(node, up, e->max_epoch);
+		if (node->phase == PHASE_HELD && e->max_epoch > node->token.epoch &&
+		    !reepoch(node, up, e->max_epoch))
+			return;
 		send_heartbeat(node, up, now);
 		return;
 	}
@@ -736,7 +832,10 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 	if (e->flags & RING_ELECTION_NO_QUORUM)
 		node->no_quorum = true;
 	struct ring_msg_election fwd = *e;
-	ring_set_add(&fwd.participants, node->me);
+	/* A member that has not proven its epoch carries the election but is
+	 * no participant: the token it would be handed it could not take. */
+	if (node->proven)
+		ring_set_add(&fwd.participants, node->me);
 	fwd.max_epoch = max_u32(fwd.max_epoch, node->epoch);
 	node->participated_until = now + election_timeout(node);
 	if (node->loss_deadline < node->participated_until)
@@ -749,24 +848,29 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 static void on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
 		     const struct ring_msg_token *t, uint64_t now)
 {
+	/* Not yet proven (§5.3): say nothing; the sender retransmits, and by
+	 * then we know which epochs to refuse. */
+	if (!node->proven)
+		return;
 	if (t->epoch < node->epoch) {
 		node->counters.stale_dropped++;
-		log_event(up, RING_LOG_TOKEN_STALE_DROP, t->epoch, from, node->epoch);
+		log_event(node, up, RING_LOG_TOKEN_STALE_DROP, t->epoch, from, node->epoch);
 		send_ack(node, up, from, t->epoch, t->seq, RING_ACK_STALE);
-		return;
-	}
-	if (t->epoch <= node->start_epoch) {
-		/* Restarted: we cannot tell which hops of this epoch we saw
-		 * before, so ask to be taken in under a new one (§5.3). */
-		node->join_next = 0;
-		send_join(node, up, from, now);
 		return;
 	}
 	if (t->epoch == node->seen_epoch && t->seq <= node->seen_seq) {
 		send_ack(node, up, from, t->epoch, t->seq, 0); /* a duplicate */
 		return;
 	}
-	if (!ring_set_has(&t->alive, node->me) && !node->leaving) {
+	if (t->epoch <= node->start_epoch || node->leaving) {
+		/* Restarted: we cannot tell which hops of this epoch we saw
+		 * before, so ask to be taken in under a new one (§5.3). Leaving:
+		 * we said which hop was our last (§5.4). Either way the sender
+		 * learns that this very pass was refused. */
+		send_refusal(node, up, from, t);
+		return;
+	}
+	if (!ring_set_has(&t->alive, node->me)) {
 		/* Tokens go only to members they count as alive. */
 		bad_packet(node, up, from, -RING_EFIELD);
 		return;
@@ -798,7 +902,7 @@ static void on_token(struct ring_node *node, struct ring_update *up, uint16_t fr
 	node->participated_until = 0;
 	node->visit_granted = false;
 	node->resting = false;
-	log_event(up, RING_LOG_TOKEN_RECV, from, t->epoch, t->seq);
+	log_event(node, up, RING_LOG_TOKEN_RECV, from, t->epoch, t->seq);
 	if (!apply_membership(node, up, now))
 		return;
 	serve(node, up, now);
@@ -813,7 +917,7 @@ static void on_token_ack(struct ring_node *node, struct ring_update *up, uint16_
 		adopt(node, up, a->known_epoch, from, now);
 		if (node->phase != PHASE_NONE && a->epoch == node->token.epoch) {
 			node->counters.stale_dropped++;
-			log_event(up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, from,
+			log_event(node, up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, from,
 				  a->known_epoch);
 			drop_token(node, up, now);
 		}
@@ -862,28 +966,120 @@ static void on_join(struct ring_node *node, struct ring_update *up, size_t from_
 	if (node->phase == PHASE_HELD) {
 		if (apply_membership(node, up, now))
 			serve(node, up, now);
-	} else if (node->phase == PHASE_PASSING && node->pass_to == from_idx) {
-		/* Our successor restarted and refused the token: take it back
-		 * and hand it over again under a new epoch. */
+	} else if (node->phase == PHASE_PASSING && node->pass_to == from_idx &&
+		   j->refused.epoch == node->token.epoch && j->refused.seq == node->token.seq) {
+		/* Our successor restarted and refused this very pass: take the
+		 * token back and hand it over again under a new epoch. Only an
+		 * exact refusal will do: on any other JOIN (a duplicate, an old
+		 * one) the successor may hold the token by now, and passing it
+		 * again would make a copy (§5.3). */
 		node->phase = PHASE_HELD;
 		node->visit_granted = true;
+		/* At least the token's epoch: apply_membership then re-epochs. */
+		node->join_epoch[from_idx] = max_u32(j->epoch, node->token.epoch);
 		pass_token(node, up, now);
 	}
 }
 
-static void on_leave(struct ring_node *node, struct ring_update *up, size_t from_idx,
-		     uint64_t now)
+/* Whether hop A is B or one after it. */
+static bool hop_covers(const struct ring_hop *a, uint32_t epoch, uint32_t seq)
 {
-	log_event(up, RING_LOG_MEMBER_LEAVE, id_of(node, from_idx), node->epoch, 0);
+	return a->epoch > epoch || (a->epoch == epoch && a->seq >= seq);
+}
+
+static void on_leave(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		     const struct ring_msg_leave *l, uint64_t now)
+{
+	log_event(node, up, RING_LOG_MEMBER_LEAVE, id_of(node, from_idx), node->epoch, 0);
 	node->join_until[from_idx] = 0;
 	node->left_until[from_idx] = now + 2 * ms(node->layout.loss_timeout_ms);
 	ring_set_del(&node->alive_view, from_idx);
 	if (node->phase == PHASE_PASSING && node->pass_to == from_idx) {
-		skip_successor(node, up, now); /* no timeout wait (§5.4) */
+		/* §5.4: skip at once only when the leaver refused this very
+		 * pass; if it accepted it, the token is its to pass on, as if
+		 * acked. Otherwise the LEAVE may have crossed our pass, or be
+		 * an old one: resend now, and its answer (ack or refusal), or
+		 * the retry budget, decides. */
+		if (l->refused.epoch == node->token.epoch && l->refused.seq == node->token.seq) {
+			skip_successor(node, up, now); /* no timeout wait */
+		} else if (hop_covers(&l->accepted, node->token.epoch, node->token.seq)) {
+			node->phase = PHASE_NONE;
+			node->counters.tokens_passed++;
+			node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
+		} else {
+			node->ack_deadline = now;
+		}
 	} else if (node->phase == PHASE_HELD) {
 		if (apply_membership(node, up, now))
 			serve(node, up, now);
 	}
+}
+
+/* ---- what a starting member's epoch is worth (§5.3) ---- */
+
+/* Answers a query needs: enough of the others that, with any majority that
+ * persisted an epoch, they share a member other than us. */
+static size_t query_needed(const struct ring_node *node)
+{
+	if (node->layout.quorum == RING_QUORUM_MAJORITY)
+		return node->layout.n - node->layout.n / 2;
+	/* quorum = none promises no majority anywhere (§6.3): a stored epoch
+	 * is taken as it is, and a member with none asks one other, so that a
+	 * first start alone does not guess. */
+	return node->start_epoch ? 0 : 1;
+}
+
+static void query_send(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	struct ring_msg m = {.type = RING_MSG_EPOCH_QUERY};
+	m.u.epoch_query.nonce = node->query_nonce;
+	send_msg(node, up, 0, &m);
+	node->query_next = now + ms(node->layout.heartbeat_ms);
+}
+
+/* Asks every member what epoch it knows: at start, to learn the floor
+ * below which our own past may hold tokens we cannot remember; later, to
+ * catch up with a ring that moved further than a datagram may jump. */
+static void query_start(struct ring_node *node, struct ring_update *up, uint64_t now,
+			bool at_start)
+{
+	node->query_active = true;
+	node->query_at_start = at_start;
+	/* The monotonic clock grows across restarts: this life's answers are
+	 * told from a previous one's by it. */
+	node->query_nonce = now + 1;
+	node->reply_max = 0;
+	ring_set_clear(&node->replied);
+	query_send(node, up, now);
+}
+
+static void on_epoch_reply(struct ring_node *node, struct ring_update *up, size_t from_idx,
+			   const struct ring_msg_epoch_reply *r, uint64_t now)
+{
+	if (!node->query_active || r->nonce != node->query_nonce)
+		return;
+	ring_set_add(&node->replied, from_idx);
+	node->reply_max = max_u32(node->reply_max, r->epoch);
+	size_t have = ring_set_count(&node->replied);
+	if (have < query_needed(node))
+		return;
+	node->query_active = false;
+	node->query_next = now + ms(node->layout.loss_timeout_ms);
+	uint32_t floor = node->reply_max;
+	adopt(node, up, floor, 0, now);
+	if (node->broken)
+		return;
+	if (node->query_at_start) {
+		/* Any epoch a majority persisted before we started is at most
+		 * this; tokens of such epochs may be copies of hops our lost
+		 * past accepted, so they are refused like a restart's (§5.3). */
+		node->start_epoch = max_u32(node->start_epoch, floor);
+		node->proven = true;
+		node->no_quorum = false;
+		if (node->loss_deadline < now + 2 * ms(node->layout.heartbeat_ms))
+			node->loss_deadline = now + 2 * ms(node->layout.heartbeat_ms);
+	}
+	log_event(node, up, RING_LOG_EPOCH_LEARNED, floor, have, node->query_at_start);
 }
 
 static void on_datagram(struct ring_node *node, struct ring_update *up,
@@ -904,7 +1100,7 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 	}
 	if (m.fingerprint != node->fingerprint) {
 		node->counters.config_mismatches++;
-		log_event(up, RING_LOG_CONFIG_MISMATCH, from, 0, 0);
+		log_event(node, up, RING_LOG_CONFIG_MISMATCH, from, 0, 0);
 		return;
 	}
 	if (m.from != from || from == node->id) {
@@ -915,8 +1111,12 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 		bad_packet(node, up, from, -RING_ENOTFORME);
 		return;
 	}
-	if (!epochs_ok(&m)) {
-		bad_packet(node, up, from, -RING_EFIELD);
+	if (!epochs_ok(node, &m)) {
+		bad_packet(node, up, from, -RING_EJUMP);
+		/* Forged, or the ring moved on while we were away: the others
+		 * will tell which (§5.3). */
+		if (!node->query_active && now >= node->query_next)
+			query_start(node, up, now, false);
 		return;
 	}
 	if (node->left)
@@ -952,7 +1152,17 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 		on_join(node, up, (size_t)idx, &m.u.join, now);
 		break;
 	case RING_MSG_LEAVE:
-		on_leave(node, up, (size_t)idx, now);
+		on_leave(node, up, (size_t)idx, &m.u.leave, now);
+		break;
+	case RING_MSG_EPOCH_QUERY: {
+		struct ring_msg r = {.type = RING_MSG_EPOCH_REPLY};
+		r.u.epoch_reply.nonce = m.u.epoch_query.nonce;
+		r.u.epoch_reply.epoch = node->epoch;
+		send_msg(node, up, from, &r);
+		break;
+	}
+	case RING_MSG_EPOCH_REPLY:
+		on_epoch_reply(node, up, (size_t)idx, &m.u.epoch_reply, now);
 		break;
 	case RING_MSG_STATUS_REQ:
 	case RING_MSG_STATUS_RESP:
@@ -962,9 +1172,9 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 
 /* ---- clients ---- */
 
-static void deny(struct ring_update *up, uint64_t client, int reason)
+static void deny(struct ring_node *node, struct ring_update *up, uint64_t client, int reason)
 {
-	struct ring_action *a = push(up, RING_ACTION_DENY);
+	struct ring_action *a = push(node, up, RING_ACTION_DENY);
 	if (a) {
 		a->u.deny.client = client;
 		a->u.deny.reason = reason;
@@ -975,16 +1185,16 @@ static void on_acquire(struct ring_node *node, struct ring_update *up, uint64_t 
 		       uint64_t now)
 {
 	if (node->leaving || node->left) {
-		deny(up, client, -RING_ELEAVING);
+		deny(node, up, client, -RING_ELEAVING);
 		return;
 	}
 	if (client == 0 || (node->granted && node->grant_client == client) ||
 	    queue_has(node, client)) {
-		deny(up, client, -RING_EBUSY);
+		deny(node, up, client, -RING_EBUSY);
 		return;
 	}
 	if (node->q_len == RING_QUEUE_MAX) {
-		deny(up, client, -RING_EFULL);
+		deny(node, up, client, -RING_EFULL);
 		return;
 	}
 	node->queue[(node->q_head + node->q_len) % RING_QUEUE_MAX] = client;
@@ -996,7 +1206,7 @@ static void on_release(struct ring_node *node, struct ring_update *up, uint64_t 
 		       uint64_t now)
 {
 	if (node->granted && node->grant_client == client) {
-		log_event(up, RING_LOG_CS_EXIT, node->grant_fence, client, 0);
+		log_event(node, up, RING_LOG_CS_EXIT, node->grant_fence, client, 0);
 		node->granted = false;
 		serve(node, up, now);
 		return;
@@ -1011,8 +1221,20 @@ static void on_leave_request(struct ring_node *node, struct ring_update *up, uin
 	node->leaving = true;
 	revoke_grant(node, up);
 	node->q_len = 0; /* the shell closes the clients of a leaving member */
+	/* From here on we accept no new hop (§5.4): the LEAVE names the last
+	 * one we did, so a predecessor can tell whether its pass is here. */
+	node->leave_accepted = (struct ring_hop){node->seen_epoch, node->seen_seq};
+	if (node->seen_seq == 0)
+		node->leave_accepted = (struct ring_hop){0, 0};
+	/* Hand the token on and tell everyone; if that takes longer than a
+	 * full retry budget for every member, leave anyway. */
+	const struct ring_layout *l = &node->layout;
+	node->leave_started = now;
+	node->leave_deadline = now + (uint64_t)l->n * (l->retries + 1) * ms(l->ack_timeout_ms) +
+			       ms(1000);
 	struct ring_msg m = {.type = RING_MSG_LEAVE};
 	m.u.leave.epoch = node->epoch;
+	m.u.leave.accepted = node->leave_accepted;
 	send_msg(node, up, 0, &m);
 	if (node->phase == PHASE_HELD)
 		serve(node, up, now);
@@ -1030,7 +1252,7 @@ static void check_pause(struct ring_node *node, struct ring_update *up, uint64_t
 		return;
 	uint64_t late = now - node->armed_deadline;
 	node->counters.pauses++;
-	log_event(up, RING_LOG_PAUSE_DETECTED, late / 1000, 0, 0);
+	log_event(node, up, RING_LOG_PAUSE_DETECTED, late / 1000, 0, 0);
 	revoke_grant(node, up);
 	/* Until a fresh heartbeat can reach us, grant nothing: a token waiting
 	 * in our socket may be an old one (§5.5). */
@@ -1048,12 +1270,12 @@ static void check_lease(struct ring_node *node, struct ring_update *up, uint64_t
 {
 	if (!node->granted || now < node->lease_deadline)
 		return;
-	struct ring_action *a = push(up, RING_ACTION_REVOKE);
+	struct ring_action *a = push(node, up, RING_ACTION_REVOKE);
 	if (a) {
 		a->u.revoke.client = node->grant_client;
 		a->u.revoke.fence = node->grant_fence;
 	}
-	log_event(up, RING_LOG_LEASE_EXPIRED, node->grant_fence, node->grant_client, 0);
+	log_event(node, up, RING_LOG_LEASE_EXPIRED, node->grant_fence, node->grant_client, 0);
 	node->granted = false;
 }
 
@@ -1075,7 +1297,7 @@ static void run_timers(struct ring_node *node, struct ring_update *up, uint64_t 
 			node->counters.retransmits++;
 			node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
 			send_token(node, up, now);
-			log_event(up, RING_LOG_RETRANSMIT, id_of(node, node->pass_to),
+			log_event(node, up, RING_LOG_RETRANSMIT, id_of(node, node->pass_to),
 				  node->token.epoch, node->token.seq);
 		} else {
 			skip_successor(node, up, now);
@@ -1096,10 +1318,27 @@ static void run_timers(struct ring_node *node, struct ring_update *up, uint64_t 
 	serve(node, up, now); /* a rest or a quarantine may have ended */
 	if (heartbeats(node) && now >= node->hb_deadline)
 		send_heartbeat(node, up, now);
-	if (node->phase == PHASE_NONE && !node->leaving && !node->left &&
+	if (node->query_active && now >= node->query_next)
+		query_send(node, up, now);
+	if (node->leaving && !node->left && now >= node->leave_deadline) {
+		/* Nobody took the token in time (§5.4): go, as a crash would. */
+		log_event(node, up, RING_LOG_LEAVE_TIMEOUT, (now - node->leave_started) / 1000, 0,
+			  0);
+		drop_token(node, up, now);
+	}
+	if (node->phase == PHASE_NONE && !node->leaving && !node->left && !node->proven &&
+	    now >= node->loss_deadline) {
+		/* Time to elect, but too few members answered to prove our
+		 * epoch: say so, as a failed election would (§5.3). */
+		node->no_quorum = true;
+		log_event(node, up, RING_LOG_NO_QUORUM, ring_set_count(&node->replied) + 1,
+			  query_needed(node) + 1, 0);
+		node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
+	}
+	if (node->phase == PHASE_NONE && !node->leaving && !node->left && node->proven &&
 	    now >= node->loss_deadline) {
 		if (!node->elect_active && now >= node->participated_until)
-			log_event(up, RING_LOG_LOSS_SUSPECT,
+			log_event(node, up, RING_LOG_LOSS_SUSPECT,
 				  node->heard_ever ? (now - node->last_heard) / 1000 : 0,
 				  node->epoch, 0);
 		start_election(node, up, now);
@@ -1126,6 +1365,10 @@ static uint64_t next_deadline(const struct ring_node *node)
 		d = min_u64(d, node->hb_deadline);
 	if (node->phase == PHASE_NONE && !node->leaving)
 		d = min_u64(d, node->loss_deadline);
+	if (node->query_active)
+		d = min_u64(d, node->query_next);
+	if (node->leaving)
+		d = min_u64(d, node->leave_deadline);
 	return d;
 }
 
@@ -1136,6 +1379,13 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 {
 	uint64_t now = ev->now_us;
 	up->n = 0;
+	if (node->broken) {
+		/* Stays dead: its state no longer matches what it told the world. */
+		fatal(node, up, -RING_EOVERFLOW);
+		up->deadline_us = NEVER;
+		return;
+	}
+	node->joins_this_step = 0;
 	if (node->started) {
 		/* Before anything else: a grant that outlived its lease or a
 		 * pause ends here (SPEC: pause_detected revokes first). */
@@ -1152,6 +1402,12 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 		node->elect_round = (uint32_t)(now / 1000);
 		/* Listen for a live ring briefly before calling an election. */
 		node->loss_deadline = now + 2 * ms(node->layout.heartbeat_ms);
+		/* Whatever the disk says, learn what the others know first: the
+		 * disk may have been wiped or restored from a backup (§5.3). */
+		if (query_needed(node) == 0)
+			node->proven = true;
+		else
+			query_start(node, up, now, true);
 		break;
 	case RING_EVENT_TICK:
 		break;
@@ -1174,12 +1430,12 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 			drop_token(node, up, now);
 		break;
 	}
-	if (node->started)
+	if (node->started && !node->broken)
 		run_timers(node, up, now);
 	/* A leaving member is done once the token is no longer its to pass. */
-	if (node->leaving && node->phase == PHASE_NONE)
+	if (node->leaving && node->phase == PHASE_NONE && !node->broken)
 		finish_leave(node, up);
-	up->deadline_us = node->started ? next_deadline(node) : NEVER;
+	up->deadline_us = node->started && !node->broken ? next_deadline(node) : NEVER;
 	node->armed_deadline = up->deadline_us;
 }
 
@@ -1248,4 +1504,9 @@ void ring_node_status(const struct ring_node *node, uint64_t now_us,
 		st->state = RING_STATE_WAITING;
 	else
 		st->state = RING_STATE_IDLE;
+}
+
+int ring_node_rx_rank(const uint8_t *buf, size_t len)
+{
+	return ring_wire_peek_type(buf, len) == RING_MSG_TOKEN ? 1 : 0;
 }

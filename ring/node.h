@@ -50,7 +50,10 @@ const char *ring_state_name(enum ring_state state);
 	X(BAD_PACKET, "bad_packet", 0, "from", "reason", NULL)               \
 	X(CONFIG_MISMATCH, "config_mismatch", 0, "from", NULL, NULL)         \
 	X(PAUSE_DETECTED, "pause_detected", 0, "ms", NULL, NULL)             \
-	X(LEAVE_DONE, "leave_done", 0, "epoch", NULL, NULL)
+	X(LEAVE_DONE, "leave_done", 0, "epoch", NULL, NULL)                  \
+	X(LEAVE_TIMEOUT, "leave_timeout", 0, "after_ms", NULL, NULL)         \
+	X(EPOCH_LEARNED, "epoch_learned", 0, "epoch", "replies", "start")    \
+	X(EPOCH_EXHAUSTED, "epoch_exhausted", 0, "epoch", NULL, NULL)
 
 enum ring_log_event {
 #define RING_LOG_ENUM_(name, str, verbose, a, b, c) RING_LOG_##name,
@@ -103,6 +106,8 @@ enum ring_action_type {
 	RING_ACTION_DENY,    /* refuse an ACQUIRE (reason) */
 	RING_ACTION_LOG,     /* one log event */
 	RING_ACTION_LEFT,    /* a graceful leave is complete: the shell may exit */
+	RING_ACTION_FATAL,   /* the member cannot go on (reason): carry out nothing
+			      * more, not even the rest of this update, and exit */
 };
 
 struct ring_action {
@@ -133,13 +138,21 @@ struct ring_action {
 			enum ring_log_event event;
 			uint64_t field[3];
 		} log;
+		struct {
+			int reason; /* -RING_EEXHAUSTED, -RING_EOVERFLOW */
+		} fatal;
 	} u;
 };
 
-/* One step never produces more actions than this (PROTOCOL.md §7). */
-#define RING_UPDATE_MAX 48
+/* One step never produces more actions than this (PROTOCOL.md §7): the
+ * longest step needs about 40, with membership changes capped per step. */
+#define RING_UPDATE_MAX 96
 
+/* A step that would need more room than CAP ends in one FATAL action
+ * (-RING_EOVERFLOW) in place of everything it did, and so does every later
+ * step: the member's state is no longer what its actions say. */
 struct ring_update {
+	size_t cap;   /* room the driver gives; 0 or above RING_UPDATE_MAX means all */
 	size_t n;
 	struct ring_action action[RING_UPDATE_MAX];
 	uint64_t deadline_us; /* step again with TICK at this time; UINT64_MAX = none */
@@ -180,6 +193,13 @@ void ring_node_step(struct ring_node *node, const struct ring_event *event,
 
 void ring_node_status(const struct ring_node *node, uint64_t now_us,
 		      struct ring_status *status);
+
+/* The order in which a driver that read several datagrams at once feeds
+ * them to the core: lower ranks first, arrival order within a rank. Tokens
+ * go last, so that a member that was stalled learns a newer epoch from the
+ * heartbeat queued behind an old token before it could grant under it.
+ * UDP promises no order, so none is broken. */
+int ring_node_rx_rank(const uint8_t *buf, size_t len);
 
 /* The fence's parts (PROTOCOL.md §4). */
 static inline uint64_t ring_fence(uint32_t epoch, uint32_t counter)

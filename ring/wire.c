@@ -3,6 +3,7 @@
  * the message names. Nothing else reads or writes these bytes. */
 #include "wire.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "err.h"
@@ -22,8 +23,10 @@ _Static_assert(sizeof(struct ring_set) == 32, "a ring_set travels as 32 raw byte
 #define BODY_HEARTBEAT (4 + 4 + 4 + SET_BYTES)   /* epoch seq counter alive */
 #define BODY_ELECTION (2 + 2 + 4 + 4 + SET_BYTES + 4) /* initiator hops round max_epoch participants flags */
 #define BODY_ELECTION_ACK (2 + 2 + 4)            /* initiator hops round */
-#define BODY_JOIN 4                              /* epoch */
-#define BODY_LEAVE 4                             /* epoch */
+#define BODY_JOIN (4 + 8)                        /* epoch refused(epoch seq) */
+#define BODY_LEAVE (4 + 8 + 8)                   /* epoch accepted(epoch seq) refused(epoch seq) */
+#define BODY_EPOCH_QUERY 8                       /* nonce */
+#define BODY_EPOCH_REPLY (8 + 4)                 /* nonce epoch */
 #define BODY_STATUS_REQ 8                        /* nonce */
 #define BODY_STATUS_RESP (8 + 1 + 1 + 2 + 4 + 8 + 4 + 4 + SET_BYTES + 8 * RING_COUNTER_COUNT)
 
@@ -82,6 +85,12 @@ static uint8_t *put_set(uint8_t *p, const struct ring_set *s)
 	return p + SET_BYTES;
 }
 
+static uint8_t *put_hop(uint8_t *p, const struct ring_hop *h)
+{
+	p = put_u32(p, h->epoch);
+	return put_u32(p, h->seq);
+}
+
 static const uint8_t *get_u8(const uint8_t *p, uint8_t *v)
 {
 	*v = p[0];
@@ -114,6 +123,12 @@ static const uint8_t *get_set(const uint8_t *p, struct ring_set *s)
 {
 	memcpy(s->bits, p, SET_BYTES);
 	return p + SET_BYTES;
+}
+
+static const uint8_t *get_hop(const uint8_t *p, struct ring_hop *h)
+{
+	p = get_u32(p, &h->epoch);
+	return get_u32(p, &h->seq);
 }
 
 /* Body width of type code CODE, 0 when no such type. Takes the raw code so
@@ -182,9 +197,17 @@ static uint8_t *put_body(uint8_t *p, const struct ring_msg *msg)
 		return put_u32(p, e->round);
 	}
 	case RING_MSG_JOIN:
-		return put_u32(p, msg->u.join.epoch);
+		p = put_u32(p, msg->u.join.epoch);
+		return put_hop(p, &msg->u.join.refused);
 	case RING_MSG_LEAVE:
-		return put_u32(p, msg->u.leave.epoch);
+		p = put_u32(p, msg->u.leave.epoch);
+		p = put_hop(p, &msg->u.leave.accepted);
+		return put_hop(p, &msg->u.leave.refused);
+	case RING_MSG_EPOCH_QUERY:
+		return put_u64(p, msg->u.epoch_query.nonce);
+	case RING_MSG_EPOCH_REPLY:
+		p = put_u64(p, msg->u.epoch_reply.nonce);
+		return put_u32(p, msg->u.epoch_reply.epoch);
 	case RING_MSG_STATUS_REQ:
 		return put_u64(p, msg->u.status_req.nonce);
 	case RING_MSG_STATUS_RESP: {
@@ -248,9 +271,17 @@ static const uint8_t *get_body(const uint8_t *p, struct ring_msg *msg)
 		return get_u32(p, &e->round);
 	}
 	case RING_MSG_JOIN:
-		return get_u32(p, &msg->u.join.epoch);
+		p = get_u32(p, &msg->u.join.epoch);
+		return get_hop(p, &msg->u.join.refused);
 	case RING_MSG_LEAVE:
-		return get_u32(p, &msg->u.leave.epoch);
+		p = get_u32(p, &msg->u.leave.epoch);
+		p = get_hop(p, &msg->u.leave.accepted);
+		return get_hop(p, &msg->u.leave.refused);
+	case RING_MSG_EPOCH_QUERY:
+		return get_u64(p, &msg->u.epoch_query.nonce);
+	case RING_MSG_EPOCH_REPLY:
+		p = get_u64(p, &msg->u.epoch_reply.nonce);
+		return get_u32(p, &msg->u.epoch_reply.epoch);
 	case RING_MSG_STATUS_REQ:
 		return get_u64(p, &msg->u.status_req.nonce);
 	case RING_MSG_STATUS_RESP: {
@@ -271,6 +302,12 @@ static const uint8_t *get_body(const uint8_t *p, struct ring_msg *msg)
 	}
 	}
 	return p; /* unreachable: the caller checked the type */
+}
+
+/* A hop is none ({0, 0}) or a real one: both parts set. */
+static bool hop_ok(const struct ring_hop *h)
+{
+	return (h->epoch == 0) == (h->seq == 0);
 }
 
 /* The "never 0" fields of wire.h and the flags nobody defined yet: the
@@ -304,8 +341,16 @@ static int check_fields(const struct ring_msg *msg)
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_JOIN:
+		if (!hop_ok(&msg->u.join.refused))
+			return -RING_EFIELD;
+		break;
 	case RING_MSG_LEAVE:
+		if (!hop_ok(&msg->u.leave.accepted) || !hop_ok(&msg->u.leave.refused))
+			return -RING_EFIELD;
+		break;
 	case RING_MSG_STATUS_REQ:
+	case RING_MSG_EPOCH_QUERY:
+	case RING_MSG_EPOCH_REPLY:
 		break;
 	case RING_MSG_STATUS_RESP:
 		/* 5 states (node.h); only HAS_TOKEN is defined */
@@ -337,6 +382,14 @@ int ring_wire_encode(const struct ring_msg *msg, uint8_t *buf, size_t cap)
 	p = put_u64(p, msg->fingerprint);
 	put_body(p, msg);
 	return (int)size;
+}
+
+enum ring_msg_type ring_wire_peek_type(const uint8_t *buf, size_t len)
+{
+	if (len < RING_WIRE_HEADER || buf[0] != MAGIC_0 || buf[1] != MAGIC_1 ||
+	    buf[2] != RING_WIRE_VERSION || body_of(buf[3]) == 0)
+		return 0;
+	return (enum ring_msg_type)buf[3];
 }
 
 /* Every check happens before the bytes it guards are read: the header's

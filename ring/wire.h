@@ -10,7 +10,9 @@
 #include "counters.h"
 #include "set.h"
 
-#define RING_WIRE_VERSION 1
+/* 2: JOIN and LEAVE name the hops they refused or accepted, and
+ * EPOCH_QUERY/EPOCH_REPLY (PROTOCOL.md §2). */
+#define RING_WIRE_VERSION 2
 #define RING_WIRE_HEADER 16  /* magic(2) version(1) type(1) from(2) to(2) fingerprint(8) */
 #define RING_WIRE_MAX 256    /* room for the longest encoded message */
 
@@ -23,7 +25,9 @@
 	X(JOIN, 6, "join")                    \
 	X(LEAVE, 7, "leave")                  \
 	X(STATUS_REQ, 8, "status_req")        \
-	X(STATUS_RESP, 9, "status_resp")
+	X(STATUS_RESP, 9, "status_resp")      \
+	X(EPOCH_QUERY, 10, "epoch_query")     \
+	X(EPOCH_REPLY, 11, "epoch_reply")
 
 enum ring_msg_type {
 #define RING_MSG_ENUM_(name, code, str) RING_MSG_##name = code,
@@ -76,12 +80,32 @@ struct ring_msg_election_ack {
 	uint32_t round;
 };
 
+/* A hop of the token: its epoch and seq; {0, 0} is none. */
+struct ring_hop {
+	uint32_t epoch;
+	uint32_t seq;
+};
+
 struct ring_msg_join {
-	uint32_t epoch; /* the joiner's epoch: the new one must be higher */
+	uint32_t epoch;       /* the joiner's epoch: the new one must be higher */
+	struct ring_hop refused; /* the pass it refused (restarted), or none */
 };
 
 struct ring_msg_leave {
 	uint32_t epoch;
+	struct ring_hop accepted; /* the last hop the leaver accepted */
+	struct ring_hop refused;  /* a pass it refused because it is leaving, or none */
+};
+
+/* A starting member asks what epoch the others know (§5.3); NONCE tells
+ * this life's answers from a previous one's. */
+struct ring_msg_epoch_query {
+	uint64_t nonce;
+};
+
+struct ring_msg_epoch_reply {
+	uint64_t nonce; /* the query's */
+	uint32_t epoch; /* the replier's persisted epoch */
 };
 
 /* Status over UDP (`ringctl ring`): the one request accepted from any
@@ -120,6 +144,8 @@ struct ring_msg {
 		struct ring_msg_leave leave;
 		struct ring_msg_status_req status_req;
 		struct ring_msg_status_resp status_resp;
+		struct ring_msg_epoch_query epoch_query;
+		struct ring_msg_epoch_reply epoch_reply;
 	} u;
 };
 
@@ -131,6 +157,11 @@ int ring_wire_encode(const struct ring_msg *msg, uint8_t *buf, size_t cap);
  * length must be exactly that of the type. Returns 0 or -RING_ESHORT,
  * -RING_ELONG, -RING_EMAGIC, -RING_EVERSION, -RING_ETYPE, -RING_EFIELD. */
 int ring_wire_decode(const uint8_t *buf, size_t len, struct ring_msg *msg);
+
+/* The type of the datagram in BUF without decoding it, or 0 when BUF is
+ * too short to have one or is not ours (magic, version). For ordering a
+ * batch only (ring_node_rx_rank); trust starts at ring_wire_decode. */
+enum ring_msg_type ring_wire_peek_type(const uint8_t *buf, size_t len);
 
 /* Encoded length of a message of TYPE, header included; 0 if unknown. */
 size_t ring_wire_size(enum ring_msg_type type);

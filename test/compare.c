@@ -397,7 +397,7 @@ static void ring_apply(struct cmp_run *run, uint32_t i)
 		switch (a->type) {
 		case RING_ACTION_SEND: {
 			uint16_t to = a->u.send.to;
-			uint8_t type = a->u.send.buf[3]; /* the header's type byte */
+			uint8_t type = (uint8_t)ring_wire_peek_type(a->u.send.buf, a->u.send.len);
 			int kind = type == RING_MSG_TOKEN ? 0 : type == RING_MSG_TOKEN_ACK ? 1
 				   : type == RING_MSG_HEARTBEAT ? 2 : 3;
 			if (in_window(run)) {
@@ -435,6 +435,9 @@ static void ring_apply(struct cmp_run *run, uint32_t i)
 			break;
 		case RING_ACTION_PERSIST:
 		case RING_ACTION_LEFT:
+			break;
+		case RING_ACTION_FATAL:
+			fail(run, "fatal", "n%u stopped: %s", i, ring_strerror(a->u.fatal.reason));
 			break;
 		}
 	}

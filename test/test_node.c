@@ -617,7 +617,14 @@ static void test_fresh_member_elects_after_listening_two_heartbeats(void)
 	uint64_t listen = 2 * l.heartbeat_ms * MS;
 
 	sim_start(s, 0);
-	CU_ASSERT_EQUAL(s->last.n, 0);
+	/* First it asks what epoch the others know (§5.3), and takes no
+	 * token and calls no election before a majority has answered. */
+	CU_ASSERT_EQUAL(s->last.n, 1);
+	CU_ASSERT(last_send(s, RING_MSG_EPOCH_QUERY, 0, NULL) == 0);
+	CU_ASSERT_EQUAL(s->last.deadline_us, T0 + l.heartbeat_ms * MS);
+	sim_deliver_all(s); /* the query; 1 and 2 answer */
+	sim_deliver_all(s); /* their answers */
+	CU_ASSERT_EQUAL(last_log(s, RING_LOG_EPOCH_LEARNED), 0);
 	CU_ASSERT_EQUAL(s->last.deadline_us, T0 + listen);
 	CU_ASSERT_EQUAL(status_of(s, 0).state, RING_STATE_IDLE);
 
@@ -1060,9 +1067,7 @@ static void test_restarted_member_refuses_its_stored_epoch_and_joins_under_a_new
 	CU_ASSERT_EQUAL(s->last.action[p].u.persist.epoch, new_epoch);
 	CU_ASSERT_EQUAL(new_epoch & 0xff, h);
 	CU_ASSERT(ring_set_has(&tok.u.token.alive, r));
-	int rejoin = last_log(s, RING_LOG_MEMBER_REJOIN);
-	CU_ASSERT_FATAL(rejoin >= 0);
-	CU_ASSERT_EQUAL(s->last.action[rejoin].u.log.field[0], id_of(r));
+	CU_ASSERT_EQUAL(count_logs(s, h, restarted, RING_LOG_MEMBER_REJOIN), 1);
 
 	CU_ASSERT_FATAL(run_until_log(s, (int)r, RING_LOG_TOKEN_RECV, 100 * MS));
 	CU_ASSERT_EQUAL(s->last.action[last_log(s, RING_LOG_TOKEN_RECV)].u.log.field[1], new_epoch);
@@ -1393,6 +1398,346 @@ static void test_state_and_log_names_are_those_of_the_spec(void)
 	}
 }
 
+/* ---- the holes of issue 10: each scenario broke safety before its fix ---- */
+
+/* Drops the TOKEN_ACKs from member id FROM (the drop filter's argument). */
+static bool drop_acks_from(const struct flight *f, const void *arg)
+{
+	struct ring_msg m;
+	return f->from == *(const uint16_t *)arg && ring_wire_decode(f->buf, f->len, &m) == 0 &&
+	       m.type == RING_MSG_TOKEN_ACK;
+}
+
+/* Hole 1: member L accepts the token from P and is told to leave before
+ * its ack reaches P. P must take L's LEAVE as the ack it is (L accepted
+ * the pass and hands the token on itself), not skip L and mint a second
+ * token beside the one L passes on. */
+static void test_leave_racing_its_ack_makes_no_second_token(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 4);
+	l.lease_ms = 100; /* the clients below never release */
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t p = sim_settle(s);
+	size_t lv = successor_of(s, p);
+	uint16_t lv_id = id_of(lv);
+	s->drop = drop_acks_from;
+	s->drop_arg = &lv_id;
+	uint64_t mark = s->seq;
+	CU_ASSERT_FATAL(run_until_log(s, (int)lv, RING_LOG_TOKEN_RECV, 200 * MS));
+	CU_ASSERT_FATAL(status_of(s, p).has_token); /* still passing: no ack came */
+	sim_leave(s, lv);
+	struct ring_msg leave;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_LEAVE, 0, &leave) >= 0);
+	CU_ASSERT_EQUAL(leave.u.leave.accepted.epoch, status_of(s, p).token_epoch);
+	sim_deliver_all(s); /* the ack is lost, the LEAVE and L's pass arrive */
+	CU_ASSERT_EQUAL(count_logs(s, p, mark, RING_LOG_MEMBER_LEAVE), 1);
+	s->drop = NULL;
+	for (size_t c = 0; c < 4; c++)
+		if (c != lv)
+			sim_acquire(s, c, 100 + c);
+	sim_run_for(s, 2000 * MS);
+	/* P never skipped L, and the one new epoch is the one L minted. */
+	CU_ASSERT_EQUAL(count_logs(s, p, mark, RING_LOG_SUCCESSOR_SKIP), 0);
+	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
+	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_LOSS_SUSPECT), 0);
+	for (size_t c = 0; c < 4; c++)
+		if (c != lv) {
+			CU_ASSERT_EQUAL(count_actions(s, c, mark, RING_ACTION_GRANT), 1);
+		}
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* Hole 1, the other side: a pass that reaches a leaving member is refused
+ * by name, and only that makes its sender skip at once. */
+static void test_leaving_member_refuses_a_new_pass_by_name(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t x = successor_of(s, h);
+	size_t y = successor_of(s, x);
+	struct ring_status hs = status_of(s, h);
+	/* x is leaving while it still passes a token (its pass to y unacked);
+	 * then a pass of a newer hop reaches it from h. */
+	uint16_t y_id = id_of(y);
+	s->drop = drop_acks_from;
+	s->drop_arg = &y_id;
+	CU_ASSERT_FATAL(run_until_log(s, (int)y, RING_LOG_TOKEN_RECV, 200 * MS));
+	sim_leave(s, x);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_LEFT), -1);
+	struct ring_msg t;
+	memset(&t, 0, sizeof t);
+	t.type = RING_MSG_TOKEN;
+	t.from = id_of(h);
+	t.to = id_of(x);
+	t.fingerprint = ring_layout_fingerprint(&l);
+	t.u.token = (struct ring_msg_token){hs.epoch + 0x100, 1, 0, 0, hs.alive};
+	uint8_t buf[RING_WIRE_MAX];
+	int len = ring_wire_encode(&t, buf, sizeof buf);
+	CU_ASSERT_FATAL(len > 0);
+	sim_datagram(s, x, id_of(h), buf, (size_t)len);
+	struct ring_msg r;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_LEAVE, id_of(h), &r) >= 0);
+	CU_ASSERT_EQUAL(r.u.leave.refused.epoch, t.u.token.epoch);
+	CU_ASSERT_EQUAL(r.u.leave.refused.seq, 1);
+	CU_ASSERT_EQUAL(last_log(s, RING_LOG_TOKEN_RECV), -1);
+	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN_ACK, -1, NULL), -1);
+	sim_free(s);
+}
+
+/* Hole 2: a JOIN that does not refuse the pass in flight (a duplicate, an
+ * old one) must not make the sender take the token back and pass it again:
+ * the successor may hold it already, and the second pass would be a copy
+ * under the same epoch, over-counting the members that know it (§4.4). */
+static void test_stale_join_does_not_take_a_pass_back(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t r = successor_of(s, h);
+	uint32_t old_epoch = status_of(s, r).epoch - 1; /* what it knew before */
+	uint16_t r_id = id_of(r);
+	s->drop = drop_acks_from;
+	s->drop_arg = &r_id;
+	sim_acquire(s, r, 7);
+	CU_ASSERT_FATAL(run_until_action(s, (int)r, RING_ACTION_GRANT, 200 * MS));
+	s->drop = NULL;
+	CU_ASSERT_FATAL(status_of(s, h).has_token);
+	struct ring_msg j;
+	memset(&j, 0, sizeof j);
+	j.type = RING_MSG_JOIN;
+	j.from = id_of(r);
+	j.to = id_of(h);
+	j.fingerprint = ring_layout_fingerprint(&l);
+	j.u.join.epoch = old_epoch;
+	uint8_t buf[RING_WIRE_MAX];
+	int len = ring_wire_encode(&j, buf, sizeof buf);
+	CU_ASSERT_FATAL(len > 0);
+	uint64_t mark = s->seq;
+	sim_datagram(s, h, id_of(r), buf, (size_t)len);
+	sim_datagram(s, h, id_of(r), buf, (size_t)len); /* and its duplicate */
+	CU_ASSERT_EQUAL(count_sends(s, h, mark, RING_MSG_TOKEN, id_of(r)), 0);
+	CU_ASSERT(status_of(s, r).granted); /* nobody revoked the client */
+	sim_run_for(s, 1000 * MS);
+	CU_ASSERT_EQUAL(count_logs(s, r, mark, RING_LOG_LEASE_EXPIRED), 0);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* Hole 3: an epoch far above ours is refused, whoever claims it; one
+ * within reach costs the regeneration it forces and no more. */
+static void test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	l.lease_ms = 100; /* the clients below never release */
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t x = successor_of(s, h);
+	size_t y = successor_of(s, x);
+	uint32_t e = status_of(s, x).epoch;
+	struct ring_msg hb;
+	memset(&hb, 0, sizeof hb);
+	hb.type = RING_MSG_HEARTBEAT;
+	hb.from = id_of(y);
+	hb.fingerprint = ring_layout_fingerprint(&l);
+	hb.u.heartbeat.epoch = 0xfffeff00u; /* the one that wedged three ringd */
+	hb.u.heartbeat.seq = 1;
+	hb.u.heartbeat.alive = status_of(s, h).alive;
+	uint8_t buf[RING_WIRE_MAX];
+	int len = ring_wire_encode(&hb, buf, sizeof buf);
+	for (size_t i = 0; i < 3; i++)
+		if (i != y)
+			sim_datagram(s, i, id_of(y), buf, (size_t)len);
+	for (size_t i = 0; i < 3; i++)
+		CU_ASSERT(status_of(s, i).epoch < 0x01000000u);
+	CU_ASSERT_EQUAL(status_of(s, x).counters.bad_packets, 1);
+
+	/* Within reach: adopted, the live token becomes stale, the ring
+	 * regenerates above it and grants again. */
+	hb.u.heartbeat.epoch = e + (100u << 8);
+	len = ring_wire_encode(&hb, buf, sizeof buf);
+	uint64_t mark = s->seq;
+	for (size_t i = 0; i < 3; i++)
+		if (i != y)
+			sim_datagram(s, i, id_of(y), buf, (size_t)len);
+	for (size_t c = 0; c < 3; c++)
+		sim_acquire(s, c, 50 + c);
+	sim_run_for(s, 3 * l.loss_timeout_ms * MS + 2000 * MS);
+	CU_ASSERT(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN) <= 1);
+	for (size_t c = 0; c < 3; c++) {
+		CU_ASSERT_EQUAL(count_actions(s, c, mark, RING_ACTION_GRANT), 1);
+		CU_ASSERT(status_of(s, c).epoch > e + (100u << 8));
+	}
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* Hole 3, the top of the space: when no generation is left to mint, the
+ * member stops with a FATAL instead of minting an epoch again. */
+static void test_exhausted_epochs_are_fatal_not_repeated(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	for (size_t i = 0; i < 3; i++)
+		sim_restart(s, i, 0xfffffe00u | (uint32_t)i);
+	sim_boot(s); /* regenerates at the last generation, 0xffffff */
+	size_t h = sim_settle(s);
+	CU_ASSERT_EQUAL(status_of(s, h).token_epoch >> 8, 0xffffffu);
+	size_t x = successor_of(s, h);
+	s->up[x] = false; /* h will skip x: a new epoch it cannot make */
+	sim_acquire(s, h, 1);
+	sim_release(s, h, 1);
+	struct want w = {(int)h, RING_ACTION_FATAL, -1, -1};
+	CU_ASSERT_FATAL(sim_run(s, s->now + 2000 * MS, want_met, &w));
+	CU_ASSERT_EQUAL(s->last.n, 1);
+	CU_ASSERT_EQUAL(s->last.action[0].u.fatal.reason, -RING_EEXHAUSTED);
+	/* and it stays dead */
+	sim_tick(s, h);
+	CU_ASSERT_EQUAL(s->last.n, 1);
+	CU_ASSERT_EQUAL(s->last.action[0].type, RING_ACTION_FATAL);
+	CU_ASSERT_EQUAL(s->last.deadline_us, NEVER);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* Hole 3, the counter: at 2^32-1 grants the holder re-epochs, and a new
+ * epoch is granted under only once confirmed (§4.4), never at once. */
+static void test_counter_exhaustion_reepochs_without_granting_unconfirmed(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t x = successor_of(s, h);
+	struct ring_status hs = status_of(s, h);
+	sim_acquire(s, x, 9);
+	struct ring_msg t;
+	memset(&t, 0, sizeof t);
+	t.type = RING_MSG_TOKEN;
+	t.from = id_of(h);
+	t.to = id_of(x);
+	t.fingerprint = ring_layout_fingerprint(&l);
+	t.u.token = (struct ring_msg_token){hs.epoch + 0x100, 2, UINT32_MAX, 0, hs.alive};
+	uint8_t buf[RING_WIRE_MAX];
+	int len = ring_wire_encode(&t, buf, sizeof buf);
+	sim_datagram(s, x, id_of(h), buf, (size_t)len);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
+	struct ring_msg pass;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, -1, &pass) >= 0);
+	CU_ASSERT(pass.u.token.epoch > t.u.token.epoch);
+	CU_ASSERT_EQUAL(pass.u.token.counter, 0);
+	sim_free(s);
+}
+
+/* Captures a copy of each TOKEN to member id *arg, dropping nothing. */
+static struct flight captured;
+static bool capture_token_to(const struct flight *f, const void *arg)
+{
+	struct ring_msg m;
+	if (f->to == *(const uint16_t *)arg && ring_wire_decode(f->buf, f->len, &m) == 0 &&
+	    m.type == RING_MSG_TOKEN)
+		captured = *f;
+	return false;
+}
+
+/* Hole 4: a member whose state_dir was wiped comes back at epoch 0. A
+ * late copy of a hop it accepted before must not be granted under again:
+ * it learns from a majority what epochs exist before it takes any token,
+ * and refuses those like a restart's own. */
+static void test_wiped_member_never_grants_an_old_fence_again(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t r = successor_of(s, h);
+	uint16_t r_id = id_of(r);
+	memset(&captured, 0, sizeof captured);
+	s->drop = capture_token_to;
+	s->drop_arg = &r_id;
+	sim_acquire(s, r, 3);
+	CU_ASSERT_FATAL(run_until_action(s, (int)r, RING_ACTION_GRANT, 200 * MS));
+	uint64_t fence = s->last.action[last_action(s, RING_ACTION_GRANT)].u.grant.fence;
+	s->drop = NULL;
+	CU_ASSERT_FATAL(captured.len > 0);
+	sim_release(s, r, 3);
+	sim_run_for(s, 200 * MS);
+
+	/* r loses its disk and restarts; its client asks again. */
+	sim_restart(s, r, 0);
+	uint64_t mark = s->seq;
+	sim_start(s, r);
+	sim_acquire(s, r, 4);
+	/* The old hop arrives before anyone answered r, and again after. */
+	sim_datagram(s, r, captured.from, captured.buf, captured.len);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
+	CU_ASSERT_FATAL(run_until_log(s, (int)r, RING_LOG_EPOCH_LEARNED, 100 * MS));
+	CU_ASSERT(status_of(s, r).epoch >= (uint32_t)(fence >> 32));
+	sim_datagram(s, r, captured.from, captured.buf, captured.len);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
+	CU_ASSERT(last_send(s, RING_MSG_JOIN, captured.from, NULL) >= 0);
+	/* And it is readmitted under a new epoch and served. */
+	sim_run_for(s, 2000 * MS);
+	CU_ASSERT_EQUAL(count_actions(s, r, mark, RING_ACTION_GRANT), 1);
+	for (size_t k = 0; k < s->n_rec[r]; k++) {
+		const struct rec *rc = &s->rec[r][k];
+		if (rc->seq > mark && rc->a.type == RING_ACTION_GRANT)
+			CU_ASSERT(rc->a.u.grant.fence > fence);
+	}
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* A step that needs more room than the driver gave ends in one FATAL, and
+ * so does every later one: no PERSIST is ever silently lost (§7). */
+static void test_update_overflow_is_fatal_and_final(void)
+{
+	struct ring_layout l;
+	make_layout(&l, 3);
+	int err;
+	struct ring_node *n = ring_node_new(&l, id_of(0), 0, &err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	struct ring_update *up = calloc(1, sizeof *up);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(up);
+	struct ring_event ev = event(RING_EVENT_START);
+	ev.now_us = T0;
+	up->cap = 1;
+	ring_node_step(n, &ev, up); /* one SEND: fits */
+	CU_ASSERT_EQUAL(up->n, 1);
+	CU_ASSERT_EQUAL(up->action[0].type, RING_ACTION_SEND);
+	ev = event(RING_EVENT_ACQUIRE);
+	ev.now_us = T0 + 1;
+	ev.u.client.client = 5;
+	ring_node_step(n, &ev, up); /* queued: nothing to do */
+	ev = event(RING_EVENT_LEAVE);
+	ev.now_us = T0 + 2;
+	ring_node_step(n, &ev, up); /* LEAVE, leave_done, LEFT: too many */
+	CU_ASSERT_EQUAL(up->n, 1);
+	CU_ASSERT_EQUAL(up->action[0].type, RING_ACTION_FATAL);
+	CU_ASSERT_EQUAL(up->action[0].u.fatal.reason, -RING_EOVERFLOW);
+	up->cap = 0;
+	ev = event(RING_EVENT_TICK);
+	ev.now_us = T0 + 3;
+	ring_node_step(n, &ev, up);
+	CU_ASSERT_EQUAL(up->n, 1);
+	CU_ASSERT_EQUAL(up->action[0].type, RING_ACTION_FATAL);
+	CU_ASSERT_EQUAL(up->deadline_us, NEVER);
+	free(up);
+	ring_node_free(n);
+}
+
 int ring_test_node_suite(void)
 {
 	static const struct {
@@ -1417,6 +1762,14 @@ int ring_test_node_suite(void)
 		T_(test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it),
 		T_(test_acquire_twice_is_busy_and_release_cancels_a_waiting_client),
 		T_(test_state_and_log_names_are_those_of_the_spec),
+		T_(test_leave_racing_its_ack_makes_no_second_token),
+		T_(test_leaving_member_refuses_a_new_pass_by_name),
+		T_(test_stale_join_does_not_take_a_pass_back),
+		T_(test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration),
+		T_(test_exhausted_epochs_are_fatal_not_repeated),
+		T_(test_counter_exhaustion_reepochs_without_granting_unconfirmed),
+		T_(test_wiped_member_never_grants_an_old_fence_again),
+		T_(test_update_overflow_is_fatal_and_final),
 #undef T_
 	};
 	CU_pSuite s = CU_add_suite("node", NULL, NULL);

@@ -76,9 +76,19 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 		break;
 	case RING_MSG_JOIN:
 		m->u.join.epoch = UINT32_MAX;
+		m->u.join.refused = (struct ring_hop){UINT32_MAX, UINT32_MAX};
 		break;
 	case RING_MSG_LEAVE:
 		m->u.leave.epoch = UINT32_MAX;
+		m->u.leave.accepted = (struct ring_hop){UINT32_MAX, UINT32_MAX};
+		m->u.leave.refused = (struct ring_hop){UINT32_MAX, UINT32_MAX};
+		break;
+	case RING_MSG_EPOCH_QUERY:
+		m->u.epoch_query.nonce = UINT64_MAX;
+		break;
+	case RING_MSG_EPOCH_REPLY:
+		m->u.epoch_reply.nonce = UINT64_MAX;
+		m->u.epoch_reply.epoch = UINT32_MAX;
 		break;
 	case RING_MSG_STATUS_REQ:
 		m->u.status_req.nonce = UINT64_MAX;
@@ -140,9 +150,19 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 		break;
 	case RING_MSG_JOIN:
 		m->u.join.epoch = 0x0f0e0d0cu;
+		m->u.join.refused = (struct ring_hop){0x10203040u, 0x50607080u};
 		break;
 	case RING_MSG_LEAVE:
 		m->u.leave.epoch = 0xc0d0e0f0u;
+		m->u.leave.accepted = (struct ring_hop){0x01020304u, 0x05060708u};
+		m->u.leave.refused = (struct ring_hop){0x090a0b0cu, 0x0d0e0f10u};
+		break;
+	case RING_MSG_EPOCH_QUERY:
+		m->u.epoch_query.nonce = 0x1112131415161718ULL;
+		break;
+	case RING_MSG_EPOCH_REPLY:
+		m->u.epoch_reply.nonce = 0x2122232425262728ULL;
+		m->u.epoch_reply.epoch = 0x31323334u;
 		break;
 	case RING_MSG_STATUS_REQ:
 		m->u.status_req.nonce = 0x0102030405060708ULL;
@@ -214,9 +234,22 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 		break;
 	case RING_MSG_JOIN:
 		CU_ASSERT_EQUAL(a->u.join.epoch, b->u.join.epoch);
+		CU_ASSERT_EQUAL(a->u.join.refused.epoch, b->u.join.refused.epoch);
+		CU_ASSERT_EQUAL(a->u.join.refused.seq, b->u.join.refused.seq);
 		break;
 	case RING_MSG_LEAVE:
 		CU_ASSERT_EQUAL(a->u.leave.epoch, b->u.leave.epoch);
+		CU_ASSERT_EQUAL(a->u.leave.accepted.epoch, b->u.leave.accepted.epoch);
+		CU_ASSERT_EQUAL(a->u.leave.accepted.seq, b->u.leave.accepted.seq);
+		CU_ASSERT_EQUAL(a->u.leave.refused.epoch, b->u.leave.refused.epoch);
+		CU_ASSERT_EQUAL(a->u.leave.refused.seq, b->u.leave.refused.seq);
+		break;
+	case RING_MSG_EPOCH_QUERY:
+		CU_ASSERT_EQUAL(a->u.epoch_query.nonce, b->u.epoch_query.nonce);
+		break;
+	case RING_MSG_EPOCH_REPLY:
+		CU_ASSERT_EQUAL(a->u.epoch_reply.nonce, b->u.epoch_reply.nonce);
+		CU_ASSERT_EQUAL(a->u.epoch_reply.epoch, b->u.epoch_reply.epoch);
 		break;
 	case RING_MSG_STATUS_REQ:
 		CU_ASSERT_EQUAL(a->u.status_req.nonce, b->u.status_req.nonce);
@@ -320,9 +353,10 @@ static void test_encoded_size_equals_wire_size(void)
 	} sizes[] = {
 		{ RING_MSG_TOKEN, 16 + 48 },     { RING_MSG_TOKEN_ACK, 16 + 16 },
 		{ RING_MSG_HEARTBEAT, 16 + 44 }, { RING_MSG_ELECTION, 16 + 48 },
-		{ RING_MSG_ELECTION_ACK, 16 + 8 }, { RING_MSG_JOIN, 16 + 4 },
-		{ RING_MSG_LEAVE, 16 + 4 },      { RING_MSG_STATUS_REQ, 16 + 8 },
+		{ RING_MSG_ELECTION_ACK, 16 + 8 }, { RING_MSG_JOIN, 16 + 12 },
+		{ RING_MSG_LEAVE, 16 + 20 },     { RING_MSG_STATUS_REQ, 16 + 8 },
 		{ RING_MSG_STATUS_RESP, 16 + 64 + 8 * RING_COUNTER_COUNT },
+		{ RING_MSG_EPOCH_QUERY, 16 + 8 }, { RING_MSG_EPOCH_REPLY, 16 + 12 },
 	};
 	CU_ASSERT_EQUAL(sizeof sizes / sizeof sizes[0], N_TYPES);
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -334,7 +368,7 @@ static void test_encoded_size_equals_wire_size(void)
 		CU_ASSERT_EQUAL(ring_wire_encode(&m, buf, sizeof buf), (int)sizes[i].size);
 	}
 	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)0), 0);
-	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)10), 0);
+	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)12), 0);
 	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)255), 0);
 	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)100000), 0);
 }
@@ -356,7 +390,7 @@ static void test_token_byte_layout_is_big_endian(void)
 	ring_set_add(&m.u.token.alive, 255);
 
 	static const uint8_t want[64] = {
-		'R', 'G', 1, 1,                                 /* magic, version, type */
+		'R', 'G', 2, 1,                                 /* magic, version, type */
 		0x01, 0x02, 0x03, 0x04,                         /* from, to */
 		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, /* fingerprint */
 		0xa1, 0xa2, 0xa3, 0xa4,                         /* epoch */
@@ -428,7 +462,7 @@ static void test_bad_magic_is_rejected(void)
 
 static void test_unknown_version_is_rejected(void)
 {
-	static const uint8_t versions[] = { 0, 2, 255 };
+	static const uint8_t versions[] = { 0, 1, 3, 255 };
 	for (size_t i = 0; i < N_TYPES; i++) {
 		for (size_t v = 0; v < sizeof versions; v++) {
 			struct ring_msg m, out;
@@ -443,7 +477,7 @@ static void test_unknown_version_is_rejected(void)
 
 static void test_unknown_type_is_rejected(void)
 {
-	static const uint8_t types[] = { 0, 10, 255 };
+	static const uint8_t types[] = { 0, 12, 255 };
 	for (size_t t = 0; t < sizeof types; t++) {
 		struct ring_msg m, out;
 		uint8_t buf[RING_WIRE_MAX];
@@ -470,9 +504,9 @@ static void test_checks_run_in_header_order(void)
 	CU_ASSERT_EQUAL(decode_exact(buf, n, &out), -RING_EFIELD);
 	CU_ASSERT_EQUAL(decode_exact(buf, n + 1, &out), -RING_ELONG);
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_ESHORT);
-	buf[OFF_TYPE] = 10;
+	buf[OFF_TYPE] = 12;
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_ETYPE);
-	buf[OFF_VERSION] = 2;
+	buf[OFF_VERSION] = 1;
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_EVERSION);
 	buf[OFF_MAGIC] = 'X';
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_EMAGIC);
@@ -645,7 +679,7 @@ static void test_encode_with_small_cap_is_nospace(void)
 
 static void test_encode_of_unknown_type_is_rejected(void)
 {
-	static const unsigned types[] = { 0, 10, 255, 100000 };
+	static const unsigned types[] = { 0, 12, 255, 100000 };
 	for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
 		struct ring_msg m;
 		uint8_t buf[RING_WIRE_MAX];
@@ -681,7 +715,9 @@ static void test_message_names_come_from_the_type_table(void)
 	CU_ASSERT_STRING_EQUAL(ring_msg_name((enum ring_msg_type)0), "unknown");
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_STATUS_REQ), "status_req");
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_STATUS_RESP), "status_resp");
-	CU_ASSERT_STRING_EQUAL(ring_msg_name((enum ring_msg_type)10), "unknown");
+	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_EPOCH_QUERY), "epoch_query");
+	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_EPOCH_REPLY), "epoch_reply");
+	CU_ASSERT_STRING_EQUAL(ring_msg_name((enum ring_msg_type)12), "unknown");
 }
 
 static bool is_decode_error(int rc)
