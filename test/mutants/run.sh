@@ -55,7 +55,12 @@ result() {
 	local detail=${6//$'\t'/ }
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "${detail//$'\n'/ }" \
 		>"$dir/result"
-	printf 'mutants: %-28s %-8s %s %s %s (%s s)\n' "$name" "$1" "$2" "$3" "$4" "$5" >&2
+	local shown=$1
+	[ "$1" = killed ] && shown="killed by $2 seed $3: $4"
+	if [ "$name" = _baseline ]; then
+		[ "$1" = survived ] && shown=passed || shown="FAILED ($shown)"
+	fi
+	printf 'mutants: %-26s %s (%s s)\n' "$name" "$shown" "$5" >&2
 }
 
 signame() {
@@ -151,14 +156,19 @@ one() {
 	mut=$here/$name.mut
 	rm -rf "${dir:?}/$tdir"
 	cp -R "$snap/$tdir" "$dir/$tdir"
-	if ! awk -f "$here/apply.awk" "$mut" "$snap/$MUTANT_TARGET" >"$dir/$MUTANT_TARGET.new" \
-		2>"$dir/apply.log"; then
-		case $? in
-		3) result stale - - - "$(since "$start")" "$(cat "$dir/apply.log")" ;;
-		*) result bad - - - "$(since "$start")" "$(cat "$dir/apply.log")" ;;
-		esac
+	awk -f "$here/apply.awk" "$mut" "$snap/$MUTANT_TARGET" >"$dir/$MUTANT_TARGET.new" \
+		2>"$dir/apply.log"
+	case $? in
+	0) ;;
+	3)
+		result stale - - - "$(since "$start")" "$(cat "$dir/apply.log")"
 		return
-	fi
+		;;
+	*)
+		result bad - - - "$(since "$start")" "$(cat "$dir/apply.log")"
+		return
+		;;
+	esac
 	mv "$dir/$MUTANT_TARGET.new" "$dir/$MUTANT_TARGET"
 	if cmp -s "$dir/$MUTANT_TARGET" "$snap/$MUTANT_TARGET"; then
 		result bad - - - "$(since "$start")" "the replacement leaves $MUTANT_TARGET unchanged"
