@@ -146,7 +146,8 @@ struct sim_client {
 	X(DHEAL, "directed-heal")                                                \
 	X(TEAR, "arm-torn-crash")     /* crash between a PERSIST and its SEND */ \
 	X(SLOW_FSYNC, "arm-slow-fsync") /* stall right after a PERSIST */        \
-	X(DISARM, "disarm")
+	X(DISARM, "disarm")                                                      \
+	X(NETWORK, "network-faults")  /* loss, dup, delays begin: I2 is checked before */
 
 enum fault_kind {
 #define FAULT_ENUM_(name, str) F_##name,
@@ -194,6 +195,7 @@ struct sim_run {
 	enum sim_class cls;
 	uint64_t seed;
 	bool trace;
+	bool keep_disks; /* --keep-disks: every restart finds its disk intact */
 	struct simnet_rng rng;
 	struct ring_layout layout;
 	size_t n;
@@ -222,6 +224,7 @@ struct sim_run {
 	uint64_t heartbeats; /* broadcasts sent */
 	/* mixed: faults drawn while the run goes */
 	double p_hb_loss;     /* heartbeats alone lost, until T_heal */
+	double hb_loss_planned; /* from the F_NETWORK fault on */
 	double p_leave_recv;  /* a leave fired right after a member accepts the token */
 	uint32_t leaves_left; /* how many more of those */
 	uint64_t late_us;     /* a copy this late breaks I2's precondition */
@@ -831,14 +834,8 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 			if (run->trace)
 				trace_log(run, a);
 			check_suspicion(run, i, a);
-			if (a->u.log.event == RING_LOG_TOKEN_RECV) {
-				simcheck_token_recv(&run->chk, i, (uint32_t)a->u.log.field[1],
-						    (uint32_t)a->u.log.field[2]);
+			if (a->u.log.event == RING_LOG_TOKEN_RECV)
 				maybe_leave_after_token(run, i);
-			} else if (a->u.log.event == RING_LOG_TOKEN_PASS) {
-				simcheck_token_pass(&run->chk, i, (uint32_t)a->u.log.field[1],
-						    (uint32_t)a->u.log.field[2]);
-			}
 			break;
 		case RING_ACTION_LEFT:
 			trace(run, "    -> left");
@@ -851,6 +848,26 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 	}
 }
 
+/* The hops the member accepted and passed in this step, read from its log
+ * events: its state changed in the step, whatever happens to the actions
+ * (a slow fsync delays them, a torn step loses some), so the token checks
+ * learn them before any action is carried out. */
+static void note_hops(struct sim_run *run, uint32_t i, const struct ring_update *up)
+{
+	run->chk.now = run->now;
+	for (size_t k = 0; k < up->n && k < RING_UPDATE_MAX; k++) {
+		const struct ring_action *a = &up->action[k];
+		if (a->type != RING_ACTION_LOG)
+			continue;
+		if (a->u.log.event == RING_LOG_TOKEN_RECV)
+			simcheck_token_recv(&run->chk, i, (uint32_t)a->u.log.field[1],
+					    (uint32_t)a->u.log.field[2]);
+		else if (a->u.log.event == RING_LOG_TOKEN_PASS)
+			simcheck_token_pass(&run->chk, i, (uint32_t)a->u.log.field[1],
+					    (uint32_t)a->u.log.field[2]);
+	}
+}
+
 /* I3 on the node just stepped; the others' statuses are as of their own
  * last step, which is all that can have changed them. */
 static void check_status(struct sim_run *run, uint32_t i)
@@ -859,7 +876,8 @@ static void check_status(struct sim_run *run, uint32_t i)
 	const struct ring_status *st = &nd->status;
 	if (st->node != nd->id)
 		fail(run, "status", "n%u reports id %u", i, st->node);
-	struct simcheck_status s = {st->epoch, st->has_token, st->token_held, st->token_epoch};
+	struct simcheck_status s = {st->epoch, st->has_token, st->token_held, st->token_epoch,
+				    nd->deferred != NULL};
 	run->chk.now = run->now;
 	simcheck_status(&run->chk, i, &s, run->healed && run->now >= run->t_settle);
 }
@@ -901,6 +919,7 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	ring_node_step(nd->rn, &ev, &run->upd);
 	ring_node_status(nd->rn, run->now, &nd->status);
 	nd->have_status = true;
+	note_hops(run, i, &run->upd);
 	apply_actions(run, i, &run->upd, 0);
 	if (nd->torn) {
 		after_actions(run, i);
@@ -919,6 +938,8 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 			schedule(run, d, EV_TICK, i, 0, nd->tick_gen);
 		}
 	}
+	/* A step stalled in its fsync is not over: its disk is checked again
+	 * when its last actions are carried out (node_resume). */
 	check_status(run, i);
 	after_actions(run, i);
 }
@@ -1003,6 +1024,8 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 {
 	struct sim_node *nd = &run->nodes[i];
 	uint32_t was = nd->disk;
+	if (run->keep_disks)
+		fate = DISK_KEPT;
 	if (fate == DISK_LOST) {
 		nd->disk = 0;
 		nd->hist_n = 0;
@@ -1239,6 +1262,11 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 		if (f->node >= 0)
 			run->nodes[f->node].slow_fsync = false;
 		break;
+	case F_NETWORK:
+		trace(run, "FAULT the network starts losing, duplicating and delaying");
+		run->net.loss_on = true;
+		run->p_hb_loss = run->hb_loss_planned;
+		break;
 	}
 }
 
@@ -1327,6 +1355,11 @@ static uint64_t plan_mixed(struct sim_run *run)
 	struct simnet_rng *r = &run->rng;
 	uint64_t last = 0, e;
 	run->crash_minority = simnet_rng_chance(r, 0.5);
+	if (run->nfaults < SIM_MAX_FAULTS) {
+		struct sim_fault *f = &run->faults[run->nfaults++];
+		*f = (struct sim_fault){.kind = F_NETWORK, .t = simnet_rng_range(r, 0, 2000) * MS,
+					.pair = -1, .node = -1};
+	}
 	uint64_t k = simnet_rng_range(r, 2, 6);
 	bool cut = false, dcut = false;
 	for (uint64_t j = 0; j < k; j++) {
@@ -1502,7 +1535,9 @@ static void plan_network(struct sim_run *run)
 {
 	struct simnet_rng *r = &run->rng;
 	const struct ring_layout *L = &run->layout;
-	run->net.loss_on = true;
+	/* The network's faults begin at F_NETWORK, so every run has a fault-free
+	 * start where I2 is checked. */
+	run->net.loss_on = false;
 	run->net.p_loss = (double)simnet_rng_range(r, 0, 8) / 100.0;
 	run->net.p_dup = (double)simnet_rng_range(r, 0, 5) / 100.0;
 	run->net.p_slow = (double)simnet_rng_range(r, 0, 20) / 1000.0;
@@ -1510,7 +1545,7 @@ static void plan_network(struct sim_run *run)
 	run->net.max_delay_us = third < 2 * MS ? third : 2 * MS;
 	run->net.slow_delay_us = L->loss_timeout_ms * MS * simnet_rng_range(r, 1, 4);
 	run->in_flight_us = run->net.slow_delay_us;
-	run->p_hb_loss = simnet_rng_chance(r, 0.5) ? (double)simnet_rng_range(r, 5, 40) / 100.0 : 0;
+	run->hb_loss_planned = simnet_rng_chance(r, 0.5) ? (double)simnet_rng_range(r, 5, 40) / 100.0 : 0;
 	run->leaves_left = (uint32_t)simnet_rng_range(r, 0, 3);
 	run->p_leave_recv = 0.01;
 }
@@ -1667,6 +1702,9 @@ static void trace_plan(const struct sim_run *run)
 		       run->net.p_dup * 100, (double)run->net.max_delay_us / 1e3,
 		       run->net.p_slow * 100, run->net.slow_delay_us / MS, run->p_hb_loss * 100,
 		       run->leaves_left, run->p_leave_recv * 100, (double)run->late_us / 1e3);
+	if (run->cls == SIM_CLASS_MIXED)
+		printf("  (heartbeats: %.0f%% lost alone once the network's faults begin)\n",
+		       run->hb_loss_planned * 100);
 	for (int k = 0; k < run->nfaults; k++) {
 		static const char *const fates[] = {"", " (disk lost)", " (disk rolled back)"};
 		static const char *const lens[] = {" (short)", " (just below detection)",
@@ -1793,7 +1831,8 @@ static void run_free(struct sim_run *run)
 }
 
 /* One seed of one class, start to end. */
-static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, struct sim_result *out)
+static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_disks,
+		    struct sim_result *out)
 {
 	struct sim_run *run = calloc(1, sizeof *run);
 	if (!run) {
@@ -1806,6 +1845,7 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, struct sim
 	run->cls = cls;
 	run->seed = seed;
 	run->trace = trace_on;
+	run->keep_disks = keep_disks;
 	simnet_queue_init(&run->q);
 	simnet_rng_seed(&run->rng, seed, class_names[cls]);
 	plan(run);
@@ -1867,12 +1907,14 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, struct sim
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sim --class CLASS [--seeds N] [--first S] [--trace]\n"
-		"       sim --class CLASS --seed S [--trace]\n"
+		"usage: sim --class CLASS [--seeds N] [--first S] [--trace] [--keep-disks]\n"
+		"       sim --class CLASS --seed S [--trace] [--keep-disks]\n"
 		"Runs the ring's protocol core on a simulated network for N seeds (default 1)\n"
 		"starting at S (default 1), checking its invariants after every step.\n"
 		"CLASS: healthy | lossy | crash | pause | partition | mixed | disk.\n"
 		"--trace prints every event and action of the run(s).\n"
+		"--keep-disks: every restart finds its disk as it was left (the same seeds\n"
+		"without lost or rolled-back state, to tell those failures from others).\n"
 		"Exit: 0 all seeds passed, 1 an invariant failed, 2 usage.\n");
 }
 
@@ -1900,7 +1942,7 @@ int main(int argc, char **argv)
 {
 	int cls = -1;
 	uint64_t seeds = 1, first = 1;
-	bool trace_on = false, have_seeds = false, have_seed = false;
+	bool trace_on = false, keep_disks = false, have_seeds = false, have_seed = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1909,6 +1951,8 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--trace")) {
 			trace_on = true;
+		} else if (!strcmp(a, "--keep-disks")) {
+			keep_disks = true;
 		} else if (!strcmp(a, "--class") && v) {
 			for (int k = 0; k < SIM_CLASS_COUNT_; k++)
 				if (!strcmp(v, class_names[k]))
@@ -1945,11 +1989,16 @@ int main(int argc, char **argv)
 	for (uint64_t k = 0; k < seeds; k++) {
 		uint64_t seed = first + k;
 		struct sim_result r;
-		run_one((enum sim_class)cls, seed, trace_on, &r);
+		run_one((enum sim_class)cls, seed, trace_on, keep_disks, &r);
 		if (r.failed) {
 			printf("FAIL class=%s seed=%" PRIu64 ": %s: %s\n", class_names[cls], seed,
 			       r.inv, r.what);
-			printf("replay: make sim SEED=%" PRIu64 " CLASS=%s\n", seed, class_names[cls]);
+			if (keep_disks)
+				printf("replay: build/sim --class %s --seed %" PRIu64 " --trace --keep-disks\n",
+				       class_names[cls], seed);
+			else
+				printf("replay: make sim SEED=%" PRIu64 " CLASS=%s\n", seed,
+				       class_names[cls]);
 			fflush(stdout);
 			return 1;
 		}

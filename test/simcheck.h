@@ -30,6 +30,9 @@ struct simcheck_status {
 	bool has_token;       /* holds the token, or passes it and awaits the ack */
 	bool token_held;      /* holds it (not passing) */
 	uint32_t token_epoch; /* of the token held or passed */
+	/* The step is not over: a PERSIST it asked for is still to be carried
+	 * out (a slow fsync), so the disk check waits for the step's end. */
+	bool persist_pending;
 };
 
 struct simcheck_member {
