@@ -26,7 +26,7 @@ JSON_LIBS    := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 CORE_SRC = ring/err.c ring/layout.c ring/wire.c ring/node.c
 UNIT_SRC = test/unit_main.c test/test_wire.c test/test_node.c test/test_layout.c \
 	   test/test_fence_file.c test/test_conf.c test/test_control.c test/test_trace.c \
-	   test/test_auth.c
+	   test/test_auth.c test/test_simcheck.c test/simcheck.c
 SIM_SRC  = test/sim.c test/simnet.c test/simcheck.c
 # What ringd and ringctl share beyond the core, without libevent, so the unit
 # binary tests it too: the INI file (inih), the control protocol, the log,
@@ -56,7 +56,7 @@ TRACE_SOBJ  = $(TRACE_SRC:%.c=$(BS)/%.o)
 # Seeds per fault class in `make test`; the sanitizer pass runs fewer.
 SIM_SEEDS  ?= 2000
 ASAN_SEEDS ?= 500
-CLASSES = healthy lossy crash pause partition
+CLASSES = healthy lossy crash pause partition mixed disk
 SEEDS ?= 5000
 CLASS ?= healthy
 SEED  ?= 1

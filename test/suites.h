@@ -11,5 +11,6 @@ int ring_test_conf_suite(void);
 int ring_test_control_suite(void);
 int ring_test_trace_suite(void);
 int ring_test_auth_suite(void);
+int ring_test_simcheck_suite(void);
 
 #endif

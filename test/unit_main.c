@@ -23,6 +23,7 @@ int main(void)
 		ring_test_control_suite,
 		ring_test_trace_suite,
 		ring_test_auth_suite,
+		ring_test_simcheck_suite,
 	};
 	for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
 		if (suites[i]() != 0) {
