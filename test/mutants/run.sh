@@ -57,9 +57,6 @@ result() {
 		>"$dir/result"
 	local shown=$1
 	[ "$1" = killed ] && shown="killed by $2 seed $3: $4"
-	if [ "$name" = _baseline ]; then
-		[ "$1" = survived ] && shown=passed || shown="FAILED ($shown)"
-	fi
 	printf 'mutants: %-26s %s (%s s)\n' "$name" "$shown" "$5" >&2
 }
 
@@ -68,60 +65,84 @@ signame() {
 	s=$(kill -l "$1" 2>/dev/null) && echo "SIG$s" || echo "signal $1"
 }
 
+# Runs SIM on class C for N seeds within LEFT seconds, output to LOG. Sets
+# r_status (pass fail crash timeout usage), r_seed, r_inv and r_what.
+run_class() {
+	local sim=$1 c=$2 n=$3 left=$4 log=$5 rc line
+	r_seed=- r_inv=- r_what=
+	# --foreground: the simulator stays in our process group, so that
+	# stopping the run (Ctrl-C, a kill of the group) stops it too.
+	timeout --foreground -k 5 "$left" "$sim" --class "$c" --seeds "$n" >"$log" 2>&1
+	rc=$?
+	case $rc in
+	0) r_status=pass ;;
+	1)
+		line=$(grep -m1 '^FAIL class=' "$log")
+		if [ -z "$line" ]; then
+			r_status=crash r_inv="crash (exit 1)"
+			r_what="exit 1 without a FAIL line: $(tail -n 3 "$log")"
+		else
+			r_status=fail
+			r_seed=$(sed -n 's/^FAIL class=[^ ]* seed=\([0-9]*\): .*/\1/p' <<<"$line")
+			r_inv=$(sed -n 's/^FAIL class=[^ ]* seed=[0-9]*: \([^:]*\): .*/\1/p' <<<"$line")
+			r_what=${line#*: }
+			: "${r_seed:=-}" "${r_inv:=?}"
+		fi
+		;;
+	2)
+		r_status=usage r_inv=usage
+		r_what="the simulator refused its arguments: $(head -n 1 "$log")"
+		;;
+	124 | 137)
+		r_status=timeout r_inv=timeout
+		r_what="class $c still running after $left s (MUTANT_TIMEOUT=$MUTANT_TIMEOUT)"
+		;;
+	*)
+		r_status=crash
+		if [ "$rc" -gt 128 ]; then
+			r_inv="crash ($(signame $((rc - 128))))"
+			r_what="the simulator died of $(signame $((rc - 128))) within seeds 1..$n"
+		else
+			r_inv="crash (exit $rc)"
+			r_what="the simulator exited $rc: $(tail -n 1 "$log")"
+		fi
+		;;
+	esac
+}
+
+# The seeds of class C that the unmutated core passes (MUTANT_CLASS_SEEDS).
+seeds_of() {
+	local kv
+	for kv in $MUTANT_CLASS_SEEDS; do
+		[ "${kv%%=*}" = "$1" ] && { echo "${kv#*=}"; return; }
+	done
+	echo 0
+}
+
 # Runs the simulator SIM on every class, then the unit binary when asked.
 # Sets the result of the mutant in DIR; returns once one kills it.
 hunt() {
-	local sim=$1 start=$2 deadline=$3 c rc left line seed inv what
+	local sim=$1 start=$2 deadline=$3 c n left rc what
 	for c in $CLASSES; do
+		n=$(seeds_of "$c")
+		[ "$n" -gt 0 ] || continue
 		left=$((deadline - EPOCHSECONDS))
 		if [ "$left" -le 0 ]; then
 			result killed "$c" - timeout "$(since "$start")" \
 				"no time left of MUTANT_TIMEOUT=${MUTANT_TIMEOUT} s before class $c"
 			return
 		fi
-		timeout -k 5 "$left" "$sim" --class "$c" --seeds "$MUTANT_SEEDS" >"$dir/sim-$c.log" 2>&1
-		rc=$?
-		case $rc in
-		0) continue ;;
-		1)
-			line=$(grep -m1 '^FAIL class=' "$dir/sim-$c.log")
-			if [ -z "$line" ]; then
-				result killed "$c" - "crash (exit 1)" "$(since "$start")" \
-					"exit 1 without a FAIL line: $(tail -n 3 "$dir/sim-$c.log")"
-				return
-			fi
-			seed=$(sed -n 's/^FAIL class=[^ ]* seed=\([0-9]*\): .*/\1/p' <<<"$line")
-			inv=$(sed -n 's/^FAIL class=[^ ]* seed=[0-9]*: \([^:]*\): .*/\1/p' <<<"$line")
-			what=${line#*: }
-			result killed "$c" "${seed:--}" "${inv:-?}" "$(since "$start")" "$what"
-			return
-			;;
-		2)
-			result error "$c" - "usage" "$(since "$start")" \
-				"the simulator refused its arguments: $(head -n 1 "$dir/sim-$c.log")"
-			return
-			;;
-		124 | 137)
-			result killed "$c" - timeout "$(since "$start")" \
-				"class $c still running when MUTANT_TIMEOUT=${MUTANT_TIMEOUT} s ran out"
-			return
-			;;
-		*)
-			if [ "$rc" -gt 128 ]; then
-				result killed "$c" - "crash ($(signame $((rc - 128))))" "$(since "$start")" \
-					"the simulator died of $(signame $((rc - 128))) within seeds 1..$MUTANT_SEEDS"
-			else
-				result killed "$c" - "crash (exit $rc)" "$(since "$start")" \
-					"the simulator exited $rc: $(tail -n 1 "$dir/sim-$c.log")"
-			fi
-			return
-			;;
+		run_class "$sim" "$c" "$n" "$left" "$dir/sim-$c.log"
+		case $r_status in
+		pass) ;;
+		usage) result error "$c" - usage "$(since "$start")" "$r_what"; return ;;
+		*) result killed "$c" "$r_seed" "$r_inv" "$(since "$start")" "$r_what"; return ;;
 		esac
 	done
 	if [ "$MUTANT_UNIT" = 1 ]; then
 		left=$((deadline - EPOCHSECONDS))
 		[ "$left" -gt 0 ] || left=1
-		(cd "$top" && timeout -k 5 "$left" "$top/$dir/unit") >"$dir/unit.log" 2>&1
+		timeout --foreground -k 5 "$left" "$dir/unit" >"$dir/unit.log" 2>&1
 		rc=$?
 		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 			result killed unit - timeout "$(since "$start")" "the unit suites ran out of time"
@@ -137,7 +158,24 @@ hunt() {
 			return
 		fi
 	fi
-	result survived - - - "$(since "$start")" "every class passed $MUTANT_SEEDS seeds"
+	result survived - - - "$(since "$start")" "every class passed the baseline's seeds"
+}
+
+# The unmutated core on class C (run by xargs): build/mutants/_baseline/
+# class-C holds status, seed, invariant, seconds and message.
+base_class() {
+	local c=$1 start
+	name=_baseline dir=$out/_baseline
+	start=$(now)
+	mkdir -p "$dir"
+	run_class "$snap/sim" "$c" "$MUTANT_SEEDS" "$MUTANT_TIMEOUT" "$dir/sim-$c.log"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$r_status" "$r_seed" "$r_inv" "$(since "$start")" \
+		"${r_what//$'\t'/ }" >"$dir/class-$c"
+	if [ "$r_status" = pass ]; then
+		printf 'mutants: baseline %-17s passed %s seeds (%s s)\n' "$c" "$MUTANT_SEEDS" "$(since "$start")" >&2
+	else
+		printf 'mutants: baseline %-17s FAILED at seed %s: %s\n' "$c" "$r_seed" "$r_what" >&2
+	fi
 }
 
 one() {
@@ -147,12 +185,6 @@ one() {
 	start=$(now)
 	deadline=$((EPOCHSECONDS + MUTANT_TIMEOUT))
 	mkdir -p "$dir"
-	if [ "$name" = _baseline ]; then
-		ln -sf ../_src/sim "$dir/sim"
-		[ "$MUTANT_UNIT" = 1 ] && ln -sf ../_src/unit "$dir/unit"
-		hunt "$dir/sim" "$start" "$deadline"
-		return
-	fi
 	mut=$here/$name.mut
 	rm -rf "${dir:?}/$tdir"
 	cp -R "$snap/$tdir" "$dir/$tdir"
@@ -228,6 +260,9 @@ export top tdir here out snap MUTANT_CC MUTANT_CFLAGS MUTANT_LDFLAGS MUTANT_SIM_
 if [ "${1:-}" = --one ]; then
 	one "$2"
 	exit 0
+elif [ "${1:-}" = --base ]; then
+	base_class "$2"
+	exit 0
 fi
 
 t0=$(now)
@@ -281,16 +316,65 @@ if [ "$MUTANT_UNIT" = 1 ]; then
 		-o "$snap/unit" || { echo "mutants: the unmutated unit binary does not link" >&2; exit 1; }
 fi
 
-echo "mutants: ${#names[@]} mutants and the baseline, $MUTANT_JOBS at a time;" \
-	"classes: $CLASSES; $MUTANT_SEEDS seeds each" >&2
-printf '%s\n' _baseline "${names[@]}" |
-	xargs -P "$MUTANT_JOBS" -n 1 bash "$here/run.sh" --one
+md() { sed 's/|/\\|/g' <<<"$1"; }
+cell() { [ "$1" = - ] && echo "—" || md "$1"; }
+
+# The unmutated core first, class by class: it must pass, or a kill would
+# mean nothing. Where it fails a class at seed S, mutants run that class on
+# seeds 1..S-1 only (the seeds it passes), and the run fails.
+bt0=$(now)
+echo "mutants: the unmutated core on classes $CLASSES, $MUTANT_SEEDS seeds each," \
+	"$MUTANT_JOBS at a time" >&2
+# shellcheck disable=SC2086
+printf '%s\n' $CLASSES | xargs -P "$MUTANT_JOBS" -n 1 bash "$here/run.sh" --base
+base_ok=1
+base_notes=$(mktemp)
+MUTANT_CLASS_SEEDS=
+runnable=0
+for c in $CLASSES; do
+	if [ -s "$out/_baseline/class-$c" ]; then
+		IFS=$'\t' read -r st seed inv secs what <"$out/_baseline/class-$c"
+	else
+		st=error seed=- inv=error what="the baseline left no result"
+	fi
+	case $st in
+	pass) n=$MUTANT_SEEDS ;;
+	fail)
+		n=$((seed - 1))
+		base_ok=0
+		printf -- '- **the unmutated core fails class %s at seed %s** (%s): mutants run %s on seeds 1..%s only\n' \
+			"$c" "$seed" "$(md "$what")" "$c" "$n" >>"$base_notes"
+		;;
+	*)
+		n=0
+		base_ok=0
+		printf -- '- **the unmutated core fails class %s: %s** (%s): mutants do not run it\n' \
+			"$c" "$inv" "$(md "$what")" >>"$base_notes"
+		;;
+	esac
+	[ "$n" -gt 0 ] && runnable=1
+	MUTANT_CLASS_SEEDS="$MUTANT_CLASS_SEEDS $c=$n"
+done
+export MUTANT_CLASS_SEEDS
+if [ "$MUTANT_UNIT" = 1 ] && ! timeout --foreground -k 5 "$MUTANT_TIMEOUT" "$snap/unit" \
+	>"$out/_baseline/unit.log" 2>&1; then
+	base_ok=0
+	MUTANT_UNIT=0
+	echo "- **the unmutated core fails the unit suites** ($out/_baseline/unit.log): they kill no mutant" \
+		>>"$base_notes"
+fi
+base_wall=$(since "$bt0")
+if [ "$runnable" = 0 ]; then
+	cat "$base_notes" >&2
+	echo "mutants: the unmutated core fails every class; no mutant can be judged" >&2
+	exit 1
+fi
+
+echo "mutants: ${#names[@]} mutants, $MUTANT_JOBS at a time" >&2
+printf '%s\n' "${names[@]}" | xargs -P "$MUTANT_JOBS" -n 1 bash "$here/run.sh" --one
 wall=$(since "$t0")
 
 # ---- the table ----
-
-md() { sed 's/|/\\|/g' <<<"$1"; }
-cell() { [ "$1" = - ] && echo "—" || md "$1"; }
 
 rows=$(for n in "${names[@]}"; do
 	f=$here/$n.mut
@@ -300,7 +384,7 @@ done | sort -t$'\t' -k1,1V -k2,2)
 
 killed=0 survived=0 stale=0 broken=0 eqv=0 bad=0 errors=0
 table=$(mktemp) details=$(mktemp) eqtable=$(mktemp) problems=$(mktemp)
-trap 'rm -f "$table" "$details" "$eqtable" "$problems"' EXIT
+trap 'rm -f "$table" "$details" "$eqtable" "$problems" "$base_notes"' EXIT
 {
 	echo "| mutant | § | rule weakened | result | class | seed | invariant | time |"
 	echo "|---|---|---|---|---|---|---|---|"
@@ -369,19 +453,6 @@ while IFS=$'\t' read -r sec n; do
 	esac
 done <<<"$rows"
 
-base_ok=0
-if [ -s "$out/_baseline/result" ]; then
-	IFS=$'\t' read -r st cls seed inv secs detail <"$out/_baseline/result"
-	if [ "$st" = survived ]; then
-		base_ok=1
-		base="the unmutated core passed every class in $secs s"
-	else
-		base="**the unmutated core FAILS** ($cls, seed $seed: $detail): every kill below is suspect"
-	fi
-else
-	base="**the unmutated core left no result**"
-fi
-
 unit_note=no
 [ "$MUTANT_UNIT" = 1 ] && unit_note="yes (after the simulator)"
 total=${#names[@]}
@@ -391,13 +462,18 @@ extra=""
 [ "$broken" -gt 0 ] && extra="$extra, $broken do not build"
 [ "$bad" -gt 0 ] && extra="$extra, $bad malformed"
 [ "$errors" -gt 0 ] && extra="$extra, $errors errors"
+[ "$base_ok" = 1 ] || extra="$extra; the unmutated core FAILS (see above)"
 summary="$summary$extra; $wall s wall on $MUTANT_JOBS jobs"
 
 {
 	echo "## Mutants of $MUTANT_TARGET"
 	echo
 	echo "Classes: $CLASSES; up to $MUTANT_SEEDS seeds each, stopping at the first failure;" \
-		"unit suites: $unit_note; at most $MUTANT_TIMEOUT s per mutant; baseline: $base."
+		"unit suites: $unit_note; at most $MUTANT_TIMEOUT s per mutant; the unmutated core took $base_wall s."
+	if [ -s "$base_notes" ]; then
+		echo
+		cat "$base_notes"
+	fi
 	echo
 	cat "$table"
 	if [ "$eqv" -gt 0 ]; then
