@@ -126,10 +126,15 @@ struct ring_node {
 	bool proven;
 	bool query_active;
 	bool query_at_start;    /* the start's query, not a catch-up */
+	uint64_t first_nonce;   /* this life's queries: first_nonce..query_nonce */
 	uint64_t query_nonce;
 	uint64_t query_next;    /* resend, or (inactive) the earliest next catch-up */
-	struct ring_set replied;
-	uint32_t reply_max;
+	struct ring_set replied; /* to the current query */
+	uint32_t reply_epoch[RING_MAX_MEMBERS]; /* its answers */
+	/* What each member knew when it first answered us in this life: every
+	 * hop it sent before we started is of an epoch at most this (§5.3). */
+	struct ring_set floor_known;
+	uint32_t floor_from[RING_MAX_MEMBERS];
 
 	/* Leaving and pauses. */
 	bool leaving;
@@ -385,13 +390,12 @@ static uint32_t mint(struct ring_node *node, struct ring_update *up, uint32_t ba
 }
 
 /* An epoch a datagram may carry: none, or at most RING_GEN_JUMP generations
- * above ours (§4.2). A member that knows no epoch yet has nothing to
- * measure against; it learns its floor from a majority first (§5.3). */
+ * above ours (§4.2), from 0 too. A member further behind, a wiped one
+ * joining an old ring for instance, learns where the ring is from the
+ * others' EPOCH_REPLY, which this does not bound (§5.3). */
 static bool epoch_ok(const struct ring_node *node, uint32_t e)
 {
-	if (e == 0 || node->epoch == 0)
-		return true;
-	return (e >> 8) <= (node->epoch >> 8) + RING_GEN_JUMP;
+	return e == 0 || (e >> 8) <= (node->epoch >> 8) + RING_GEN_JUMP;
 }
 
 static bool epochs_ok(const struct ring_node *node, const struct ring_msg *m)
@@ -457,8 +461,16 @@ static void adopt(struct ring_node *node, struct ring_update *up, uint32_t e,
  * membership change, or when its fences run out. Returns false when the
  * member is broken (epochs exhausted, or no room to persist): the caller
  * stops, as the update is one FATAL. */
-static bool reepoch(struct ring_node *node, struct ring_update *up, uint32_t base)
+static bool reepoch(struct ring_node *node, struct ring_update *up, uint32_t base,
+		    uint64_t now)
 {
+	if (!node->proven) {
+		/* We may have minted epochs in a life our disk forgot (§5.3):
+		 * minting again before a majority told us what exists could
+		 * repeat one. The token goes; a proven member regenerates. */
+		drop_token(node, up, now);
+		return false;
+	}
 	uint32_t e = mint(node, up, max_u32(base, node->token.epoch));
 	if (e == 0 || !persist(node, up, e))
 		return false;
@@ -491,6 +503,11 @@ static void send_token(struct ring_node *node, struct ring_update *up, uint64_t 
  * for want of a quorum. */
 static bool apply_membership(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
+	/* A change needs a new epoch, which a member that has not proven its
+	 * epoch may not mint (§5.3): the requests stay pending for the next
+	 * proven holder. Our own leave cannot wait; reepoch drops the token. */
+	if (!node->proven && !node->leaving)
+		return true;
 	struct ring_set alive = node->token.alive;
 	struct ring_set joined;
 	uint32_t base = node->token.epoch;
@@ -531,7 +548,7 @@ static bool apply_membership(struct ring_node *node, struct ring_update *up, uin
 	}
 	node->token.alive = alive;
 	node->alive_view = alive;
-	if (!reepoch(node, up, base))
+	if (!reepoch(node, up, base, now))
 		return false;
 	for (size_t i = 0; i < node->layout.n; i++)
 		if (ring_set_has(&joined, i))
@@ -593,7 +610,7 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 	/* This epoch's fences are used up: a new epoch, which like any other
 	 * must be confirmed before it is granted under (§4.1, §4.4). */
 	if (node->q_len > 0 && node->token.counter == UINT32_MAX &&
-	    !reepoch(node, up, node->token.epoch))
+	    !reepoch(node, up, node->token.epoch, now))
 		return;
 	if (node->q_len > 0 && node->quarantine_until == 0 && epoch_confirmed(node)) {
 		grant(node, up, now);
@@ -618,7 +635,7 @@ static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t 
 	if (!apply_membership(node, up, now))
 		return;
 	/* Hop numbers run out: a new epoch. */
-	if (node->token.seq == UINT32_MAX && !reepoch(node, up, node->token.epoch))
+	if (node->token.seq == UINT32_MAX && !reepoch(node, up, node->token.epoch, now))
 		return;
 	size_t next = next_in(node, &node->token.alive, node->me);
 	if (next == node->me) {
@@ -674,11 +691,15 @@ static void skip_successor(struct ring_node *node, struct ring_update *up, uint6
 	}
 	/* A new epoch makes the copy the successor may have after all (its
 	 * acks lost) stale wherever the two meet (§4.2). */
-	if (!reepoch(node, up, node->token.epoch))
+	if (!reepoch(node, up, node->token.epoch, now))
 		return;
 	node->alive_view = node->token.alive;
 	log_event(node, up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
 	node->visit_granted = true; /* the visit was over; move on */
+	/* The skipped member may have passed a copy on before it died with
+	 * its ack lost (§3.2): heartbeat the new epoch at once, so that the
+	 * copy is dropped, and its grant revoked, within a datagram's time. */
+	node->hb_deadline = now;
 	pass_token(node, up, now);
 }
 
@@ -806,7 +827,7 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 		 * initiator; an epoch above what the election saw lets members
 		 * that learned a dead epoch accept this token. */
 		if (node->phase == PHASE_HELD && e->max_epoch > node->token.epoch &&
-		    !reepoch(node, up, e->max_epoch))
+		    !reepoch(node, up, e->max_epoch, now))
 			return;
 		send_heartbeat(node, up, now);
 		return;
@@ -848,10 +869,10 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 static void on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
 		     const struct ring_msg_token *t, uint64_t now)
 {
-	/* Not yet proven (§5.3): say nothing; the sender retransmits, and by
-	 * then we know which epochs to refuse. */
-	if (!node->proven)
-		return;
+	int fx = ring_layout_index(&node->layout, from);
+	if (fx < 0 || (size_t)fx >= RING_MAX_MEMBERS)
+		return; /* on_datagram let only members through */
+	size_t fi = (size_t)fx;
 	if (t->epoch < node->epoch) {
 		node->counters.stale_dropped++;
 		log_event(node, up, RING_LOG_TOKEN_STALE_DROP, t->epoch, from, node->epoch);
@@ -862,11 +883,21 @@ static void on_token(struct ring_node *node, struct ring_update *up, uint16_t fr
 		send_ack(node, up, from, t->epoch, t->seq, 0); /* a duplicate */
 		return;
 	}
-	if (t->epoch <= node->start_epoch || node->leaving) {
-		/* Restarted: we cannot tell which hops of this epoch we saw
-		 * before, so ask to be taken in under a new one (§5.3). Leaving:
-		 * we said which hop was our last (§5.4). Either way the sender
-		 * learns that this very pass was refused. */
+	if (!ring_set_has(&node->floor_known, fi)) {
+		/* The first token from FROM in this life may be a late copy of
+		 * one our past accepted, which a lost or rolled-back disk cannot
+		 * tell (§5.3). FROM's answer will: say nothing until then, and
+		 * its retransmission is judged against it. */
+		struct ring_msg q = {.type = RING_MSG_EPOCH_QUERY};
+		q.u.epoch_query.nonce = node->query_nonce;
+		send_msg(node, up, from, &q);
+		return;
+	}
+	if (t->epoch <= node->start_epoch || t->epoch <= node->floor_from[fi] || node->leaving) {
+		/* Restarted: we cannot tell which hops of this epoch our past
+		 * accepted, so ask to be taken in under a new one (§5.3).
+		 * Leaving: we said which hop was our last (§5.4). Either way the
+		 * sender learns that this very pass was refused. */
 		send_refusal(node, up, from, t);
 		return;
 	}
@@ -977,6 +1008,9 @@ static void on_join(struct ring_node *node, struct ring_update *up, size_t from_
 		node->visit_granted = true;
 		/* At least the token's epoch: apply_membership then re-epochs. */
 		node->join_epoch[from_idx] = max_u32(j->epoch, node->token.epoch);
+		/* Its past life may have passed the token on (§3.2): as after a
+		 * skip, the new epoch is heard at once. */
+		node->hb_deadline = now;
 		pass_token(node, up, now);
 	}
 }
@@ -1017,15 +1051,19 @@ static void on_leave(struct ring_node *node, struct ring_update *up, size_t from
 
 /* ---- what a starting member's epoch is worth (§5.3) ---- */
 
-/* Answers a query needs: enough of the others that, with any majority that
- * persisted an epoch, they share a member other than us. */
+/* Answers a start needs (§5.3). A member with nothing on disk (first start,
+ * or a wiped state_dir) needs enough of the others that they share a member
+ * other than itself with any majority that persisted an epoch: n - n/2.
+ * One with a stored epoch needs a majority counting itself, n/2 others,
+ * which a majority ring needs up anyway: that costs no availability and
+ * catches a disk rolled back below what any of them knows. quorum = none
+ * promises no majority anywhere (§6.3): a stored epoch is taken as it is,
+ * and a member with none asks one other. */
 static size_t query_needed(const struct ring_node *node)
 {
+	size_t n = node->layout.n;
 	if (node->layout.quorum == RING_QUORUM_MAJORITY)
-		return node->layout.n - node->layout.n / 2;
-	/* quorum = none promises no majority anywhere (§6.3): a stored epoch
-	 * is taken as it is, and a member with none asks one other, so that a
-	 * first start alone does not guess. */
+		return node->start_epoch ? n / 2 : n - n / 2;
 	return node->start_epoch ? 0 : 1;
 }
 
@@ -1045,27 +1083,63 @@ static void query_start(struct ring_node *node, struct ring_update *up, uint64_t
 {
 	node->query_active = true;
 	node->query_at_start = at_start;
-	/* The monotonic clock grows across restarts: this life's answers are
+	/* The driver's clock grows across restarts: this life's answers are
 	 * told from a previous one's by it. */
-	node->query_nonce = now + 1;
-	node->reply_max = 0;
+	node->query_nonce = now + 1 > node->query_nonce ? now + 1 : node->query_nonce + 1;
+	if (at_start)
+		node->first_nonce = node->query_nonce;
 	ring_set_clear(&node->replied);
 	query_send(node, up, now);
+}
+
+/* The K-th highest answer to the current query (1 <= K <= answers). */
+static uint32_t reply_rank(const struct ring_node *node, size_t k)
+{
+	uint32_t top[2] = {0, 0}; /* K is 1 or 2 */
+	for (size_t i = 0; i < node->layout.n; i++) {
+		if (!ring_set_has(&node->replied, i))
+			continue;
+		uint32_t e = node->reply_epoch[i];
+		if (e > top[0]) {
+			top[1] = top[0];
+			top[0] = e;
+		} else if (e > top[1]) {
+			top[1] = e;
+		}
+	}
+	return top[k > 1 ? 1 : 0];
 }
 
 static void on_epoch_reply(struct ring_node *node, struct ring_update *up, size_t from_idx,
 			   const struct ring_msg_epoch_reply *r, uint64_t now)
 {
-	if (!node->query_active || r->nonce != node->query_nonce)
+	if (from_idx >= RING_MAX_MEMBERS || node->first_nonce == 0 ||
+	    r->nonce < node->first_nonce || r->nonce > node->query_nonce)
+		return; /* not asked in this life */
+	/* Any answer of this life was sent after we started, so it is at
+	 * least the epoch of every hop its sender sent us before (§5.3). */
+	if (!ring_set_has(&node->floor_known, from_idx) || r->epoch > node->floor_from[from_idx])
+		node->floor_from[from_idx] = r->epoch;
+	ring_set_add(&node->floor_known, from_idx);
+	if (!node->query_active || r->nonce != node->query_nonce) {
+		/* A late answer still teaches: once proven, an epoch a member
+		 * knows that the first answers did not is one we must not mint
+		 * again. Within reach only (§4.2), like any datagram's. */
+		if (node->proven && epoch_ok(node, r->epoch))
+			adopt(node, up, r->epoch, id_of(node, from_idx), now);
 		return;
+	}
 	ring_set_add(&node->replied, from_idx);
-	node->reply_max = max_u32(node->reply_max, r->epoch);
+	node->reply_epoch[from_idx] = r->epoch;
 	size_t have = ring_set_count(&node->replied);
 	if (have < query_needed(node))
 		return;
 	node->query_active = false;
 	node->query_next = now + ms(node->layout.loss_timeout_ms);
-	uint32_t floor = node->reply_max;
+	/* At start, the highest answer: a majority that persisted an epoch
+	 * shares a member with those who answered. Catching up, the second
+	 * highest where there is one: one forged answer cannot move us. */
+	uint32_t floor = reply_rank(node, node->query_at_start || have < 2 ? 1 : 2);
 	adopt(node, up, floor, 0, now);
 	if (node->broken)
 		return;
@@ -1404,10 +1478,12 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 		node->loss_deadline = now + 2 * ms(node->layout.heartbeat_ms);
 		/* Whatever the disk says, learn what the others know first: the
 		 * disk may have been wiped or restored from a backup (§5.3). */
-		if (query_needed(node) == 0)
+		if (query_needed(node) == 0) {
 			node->proven = true;
-		else
+			node->first_nonce = node->query_nonce = now + 1;
+		} else {
 			query_start(node, up, now, true);
+		}
 		break;
 	case RING_EVENT_TICK:
 		break;

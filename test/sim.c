@@ -121,6 +121,8 @@ struct sim_node {
 	struct u32vec held_clients; /* client events that came during a pause */
 	struct u32vec held_events;  /* ticks and datagrams that came during a pause */
 	uint32_t first_client, nclients;
+	bool damaged;           /* restarted on a lost or rolled-back disk */
+	bool proven;            /* logged epoch_learned since its last start */
 };
 
 enum client_state { CL_DOWN, CL_THINK, CL_WAIT, CL_CS };
@@ -836,6 +838,8 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 			check_suspicion(run, i, a);
 			if (a->u.log.event == RING_LOG_TOKEN_RECV)
 				maybe_leave_after_token(run, i);
+			if (a->u.log.event == RING_LOG_EPOCH_LEARNED && a->u.log.field[2])
+				nd->proven = true;
 			break;
 		case RING_ACTION_LEFT:
 			trace(run, "    -> left");
@@ -1019,6 +1023,24 @@ static void node_crash(struct sim_run *run, uint32_t i)
 	nd->paused = false;
 }
 
+/* What PROTOCOL.md §5.3 promises to survive: a member that comes back with
+ * a lost or rolled-back disk, under a majority quorum, while every other
+ * member is up with what it knows (none of them itself damaged and not yet
+ * told by the others). A second member losing its state before the first
+ * has relearned it can take the last copy of an epoch with it; under
+ * quorum = none nothing but the disk remembers a member's epochs. */
+static bool disk_fault_covered(const struct sim_run *run, uint32_t i)
+{
+	if (run->layout.quorum != RING_QUORUM_MAJORITY)
+		return false;
+	for (uint32_t j = 0; j < run->n; j++) {
+		const struct sim_node *o = &run->nodes[j];
+		if (j != i && (o->life != NODE_UP || o->paused || (o->damaged && !o->proven)))
+			return false;
+	}
+	return true;
+}
+
 /* Restarts a member that is down with what its disk kept (FATE). */
 static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 {
@@ -1026,6 +1048,13 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 	uint32_t was = nd->disk;
 	if (run->keep_disks)
 		fate = DISK_KEPT;
+	if (fate != DISK_KEPT && !disk_fault_covered(run, i)) {
+		trace(run, "    (n%u's disk fault is not drawn: outside what PROTOCOL.md §5.3"
+		      " promises to survive)", i);
+		fate = DISK_KEPT;
+	}
+	nd->damaged = fate != DISK_KEPT;
+	nd->proven = false;
 	if (fate == DISK_LOST) {
 		nd->disk = 0;
 		nd->hist_n = 0;
