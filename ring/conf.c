@@ -805,7 +805,14 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 	if (l->quorum == RING_QUORUM_MAJORITY)
 		fprintf(out, "a regeneration needs %zu of %zu members; a smaller side of a partition waits\n",
 			ring_layout_quorum(l), l->n);
-	else
+	if (l->quorum == RING_QUORUM_MAJORITY && l->n == 2)
+		fprintf(out, "warning: with 2 members a majority is both: the ring stops granting when either one\n"
+			     "  crashes or is stopped, even gracefully; use 3 members, or quorum = none (PROTOCOL.md §6.3)\n");
+	/* PROTOCOL.md §5.3: an empty state_dir is proven by n - n/2 others. */
+	if (l->quorum == RING_QUORUM_MAJORITY)
+		fprintf(out, "a member with an empty state_dir (first start, or wiped) mints nothing until %zu other member%s answer%s it\n",
+			l->n - l->n / 2, l->n - l->n / 2 == 1 ? "" : "s", l->n - l->n / 2 == 1 ? "s" : "");
+	if (l->quorum != RING_QUORUM_MAJORITY)
 		fprintf(out, "any member may regenerate (quorum none): both sides of a partition may hold a token; fencing keeps the resource safe\n");
 	if (conf->secret_file[0])
 		fprintf(out, "authentication: on (%s)\n", conf->secret_file);

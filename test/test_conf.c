@@ -634,6 +634,19 @@ static void test_describe_shows_members_and_timings(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "[::1]:7103"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "authentication: on (/tmp/demo.key)"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "inject: refused"));
+	CU_ASSERT_PTR_NULL(strstr(buf, "warning: with 2 members"));
+	free(buf);
+
+	/* Two members under a majority: --check says the ring cannot lose one. */
+	CU_ASSERT_EQUAL_FATAL(load_text("[ring]\nname = two\n[node.1]\nhost = 127.0.0.1\nport = 9001\n"
+					"[node.2]\nhost = 127.0.0.1\nport = 9002\n", NULL, 0), 0);
+	buf = NULL;
+	out = open_memstream(&buf, &size);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	ring_conf_describe(&conf, out);
+	fclose(out);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "warning: with 2 members a majority is both"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "mints nothing until 1 other member answers it"));
 	free(buf);
 }
 
