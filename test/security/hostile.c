@@ -376,7 +376,8 @@ static size_t other_member(struct ctx *c, size_t dst)
 
 static const enum ring_msg_type member_types[] = {
 	RING_MSG_TOKEN, RING_MSG_TOKEN_ACK, RING_MSG_HEARTBEAT, RING_MSG_ELECTION,
-	RING_MSG_ELECTION_ACK, RING_MSG_JOIN, RING_MSG_LEAVE,
+	RING_MSG_ELECTION_ACK, RING_MSG_JOIN, RING_MSG_LEAVE, RING_MSG_EPOCH_QUERY,
+	RING_MSG_EPOCH_REPLY,
 };
 #define N_MEMBER_TYPES (sizeof member_types / sizeof member_types[0])
 
@@ -414,9 +415,19 @@ static int craft(struct ctx *c, enum ring_msg_type type, uint16_t from, uint16_t
 		break;
 	case RING_MSG_JOIN:
 		m.u.join.epoch = high;
+		m.u.join.refused = (struct ring_hop){high, 1};
 		break;
 	case RING_MSG_LEAVE:
 		m.u.leave.epoch = high;
+		m.u.leave.accepted = (struct ring_hop){high, UINT32_MAX};
+		m.u.leave.refused = (struct ring_hop){high, 1};
+		break;
+	case RING_MSG_EPOCH_QUERY:
+		m.u.epoch_query.nonce = rnd(c);
+		break;
+	case RING_MSG_EPOCH_REPLY:
+		/* The nonce is a guess: a member answers only its own queries. */
+		m.u.epoch_reply = (struct ring_msg_epoch_reply){.nonce = rnd(c), .epoch = high};
 		break;
 	case RING_MSG_STATUS_REQ:
 		m.u.status_req.nonce = rnd(c);
