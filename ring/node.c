@@ -83,6 +83,10 @@ struct ring_node {
 	uint32_t retries_left;
 	uint64_t ack_deadline;
 	uint64_t pass_sent;   /* first transmission of the current pass */
+	/* The successor refused this very pass by name (§3.2): after one more
+	 * ack timeout, take it back (JOIN) or skip the leaver (LEAVE). */
+	enum { REFUSED_NONE, REFUSED_JOIN, REFUSED_LEAVE } pass_refused;
+	uint32_t refused_epoch; /* the JOIN's epoch */
 	uint64_t hop_rtt_us;  /* send to ack of the last pass answered first time */
 	uint64_t hb_base;     /* when the token last heartbeat (§5.1) */
 	uint64_t hb_deadline;
@@ -129,6 +133,7 @@ struct ring_node {
 	uint64_t first_nonce;   /* this life's queries: first_nonce..query_nonce */
 	uint64_t query_nonce;
 	uint64_t query_next;    /* resend, or (inactive) the earliest next catch-up */
+	uint64_t query_every;   /* resend interval: doubles up to loss_timeout_ms */
 	struct ring_set replied; /* to the current query */
 	uint32_t reply_epoch[RING_MAX_MEMBERS]; /* its answers */
 	/* What each member knew when it first answered us in this life: every
@@ -656,6 +661,7 @@ static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t 
 	node->seen_epoch = node->token.epoch;
 	node->seen_seq = node->token.seq;
 	node->phase = PHASE_PASSING;
+	node->pass_refused = REFUSED_NONE;
 	node->pass_to = next;
 	node->retries_left = node->layout.retries;
 	node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
@@ -999,20 +1005,35 @@ static void on_join(struct ring_node *node, struct ring_update *up, size_t from_
 			serve(node, up, now);
 	} else if (node->phase == PHASE_PASSING && node->pass_to == from_idx &&
 		   j->refused.epoch == node->token.epoch && j->refused.seq == node->token.seq) {
-		/* Our successor restarted and refused this very pass: take the
-		 * token back and hand it over again under a new epoch. Only an
+		/* Our successor restarted and refused this very pass. Only an
 		 * exact refusal will do: on any other JOIN (a duplicate, an old
 		 * one) the successor may hold the token by now, and passing it
-		 * again would make a copy (§5.3). */
-		node->phase = PHASE_HELD;
-		node->visit_granted = true;
-		/* At least the token's epoch: apply_membership then re-epochs. */
-		node->join_epoch[from_idx] = max_u32(j->epoch, node->token.epoch);
-		/* Its past life may have passed the token on (§3.2): as after a
-		 * skip, the new epoch is heard at once. */
-		node->hb_deadline = now;
-		pass_token(node, up, now);
+		 * again would make a copy (§5.3). Even so its past life may have
+		 * taken the pass, its ack still on the way: wait one more ack
+		 * timeout for that ack before taking the token back (§3.2). */
+		if (node->pass_refused == REFUSED_NONE) {
+			node->pass_refused = REFUSED_JOIN;
+			node->refused_epoch = j->epoch;
+			node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
+		}
 	}
+}
+
+/* The successor refused our pass and no ack of it came: hand it over again
+ * under a new epoch, which readmits the refuser (§5.3). */
+static void take_back(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	size_t to = node->pass_to;
+	node->phase = PHASE_HELD;
+	node->visit_granted = true;
+	if (!reepoch(node, up, max_u32(node->refused_epoch, node->token.epoch), now))
+		return; /* dropped: we may not mint yet */
+	node->join_until[to] = 0; /* readmitted by this epoch */
+	log_event(node, up, RING_LOG_MEMBER_REJOIN, id_of(node, to), node->token.epoch, 0);
+	/* Its past life may have passed the token on (§3.2): as after a skip,
+	 * the new epoch is heard at once. */
+	node->hb_deadline = now;
+	pass_token(node, up, now);
 }
 
 /* Whether hop A is B or one after it. */
@@ -1035,7 +1056,12 @@ static void on_leave(struct ring_node *node, struct ring_update *up, size_t from
 		 * an old one: resend now, and its answer (ack or refusal), or
 		 * the retry budget, decides. */
 		if (l->refused.epoch == node->token.epoch && l->refused.seq == node->token.seq) {
-			skip_successor(node, up, now); /* no timeout wait */
+			/* No retry budget to wait for; one ack timeout only, in
+			 * case an earlier life of the leaver took the pass (§3.2). */
+			if (node->pass_refused == REFUSED_NONE) {
+				node->pass_refused = REFUSED_LEAVE;
+				node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
+			}
 		} else if (hop_covers(&l->accepted, node->token.epoch, node->token.seq)) {
 			node->phase = PHASE_NONE;
 			node->counters.tokens_passed++;
@@ -1072,7 +1098,10 @@ static void query_send(struct ring_node *node, struct ring_update *up, uint64_t 
 	struct ring_msg m = {.type = RING_MSG_EPOCH_QUERY};
 	m.u.epoch_query.nonce = node->query_nonce;
 	send_msg(node, up, 0, &m);
-	node->query_next = now + ms(node->layout.heartbeat_ms);
+	/* Backing off: a member that cannot be proven (too few up) should not
+	 * cost the others a datagram every heartbeat for ever. */
+	node->query_next = now + node->query_every;
+	node->query_every = min_u64(2 * node->query_every, ms(node->layout.loss_timeout_ms));
 }
 
 /* Asks every member what epoch it knows: at start, to learn the floor
@@ -1089,6 +1118,7 @@ static void query_start(struct ring_node *node, struct ring_update *up, uint64_t
 	if (at_start)
 		node->first_nonce = node->query_nonce;
 	ring_set_clear(&node->replied);
+	node->query_every = ms(node->layout.heartbeat_ms);
 	query_send(node, up, now);
 }
 
@@ -1118,8 +1148,9 @@ static void on_epoch_reply(struct ring_node *node, struct ring_update *up, size_
 		return; /* not asked in this life */
 	/* Any answer of this life was sent after we started, so it is at
 	 * least the epoch of every hop its sender sent us before (§5.3). */
-	if (!ring_set_has(&node->floor_known, from_idx) || r->epoch > node->floor_from[from_idx])
-		node->floor_from[from_idx] = r->epoch;
+	if (!ring_set_has(&node->floor_known, from_idx))
+		node->floor_from[from_idx] = r->epoch; /* the first answer: later ones
+							* would refuse hops sent after we started */
 	ring_set_add(&node->floor_known, from_idx);
 	if (!node->query_active || r->nonce != node->query_nonce) {
 		/* A late answer still teaches: once proven, an epoch a member
@@ -1366,7 +1397,11 @@ static bool heartbeats(const struct ring_node *node)
 static void run_timers(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	if (node->phase == PHASE_PASSING && now >= node->ack_deadline) {
-		if (node->retries_left > 0) {
+		if (node->pass_refused == REFUSED_JOIN) {
+			take_back(node, up, now);
+		} else if (node->pass_refused == REFUSED_LEAVE) {
+			skip_successor(node, up, now);
+		} else if (node->retries_left > 0) {
 			node->retries_left--;
 			node->counters.retransmits++;
 			node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
