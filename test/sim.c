@@ -458,7 +458,7 @@ static void net_send(struct sim_run *run, uint32_t src, uint32_t dst, const uint
 {
 	/* Heartbeats alone lost: the token and the acks pass, so only the
 	 * members' idea of who is alive can go wrong (§5.1, §6.2). */
-	if (run->p_hb_loss > 0 && len > 3 && buf[3] == RING_MSG_HEARTBEAT &&
+	if (run->p_hb_loss > 0 && ring_wire_peek_type(buf, len) == RING_MSG_HEARTBEAT &&
 	    simnet_rng_chance(&run->rng, run->p_hb_loss)) {
 		trace(run, "    .. n%u->n%u heartbeat lost", src, dst);
 		i2_off(run, "a heartbeat n%u->n%u was lost", src, dst);
@@ -704,7 +704,7 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 		fail(run, "send", "n%u sends %u bytes", i, len);
 		return;
 	}
-	if (to == 0 && a->u.send.buf[3] == RING_MSG_HEARTBEAT)
+	if (to == 0 && ring_wire_peek_type(a->u.send.buf, a->u.send.len) == RING_MSG_HEARTBEAT)
 		run->heartbeats++;
 	int dst = to ? ring_layout_index(&run->layout, to) : -1;
 	if (to && (dst < 0 || (uint32_t)dst == i)) {
@@ -1099,11 +1099,18 @@ static void node_resume(struct sim_run *run, uint32_t i)
 	}
 	/* The clients first: a process that wakes up acts on what it believed
 	 * before its member can tell it otherwise (§5.5). Then the member's own
-	 * events, in the order they came. */
+	 * events, as the daemon takes a batch from its socket: in the order
+	 * the core asks for (ring_node_rx_rank: tokens last), in the order they
+	 * came within a rank. */
 	for (size_t k = 0; k < nd->held_clients.n; k++)
 		heap_push(run, run->now, nd->held_clients.v[k]);
-	for (size_t k = 0; k < nd->held_events.n; k++)
-		heap_push(run, run->now, nd->held_events.v[k]);
+	for (int rank = 0; rank < 2; rank++)
+		for (size_t k = 0; k < nd->held_events.n; k++) {
+			const struct simnet_item *it = &run->q.items[nd->held_events.v[k]];
+			int r = it->kind == EV_DELIVER ? ring_node_rx_rank(it->buf, it->len) : 0;
+			if (r == rank)
+				heap_push(run, run->now, nd->held_events.v[k]);
+		}
 	nd->held_clients.n = nd->held_events.n = 0;
 }
 
