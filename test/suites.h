@@ -12,5 +12,8 @@ int ring_test_control_suite(void);
 int ring_test_trace_suite(void);
 int ring_test_auth_suite(void);
 int ring_test_simcheck_suite(void);
+int ring_test_rules_token_suite(void);
+int ring_test_rules_members_suite(void);
+int ring_test_rules_election_suite(void);
 
 #endif

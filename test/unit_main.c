@@ -24,6 +24,9 @@ int main(void)
 		ring_test_trace_suite,
 		ring_test_auth_suite,
 		ring_test_simcheck_suite,
+		ring_test_rules_token_suite,
+		ring_test_rules_members_suite,
+		ring_test_rules_election_suite,
 	};
 	for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
 		if (suites[i]() != 0) {

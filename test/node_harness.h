@@ -1,0 +1,127 @@
+/* The test ring of the core's unit suites: real members (ring/node.c) on a
+ * virtual clock and a FIFO network that every test can drop from, with a
+ * record of every action and the safety the whole ring must keep. */
+#ifndef RING_TEST_NODE_HARNESS_H
+#define RING_TEST_NODE_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "node.h"
+#include "set.h"
+#include "wire.h"
+
+#define NEVER UINT64_MAX
+#define MS 1000ULL          /* microseconds per millisecond */
+#define T0 (1000 * MS)      /* the clock starts at 1 s: time 0 is not special */
+#define LATENCY (1 * MS)    /* every datagram takes one millisecond */
+#define SIM_MAX 8
+#define FLIGHT_MAX 4096
+#define RUN_STEPS_MAX 500000 /* a run that takes more steps is stuck */
+
+/* Offset of quiet_us in an encoded TOKEN: after epoch, seq and counter. */
+#define OFF_QUIET (RING_WIRE_HEADER + 12)
+
+/* ---- the simulated ring ---- */
+
+struct flight {
+	uint64_t at;       /* when it arrives */
+	uint16_t from, to; /* member ids */
+	uint16_t len;
+	uint8_t buf[RING_WIRE_MAX];
+};
+
+struct rec {
+	uint64_t seq; /* order across all members */
+	uint64_t at;
+	struct ring_action a;
+};
+
+struct sim {
+	struct ring_layout layout;
+	size_t n;
+	struct ring_node *node[SIM_MAX];
+	bool up[SIM_MAX]; /* gets events; datagrams to a member that is not up are lost */
+	uint64_t deadline[SIM_MAX];
+	uint64_t now;
+
+	/* The network: one FIFO, since every hop takes the same time. */
+	struct flight *flight;
+	size_t f_head, f_len;
+	bool (*drop)(const struct flight *f, const void *arg); /* when set, what it matches is lost */
+	const void *drop_arg;
+
+	/* The last step, for assertions on it. */
+	int last_node; /* -1 when the last thing done was not a step */
+	enum ring_event_type last_event;
+	struct ring_update last;
+
+	/* Every action of every member, in order. */
+	struct rec *rec[SIM_MAX];
+	size_t n_rec[SIM_MAX], cap_rec[SIM_MAX];
+	uint64_t seq;
+
+	/* Safety watched on every step. */
+	size_t max_held;    /* most members holding (not passing) a token at once */
+	size_t max_granted; /* most members with a client in the region at once */
+	size_t bad_grants;  /* GRANTs from a member not holding, or with a fence not of its token */
+	size_t fence_regressions; /* GRANTs whose fence was not above every earlier one */
+	uint64_t max_fence;
+};
+
+/* What a run waits for: an action in a step of one member (or any). */
+struct want {
+	int node;                   /* -1: any member */
+	enum ring_action_type type;
+	int what;                   /* LOG: the event; SEND: the message type; -1: any */
+	int to;                     /* SEND: the receiver's id; -1: any */
+};
+
+uint16_t id_of(size_t i);
+void make_layout(struct ring_layout *l, size_t n);
+void make_resting_layout(struct ring_layout *l, size_t n);
+struct sim *sim_new(const struct ring_layout *l);
+void sim_free(struct sim *s);
+void sim_restart(struct sim *s, size_t i, uint32_t stored_epoch);
+struct ring_status status_of(const struct sim *s, size_t i);
+size_t index_of(const struct sim *s, uint16_t id);
+size_t successor_of(const struct sim *s, size_t i);
+bool decode_send(const struct ring_action *a, struct ring_msg *m);
+void sim_step(struct sim *s, size_t i, struct ring_event ev);
+struct ring_event event(enum ring_event_type type);
+void sim_start(struct sim *s, size_t i);
+void sim_tick(struct sim *s, size_t i);
+void sim_leave(struct sim *s, size_t i);
+void sim_acquire(struct sim *s, size_t i, uint64_t client);
+void sim_release(struct sim *s, size_t i, uint64_t client);
+void sim_datagram(struct sim *s, size_t i, uint16_t from_id, const uint8_t *buf, size_t len);
+size_t sim_deliver_all(struct sim *s);
+bool sim_tick_earliest(struct sim *s);
+bool sim_next(struct sim *s, uint64_t until);
+bool sim_run(struct sim *s, uint64_t until,
+		    bool (*stop)(const struct sim *s, const void *arg), const void *arg);
+void sim_run_for(struct sim *s, uint64_t dur_us);
+int last_action(const struct sim *s, enum ring_action_type type);
+int last_log(const struct sim *s, enum ring_log_event ev);
+int last_send(const struct sim *s, enum ring_msg_type type, int to, struct ring_msg *m);
+bool want_met(const struct sim *s, const void *arg);
+bool run_until_log(struct sim *s, int node, enum ring_log_event ev, uint64_t limit_us);
+bool run_until_send(struct sim *s, int node, enum ring_msg_type type, int to,
+			   uint64_t limit_us);
+bool run_until_action(struct sim *s, int node, enum ring_action_type type,
+			     uint64_t limit_us);
+size_t count_logs(const struct sim *s, size_t i, uint64_t since, enum ring_log_event ev);
+size_t count_logs_all(const struct sim *s, uint64_t since, enum ring_log_event ev);
+size_t count_actions(const struct sim *s, size_t i, uint64_t since, enum ring_action_type type);
+size_t count_sends(const struct sim *s, size_t i, uint64_t since, enum ring_msg_type type,
+			  uint16_t to);
+uint64_t longest_gap(const struct sim *s, uint64_t since, enum ring_log_event ev,
+			    size_t skip, uint64_t from_us);
+bool ring_settled(const struct sim *s, const void *arg);
+size_t sim_settle(struct sim *s);
+void sim_boot(struct sim *s);
+void assert_ring_safe(const struct sim *s);
+
+#endif
