@@ -16,7 +16,14 @@
 set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-out=build/mutants
+# A full run owns build/mutants; a subset (MUTANTS=...) gets a folder of its
+# own under it, so that several subsets can run at once without removing
+# each other's work.
+if [ -n "${MUTANTS:-}" ]; then
+	out=build/mutants/subset-$$
+else
+	out=build/mutants
+fi
 snap=$out/_src
 
 die() {
