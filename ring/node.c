@@ -621,8 +621,13 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 		grant(node, up, now);
 		return;
 	}
-	if (alone)
-		return; /* keep it; an ACQUIRE or a JOIN wakes us (quorum 1: confirmed) */
+	if (alone) {
+		/* Keep it; an ACQUIRE or a JOIN wakes us (quorum 1: confirmed).
+		 * A rest begun before the others left has nothing to end: its
+		 * deadline would fire at once, for ever. */
+		node->resting = false;
+		return;
+	}
 	if (node->q_len > 0 || node->layout.idle_pass_ms == 0) {
 		pass_token(node, up, now);
 		return;

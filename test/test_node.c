@@ -1170,6 +1170,27 @@ static void test_update_overflow_is_fatal_and_final(void)
 	ring_node_free(n);
 }
 
+/* Found by the mixed class's soak (seed 1001514): a member resting the
+ * token (idle_pass_ms) that is left alone by a leave kept the rest's
+ * deadline, already past, and was woken at the same instant for ever. */
+static void test_member_left_alone_while_resting_does_not_spin(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 2);
+	l.quorum = RING_QUORUM_NONE;
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s); /* resting: idle_pass_ms 50 */
+	size_t o = 1 - h;
+	sim_leave(s, o);
+	sim_run_for(s, 1000 * MS); /* fails the step bound if it spins */
+	CU_ASSERT(status_of(s, h).token_held);
+	CU_ASSERT(s->deadline[h] > s->now - 1000 * MS);
+	sim_acquire(s, h, 1);
+	CU_ASSERT(last_action(s, RING_ACTION_GRANT) >= 0);
+	sim_free(s);
+}
+
 int ring_test_node_suite(void)
 {
 	static const struct {
@@ -1202,6 +1223,7 @@ int ring_test_node_suite(void)
 		T_(test_counter_exhaustion_reepochs_without_granting_unconfirmed),
 		T_(test_wiped_member_never_grants_an_old_fence_again),
 		T_(test_update_overflow_is_fatal_and_final),
+		T_(test_member_left_alone_while_resting_does_not_spin),
 #undef T_
 	};
 	CU_pSuite s = CU_add_suite("node", NULL, NULL);
