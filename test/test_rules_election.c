@@ -2,8 +2,361 @@
  * each one that fails when the rule is removed (its mutant in test/mutants/). */
 #include <CUnit/CUnit.h>
 
+#include <string.h>
+
 #include "node_harness.h"
 #include "suites.h"
+
+/* ---- a paused member's socket ----
+ * A paused member is not stepped (its deadline is hidden from the ring), and
+ * what is sent to it waits in its socket; on waking it reads the socket in
+ * the daemon's batch order (ring_node_rx_rank: everything but tokens first,
+ * §5.5), so that the first event it sees is already late. */
+
+#define SOCK_MAX 256
+
+struct sock {
+	bool paused;
+	size_t n;
+	struct flight f[SOCK_MAX];
+};
+
+static struct sock sock[SIM_MAX];
+
+/* The drop filter of the histories below: datagrams to a paused member go
+ * to its socket; EXTRA, when set, is a loss of the history's own. */
+static bool (*extra_drop)(const struct sim *s, const struct flight *f);
+
+static bool socket_filter(const struct flight *f, const void *arg)
+{
+	const struct sim *s = arg;
+	size_t to = index_of(s, f->to);
+	if (sock[to].paused) {
+		if (sock[to].n < SOCK_MAX)
+			sock[to].f[sock[to].n++] = *f;
+		return true;
+	}
+	return extra_drop && extra_drop(s, f);
+}
+
+static void sockets_init(struct sim *s)
+{
+	memset(sock, 0, sizeof sock);
+	extra_drop = NULL;
+	s->drop = socket_filter;
+	s->drop_arg = s;
+}
+
+/* Stops member I. With KEEP_SOCKET what is sent to it waits for it, but
+ * the ring's watch still counts it (a paused member's client is still in
+ * the region, which §5.5 says no member can prevent); without, what is sent
+ * to it is lost and the watch leaves it out until it wakes. */
+static void pause_member(struct sim *s, size_t i, bool keep_socket)
+{
+	sock[i].paused = true;
+	sock[i].n = 0;
+	s->deadline[i] = NEVER;
+	s->up[i] = keep_socket;
+}
+
+/* Wakes member I: it reads its socket (or, if empty, its timer fires). */
+static void wake_member(struct sim *s, size_t i)
+{
+	sock[i].paused = false;
+	s->up[i] = true;
+	if (sock[i].n == 0) {
+		sim_tick(s, i);
+		return;
+	}
+	for (int rank = 0; rank <= 1; rank++)
+		for (size_t k = 0; k < sock[i].n; k++) {
+			const struct flight *f = &sock[i].f[k];
+			if (ring_node_rx_rank(f->buf, f->len) == rank)
+				sim_datagram(s, i, f->from, f->buf, f->len);
+		}
+	sock[i].n = 0;
+}
+
+static int msg_type(const struct flight *f)
+{
+	struct ring_msg m;
+	return ring_wire_decode(f->buf, f->len, &m) == 0 ? (int)m.type : -1;
+}
+
+/* The GRANT in the last update, or NULL. */
+static const struct ring_action *last_grant(const struct sim *s)
+{
+	int k = last_action(s, RING_ACTION_GRANT);
+	return k < 0 ? NULL : &s->last.action[k];
+}
+
+/* ---- §5.5 pauses ---- */
+
+/* §5.5: a detected pause revokes the grant before anything else. The holder
+ * stops with a client in the region; the others regenerate and grant to a
+ * client of their own. When the holder wakes, its client must be out before
+ * anything else happens: otherwise two clients are in the region at once.
+ * Kills pause-never-detected and pause-no-revoke. */
+static void test_paused_holders_client_is_out_before_the_new_holders_grant_overlaps(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	l.lease_ms = 60000; /* no lease ends in this history */
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	sim_acquire(s, h, 1);
+	CU_ASSERT_FATAL(last_grant(s) != NULL);
+	size_t a = successor_of(s, h), b = successor_of(s, a);
+
+	pause_member(s, h, false);
+	uint64_t mark = s->seq;
+	sim_acquire(s, a, 2);
+	sim_acquire(s, b, 3);
+	sim_run_for(s, 3000 * MS);
+	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 1);
+	CU_ASSERT_FATAL(status_of(s, a).granted || status_of(s, b).granted);
+
+	wake_member(s, h);
+	CU_ASSERT(count_logs(s, h, mark, RING_LOG_PAUSE_DETECTED) == 1);
+	CU_ASSERT(!status_of(s, h).granted);
+	sim_run_for(s, 500 * MS);
+	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_GRANT), 0);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* §5.5 and §7: after a pause the member grants nothing for 2 x heartbeat_ms,
+ * and the pause is found before the event is handled. The member stops with
+ * the token on its way to it and a client waiting; its predecessor skips it
+ * and the ring grants under the new epoch. On waking, the old token is the
+ * first thing in its socket: granted under, it would put a second client in
+ * the region with a fence below the current one. Kills pause-no-quarantine
+ * (no quarantine) and pause-checked-late (the token is handled, and granted
+ * under, before the pause is noticed). */
+static void test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_under_it(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	l.lease_ms = 60000;
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t p = successor_of(s, h), q = successor_of(s, p);
+	sim_acquire(s, p, 7);
+	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(p), 500 * MS));
+	uint32_t old_epoch = status_of(s, h).token_epoch;
+	pause_member(s, p, true); /* the token in flight lands in its socket */
+
+	uint64_t mark = s->seq;
+	sim_acquire(s, q, 8);
+	CU_ASSERT_FATAL(run_until_action(s, (int)q, RING_ACTION_GRANT, 2000 * MS));
+	uint64_t fence_q = last_grant(s)->u.grant.fence;
+	CU_ASSERT_FATAL(fence_q >> 32 > old_epoch);
+	sim_run_for(s, 1500 * MS);
+	CU_ASSERT_FATAL(status_of(s, q).granted);
+
+	uint64_t woke = s->seq;
+	wake_member(s, p);
+	CU_ASSERT_EQUAL(count_logs(s, p, woke, RING_LOG_PAUSE_DETECTED), 1);
+	sim_run_for(s, 500 * MS);
+	CU_ASSERT_EQUAL(count_actions(s, p, mark, RING_ACTION_GRANT), 0);
+	CU_ASSERT(!status_of(s, p).has_token);
+	CU_ASSERT(status_of(s, q).granted);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+static bool drop_heartbeats_to_paused(const struct sim *s, const struct flight *f)
+{
+	(void)s;
+	return msg_type(f) == RING_MSG_HEARTBEAT && f->to == id_of(0);
+}
+
+/* §5.5: a detected pause ends the visit: a held token moves on at once,
+ * where the next member judges it (a STALE ack if the ring moved on). Here
+ * the holder rests long (idle_pass_ms) and stops mid-rest; the others
+ * regenerate and grant. It wakes with the new epoch's heartbeats lost: only
+ * moving the token on tells it the token is stale. Had it kept resting, a
+ * client arriving after the quarantine would be granted under the old token
+ * while the new holder's client is in the region. Kills pause-visit-goes-on. */
+static void test_paused_resting_holder_hands_its_token_on_instead_of_granting_under_it(void)
+{
+	struct ring_layout l;
+	make_layout(&l, 3);
+	l.idle_pass_ms = 5000;
+	l.lease_ms = 60000;
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	/* Member 0 takes the token fresh, so that its rest has just begun. */
+	CU_ASSERT_FATAL(run_until_log(s, 0, RING_LOG_TOKEN_RECV, 20000 * MS));
+	size_t h = 0;
+	uint32_t old_epoch = status_of(s, h).token_epoch;
+	pause_member(s, h, false);
+	uint64_t mark = s->seq;
+	sim_acquire(s, 1, 2);
+	sim_acquire(s, 2, 3);
+	sim_run_for(s, 1800 * MS);
+	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 1);
+	CU_ASSERT_FATAL(status_of(s, 1).granted || status_of(s, 2).granted);
+
+	extra_drop = drop_heartbeats_to_paused;
+	uint64_t woke = s->seq;
+	wake_member(s, h);
+	CU_ASSERT_EQUAL(count_logs(s, h, woke, RING_LOG_PAUSE_DETECTED), 1);
+	/* The visit is over: the token left in the very step. */
+	struct ring_msg tok;
+	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, &tok) >= 0 && tok.u.token.epoch == old_epoch);
+	sim_run_for(s, 300 * MS); /* past the quarantine */
+	sim_acquire(s, h, 9);
+	sim_run_for(s, 300 * MS);
+	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_GRANT), 0);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* ---- §6.2 ending an election while a token lives ---- */
+
+static size_t kept_holder; /* the member the next filter spares */
+
+static bool drop_heartbeats_but_to_holder(const struct sim *s, const struct flight *f)
+{
+	(void)s;
+	return msg_type(f) == RING_MSG_HEARTBEAT && f->to != id_of(kept_holder);
+}
+
+/* §6.2 rule 1: a member holding the token ends any election that reaches
+ * it. The holder keeps a client in the region; its heartbeats to the others
+ * are lost, so they suspect loss and elect. Only the holder stands between
+ * their election and a second token: it has not itself heard a token for
+ * more than loss_timeout_ms / 2 (its own heartbeats do not count), so rule 2
+ * would not stop it. Kills holder-ends-election. */
+static void test_holder_ends_an_election_so_no_second_token_is_made(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	l.lease_ms = 60000;
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	sim_acquire(s, h, 1);
+	CU_ASSERT_FATAL(last_grant(s) != NULL);
+	kept_holder = h;
+	extra_drop = drop_heartbeats_but_to_holder;
+	uint64_t mark = s->seq;
+	sim_run_for(s, 4000 * MS);
+	CU_ASSERT(count_logs_all(s, mark, RING_LOG_ELECTION_START) >= 1);
+	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
+	CU_ASSERT(status_of(s, h).granted);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* Member 0 is cut off from the token (tokens and heartbeats to it are
+ * lost), and an election never reaches the member that has the token. */
+static bool drop_for_lonely_initiator(const struct sim *s, const struct flight *f)
+{
+	int t = msg_type(f);
+	if (f->to == id_of(0) && (t == RING_MSG_TOKEN || t == RING_MSG_HEARTBEAT))
+		return true;
+	return t == RING_MSG_ELECTION && status_of(s, index_of(s, f->to)).has_token;
+}
+
+/* §6.2 rule 2: a member that heard a live token within loss_timeout_ms / 2
+ * ends an election. Member 0 alone lost touch: the ring skipped it and
+ * nothing of the token reaches it, so it keeps calling elections. Their
+ * hops to whoever has the token are lost, so rule 1 never sees them; only
+ * the members that hear the token every heartbeat can stop them. Without
+ * rule 2 the election comes back with a majority and a second token is made
+ * next to the live one. Kills recently-heard. */
+static void test_member_that_heard_the_token_ends_a_lonely_members_election(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	sim_settle(s);
+	extra_drop = drop_for_lonely_initiator;
+	uint64_t mark = s->seq;
+	sim_run_for(s, 5000 * MS);
+	CU_ASSERT(count_logs(s, 0, mark, RING_LOG_ELECTION_START) >= 2);
+	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* ---- §6.3 quorum ---- */
+
+/* §6.3: a leave that would leave fewer than a quorum in the token's alive
+ * set drops the token. A ring of three lost one member; of the two left,
+ * the holder leaves. The one member remaining is no majority and must not
+ * grant: with the rule gone it is handed the token alone and grants.
+ * Kills membership-quorum. */
+static void test_leave_below_quorum_drops_the_token_and_nothing_is_granted(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	sim_settle(s);
+	s->up[2] = false;
+	sim_run_for(s, 3000 * MS);
+	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_TOKEN_RECV, 2000 * MS));
+	struct ring_status st = status_of(s, 1);
+	CU_ASSERT_EQUAL_FATAL(ring_set_count(&st.alive), 2);
+	uint64_t mark = s->seq;
+	sim_leave(s, 1);
+	CU_ASSERT(last_log(s, RING_LOG_NO_QUORUM) >= 0);
+	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN, -1, NULL), -1);
+	sim_acquire(s, 0, 5);
+	sim_run_for(s, 3000 * MS);
+	CU_ASSERT_EQUAL(count_actions(s, 0, mark, RING_ACTION_GRANT), 0);
+	CU_ASSERT(!status_of(s, 0).has_token);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* §6.3: every member an election without quorum reaches reports no-quorum
+ * too (it could not know otherwise). Five members, three crash with the
+ * token at member 1, whose skips then fall below quorum; member 0 then
+ * sleeps and calls no election of its own. It wakes to member 1's
+ * flagged election in its socket and carries it: from then on an operator
+ * asking it must read no-quorum, not "electing". Kills no-quorum-spread. */
+static void test_member_carrying_a_no_quorum_election_reports_no_quorum(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 5);
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	sim_settle(s);
+	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_TOKEN_RECV, 2000 * MS));
+	for (size_t i = 2; i < 5; i++)
+		s->up[i] = false;
+	uint64_t mark = s->seq;
+	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_NO_QUORUM, 1000 * MS));
+	pause_member(s, 0, true);
+	sim_run_for(s, 2000 * MS);
+	bool flagged = false;
+	for (size_t k = 0; k < sock[0].n; k++) {
+		struct ring_msg m;
+		if (ring_wire_decode(sock[0].f[k].buf, sock[0].f[k].len, &m) == 0 &&
+		    m.type == RING_MSG_ELECTION && (m.u.election.flags & RING_ELECTION_NO_QUORUM))
+			flagged = true;
+	}
+	CU_ASSERT_FATAL(flagged);
+	wake_member(s, 0);
+	CU_ASSERT(count_sends(s, 0, mark, RING_MSG_ELECTION, id_of(1)) >= 1);
+	CU_ASSERT_EQUAL(count_logs(s, 0, mark, RING_LOG_NO_QUORUM), 0);
+	CU_ASSERT_EQUAL(status_of(s, 0).state, RING_STATE_NO_QUORUM);
+	sim_free(s);
+}
 
 int ring_test_rules_election_suite(void)
 {
@@ -12,6 +365,13 @@ int ring_test_rules_election_suite(void)
 		CU_TestFunc fn;
 	} tests[] = {
 #define T_(fn) { #fn, fn }
+		T_(test_paused_holders_client_is_out_before_the_new_holders_grant_overlaps),
+		T_(test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_under_it),
+		T_(test_paused_resting_holder_hands_its_token_on_instead_of_granting_under_it),
+		T_(test_holder_ends_an_election_so_no_second_token_is_made),
+		T_(test_member_that_heard_the_token_ends_a_lonely_members_election),
+		T_(test_leave_below_quorum_drops_the_token_and_nothing_is_granted),
+		T_(test_member_carrying_a_no_quorum_election_reports_no_quorum),
 #undef T_
 		{NULL, NULL},
 	};
