@@ -63,6 +63,18 @@ static bool capture_token_to(const struct flight *f, const void *arg)
 	return false;
 }
 
+/* Drops the TOKEN_ACKs from member id *arg, keeping a copy of the last. */
+static struct flight held_ack;
+static bool hold_acks_from(const struct flight *f, const void *arg)
+{
+	struct ring_msg m;
+	if (f->from != *(const uint16_t *)arg || ring_wire_decode(f->buf, f->len, &m) != 0 ||
+	    m.type != RING_MSG_TOKEN_ACK)
+		return false;
+	held_ack = *f;
+	return true;
+}
+
 /* Member I receives M as if FROM sent it now. */
 static void inject(struct sim *s, size_t i, size_t from, struct ring_msg m)
 {
@@ -278,6 +290,86 @@ static void test_unproven_holder_drops_the_token_rather_than_mint_for_a_skip(voi
 		if (rc->seq > mark && rc->a.type == RING_ACTION_PERSIST)
 			CU_ASSERT_NOT_EQUAL(rc->a.u.persist.epoch & 0xff, r);
 	}
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* §5.3 and §3.2, a refusal is acted on only one ack timeout after it came,
+ * and not at all if the pass's ack comes meanwhile. J takes P's pass,
+ * serves and passes on to Q, whose client enters; J's ack to P is slow.
+ * J crashes and restarts at once and refuses P's retransmission by name
+ * (it cannot know its past took that hop). The old life's ack then arrives
+ * within the ack timeout: the token is not P's to take back. Taken back at
+ * once, it would be minted anew beside the one Q holds, and Q's client
+ * cut off by a copy made with no datagram lost, only delayed. */
+static void test_refused_pass_waits_an_ack_timeout_for_an_ack_of_the_past_life(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t p = sim_settle(s);
+	size_t j = successor_of(s, p);
+	size_t q = successor_of(s, j);
+	uint16_t j_id = id_of(j);
+	memset(&held_ack, 0, sizeof held_ack);
+	s->drop = hold_acks_from;
+	s->drop_arg = &j_id;
+	sim_acquire(s, j, 1);
+	sim_acquire(s, q, 2);
+	CU_ASSERT_FATAL(run_until_action(s, (int)j, RING_ACTION_GRANT, 500 * MS));
+	sim_release(s, j, 1);
+	CU_ASSERT_FATAL(run_until_action(s, (int)q, RING_ACTION_GRANT, 10 * MS));
+	CU_ASSERT_FATAL(held_ack.len > 0);
+	struct flight ack = held_ack;
+	uint32_t e = status_of(s, j).epoch;
+
+	sim_restart(s, j, e);
+	uint64_t mark = s->seq;
+	sim_start(s, j);
+	CU_ASSERT_FATAL(run_until_send(s, (int)j, RING_MSG_JOIN, id_of(p), 100 * MS));
+	struct ring_msg refusal;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_JOIN, id_of(p), &refusal) >= 0);
+	CU_ASSERT_EQUAL(refusal.u.join.refused.epoch, e);
+	sim_run_for(s, LATENCY); /* the refusal reaches P */
+	CU_ASSERT_FATAL(status_of(s, p).has_token);
+	sim_datagram(s, p, ack.from, ack.buf, ack.len); /* the past life's ack */
+	CU_ASSERT(!status_of(s, p).has_token);
+	s->drop = NULL;
+	sim_run_for(s, 300 * MS);
+	CU_ASSERT_EQUAL(count_logs(s, p, mark, RING_LOG_MEMBER_REJOIN), 0);
+	CU_ASSERT_EQUAL(count_actions(s, q, mark, RING_ACTION_REVOKE), 0);
+	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
+	CU_ASSERT(status_of(s, q).granted);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* §5.3, a sender's floor is its first answer of this life. A wiped R waits
+ * for its proof (B's answers are lost) and resends its query; A answers
+ * each. Meanwhile A readmitted R, and passes it hops of the new epoch.
+ * Were every answer a new floor, each would refuse the hops A sent after
+ * R started, and every resend of the query would cost a take-back and an
+ * epoch. */
+static void test_waiting_for_proof_costs_no_epoch_per_query_resend(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	size_t a = 0, r = 1, b = 2;
+	sim_boot(s);
+	sim_settle(s);
+	struct loss loss = {0};
+	lose_add(s, &loss, RING_MSG_EPOCH_REPLY, id_of(b), id_of(r));
+	sim_restart(s, r, 0);
+	uint64_t mark = s->seq;
+	sim_start(s, r);
+	sim_run_for(s, 2000 * MS);
+	CU_ASSERT_EQUAL_FATAL(count_logs(s, r, mark, RING_LOG_EPOCH_LEARNED), 0);
+	CU_ASSERT(count_sends(s, r, mark, RING_MSG_EPOCH_QUERY, id_of(a)) >= 4);
+	CU_ASSERT(count_logs(s, r, mark, RING_LOG_TOKEN_RECV) >= 4);
+	CU_ASSERT_EQUAL(count_logs(s, a, mark, RING_LOG_MEMBER_REJOIN), 1);
+	CU_ASSERT_EQUAL(count_sends(s, r, mark, RING_MSG_JOIN, id_of(a)), 1);
 	assert_ring_safe(s);
 	sim_free(s);
 }
@@ -591,6 +683,8 @@ int ring_test_rules_members_suite(void)
 		T_(test_wiped_member_refuses_tokens_up_to_the_floor_a_majority_gave),
 		T_(test_unproven_member_is_no_participant_so_no_epoch_below_a_granted_one),
 		T_(test_unproven_holder_drops_the_token_rather_than_mint_for_a_skip),
+		T_(test_refused_pass_waits_an_ack_timeout_for_an_ack_of_the_past_life),
+		T_(test_waiting_for_proof_costs_no_epoch_per_query_resend),
 		T_(test_member_left_out_of_the_alive_set_asks_in_and_is_served),
 		T_(test_readmission_mints_above_the_joiners_epoch),
 		T_(test_member_ahead_of_the_ring_joins_within_a_heartbeat_and_a_rotation),
