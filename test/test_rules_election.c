@@ -373,6 +373,321 @@ static void test_member_carrying_a_no_quorum_election_reports_no_quorum(void)
 	sim_free(s);
 }
 
+/* §6.2 rule 3: a pause abandons the election started before it. Member 2
+ * stops holding the token, so member 0 calls an election, and stops too
+ * right after. Its election goes round and waits in its socket; meanwhile
+ * member 2 wakes, hands its token to the sleeping member 0, skips it under a
+ * new epoch, and member 1 grants under that epoch. When member 0 wakes its
+ * election is younger than an election may take, and nothing live was heard
+ * since it started: only the pause says that what it saw is out of date.
+ * Completing it would mint below the epoch granted under (a generation
+ * above the old one, but with a lower minter index) and make a second token.
+ * (The watch counts the sleeping holder too, so the region is checked by
+ * fences here.) Kills pause-keeps-election. */
+static void test_initiator_waking_from_a_pause_drops_the_election_it_started_before(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	l.lease_ms = 60000;
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	sim_settle(s);
+	CU_ASSERT_FATAL(run_until_log(s, 2, RING_LOG_TOKEN_RECV, 2000 * MS));
+	pause_member(s, 2, true);
+	sim_acquire(s, 1, 5);
+	uint64_t mark = s->seq;
+	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_ELECTION_START, 3000 * MS));
+	CU_ASSERT_FATAL(s->last_node == 0);
+	uint64_t started = s->now;
+	pause_member(s, 0, true);
+	sim_run_for(s, 150 * MS);
+	CU_ASSERT_EQUAL_FATAL(count_logs(s, 1, mark, RING_LOG_ELECTION_START), 0);
+	wake_member(s, 2);
+	sim_run_for(s, 400 * MS);
+	CU_ASSERT_FATAL(status_of(s, 1).granted);
+	uint64_t fence = status_of(s, 1).fence;
+	CU_ASSERT_FATAL(s->now < started + 700 * MS);
+	sim_run(s, started + 700 * MS, NULL, NULL);
+
+	wake_member(s, 0);
+	CU_ASSERT_EQUAL(count_logs(s, 0, mark, RING_LOG_PAUSE_DETECTED), 1);
+	sim_run_for(s, 500 * MS);
+	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
+	CU_ASSERT(status_of(s, 0).epoch >= fence >> 32);
+	CU_ASSERT(status_of(s, 1).granted);
+	CU_ASSERT_EQUAL(s->fence_regressions, 0);
+	CU_ASSERT_EQUAL(s->bad_grants, 0);
+	CU_ASSERT(s->max_granted <= 1);
+	sim_free(s);
+}
+
+/* ---- §6.1 the election ---- */
+
+/* §6.1: each participant raises the election's max_epoch to its own epoch.
+ * Member 0 sleeps; the others skip it (a new epoch, minted by member 2) and
+ * grant under that epoch; then member 1 crashes and the token dies with it.
+ * Member 0 wakes and calls the election that member 2 carries: member 0
+ * never heard of the new epoch, so only member 2's epoch in max_epoch keeps
+ * the regenerated epoch above the fence granted. Without it member 0 mints
+ * the same generation with a lower index: below that fence, and member 2
+ * drops the token as stale, which costs the ring a second regeneration.
+ * Kills election-max-epoch. */
+static void test_regenerated_epoch_is_above_an_epoch_only_a_participant_knew(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	sim_settle(s);
+	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_TOKEN_RECV, 2000 * MS));
+	sim_run_for(s, 10 * MS); /* member 0's pass is acked: the token is 1's */
+	CU_ASSERT_FATAL(!status_of(s, 0).has_token);
+	uint32_t e1 = status_of(s, 0).epoch;
+	pause_member(s, 0, false);
+	CU_ASSERT_FATAL(run_until_log(s, 2, RING_LOG_SUCCESSOR_SKIP, 2000 * MS));
+	uint32_t e2 = status_of(s, 2).epoch;
+	CU_ASSERT_FATAL(e2 > e1);
+	sim_acquire(s, 1, 5);
+	CU_ASSERT_FATAL(run_until_action(s, 1, RING_ACTION_GRANT, 2000 * MS));
+	uint64_t fence = last_grant(s)->u.grant.fence;
+	sim_release(s, 1, 5);
+	s->up[1] = false;
+	sim_run_for(s, 300 * MS);
+	CU_ASSERT_FATAL(!status_of(s, 2).has_token);
+	/* Member 0's election reaches member 2 after half a loss timeout of
+	 * silence, before member 2 calls one of its own. */
+	uint64_t wake_at = s->deadline[2] - 200 * MS;
+	CU_ASSERT_FATAL(s->deadline[2] != NEVER && wake_at > s->now);
+	sim_run(s, wake_at, NULL, NULL);
+	uint64_t woke = s->seq;
+	wake_member(s, 0);
+	CU_ASSERT_FATAL(run_until_log(s, 0, RING_LOG_TOKEN_REGEN, 500 * MS));
+	uint32_t e3 = (uint32_t)s->last.action[last_log(s, RING_LOG_TOKEN_REGEN)].u.log.field[0];
+	CU_ASSERT(e3 > e2);
+	CU_ASSERT(e3 > fence >> 32);
+	sim_run_for(s, 1000 * MS);
+	CU_ASSERT_EQUAL(count_logs_all(s, woke, RING_LOG_TOKEN_REGEN), 1);
+	CU_ASSERT_EQUAL(count_logs_all(s, woke, RING_LOG_TOKEN_STALE_DROP), 0);
+	CU_ASSERT(count_logs(s, 2, woke, RING_LOG_TOKEN_RECV) >= 1);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* Hand-made election hop from member FROM to member TO. */
+static void inject_election(struct sim *s, size_t to, size_t from, size_t initiator,
+			    uint32_t round, uint32_t max_epoch)
+{
+	struct ring_msg m;
+	memset(&m, 0, sizeof m);
+	m.type = RING_MSG_ELECTION;
+	m.from = id_of(from);
+	m.to = id_of(to);
+	m.fingerprint = ring_layout_fingerprint(&s->layout);
+	m.u.election.initiator = id_of(initiator);
+	m.u.election.hops = 1;
+	m.u.election.round = round;
+	m.u.election.max_epoch = max_epoch;
+	ring_set_add(&m.u.election.participants, initiator);
+	uint8_t buf[RING_WIRE_MAX];
+	int len = ring_wire_encode(&m, buf, sizeof buf);
+	CU_ASSERT_FATAL(len > 0);
+	sim_datagram(s, to, id_of(from), buf, (size_t)len);
+}
+
+/* Member 1 alone is up, and has heard no token for 600 ms: long enough to
+ * carry an election (rule 2), too short to call its own. */
+static struct sim *lone_carrier(struct ring_layout *l)
+{
+	make_resting_layout(l, 3);
+	struct sim *s = sim_new(l);
+	sockets_init(s);
+	sim_boot(s);
+	sim_settle(s);
+	CU_ASSERT_FATAL(run_until_log(s, 2, RING_LOG_TOKEN_RECV, 2000 * MS));
+	s->up[0] = false;
+	s->up[2] = false;
+	sim_run_for(s, 600 * MS);
+	CU_ASSERT_FATAL(!status_of(s, 1).has_token);
+	CU_ASSERT_FATAL(status_of(s, 1).token_seen_ms_ago >= 500);
+	CU_ASSERT_FATAL(s->deadline[1] > s->now + 100 * MS);
+	return s;
+}
+
+/* §6.1: a retransmitted election already handled is acked, not carried
+ * again. Member 1 carries member 0's election; the hop comes again (its ack
+ * was lost). Carried twice, every hop of an election would double with
+ * each lost ack, and the second copy would restart the carrier's retries
+ * toward a silent member, delaying its skip. Only the traffic shows it:
+ * the duplicate is answered and goes no further. Kills election-dedupe. */
+static void test_retransmitted_election_is_acked_but_carried_once(void)
+{
+	struct ring_layout l;
+	struct sim *s = lone_carrier(&l);
+	uint32_t e = status_of(s, 1).epoch;
+	uint64_t mark = s->seq;
+	inject_election(s, 1, 0, 0, 77, e);
+	CU_ASSERT_EQUAL(count_sends(s, 1, mark, RING_MSG_ELECTION, id_of(2)), 1);
+	s->now += 10 * MS; /* before the carrier's own retransmit */
+	uint64_t again = s->seq;
+	inject_election(s, 1, 0, 0, 77, e);
+	CU_ASSERT(last_send(s, RING_MSG_ELECTION_ACK, id_of(0), NULL) >= 0);
+	CU_ASSERT_EQUAL(count_sends(s, 1, again, RING_MSG_ELECTION, id_of(2)), 0);
+	sim_free(s);
+}
+
+/* §6.1: a member that carried a higher initiator's election swallows lower
+ * ones for that election's duration, the carrier's half of Chang-Roberts:
+ * the lower one could only die at the higher initiator, after a round of
+ * hops for nothing (and with the higher initiator silent, be the one that
+ * completes beside it). The swallowed hop is acked and goes no further.
+ * Kills participated-swallow. */
+static void test_carrier_of_a_higher_election_swallows_a_lower_one(void)
+{
+	struct ring_layout l;
+	struct sim *s = lone_carrier(&l);
+	uint32_t e = status_of(s, 1).epoch;
+	inject_election(s, 1, 2, 2, 50, e); /* member 2's, the highest id */
+	CU_ASSERT(last_send(s, RING_MSG_ELECTION, id_of(2), NULL) >= 0);
+	uint64_t mark = s->seq;
+	s->now += 5 * MS;
+	inject_election(s, 1, 0, 0, 60, e); /* member 0's, lower */
+	CU_ASSERT(last_send(s, RING_MSG_ELECTION_ACK, id_of(0), NULL) >= 0);
+	struct ring_msg m;
+	CU_ASSERT(last_send(s, RING_MSG_ELECTION, -1, &m) < 0 ||
+		  m.u.election.initiator != id_of(0));
+	for (size_t k = 0; k < s->n_rec[1]; k++) {
+		if (s->rec[1][k].seq <= mark || !decode_send(&s->rec[1][k].a, &m))
+			continue;
+		CU_ASSERT(m.type != RING_MSG_ELECTION || m.u.election.initiator != id_of(0));
+	}
+	sim_free(s);
+}
+
+/* §6.1: a member that carries an election defers its own loss timer for an
+ * election's duration. Member 1 carries member 0's election just before its
+ * own loss timer would fire; calling an election of its own now would start
+ * a second, competing election (its id is higher: member 0's would be
+ * abandoned for it and the ring wait another full round). It must stay
+ * quiet until the carried election has had its time. Kills
+ * election-no-defer. */
+static void test_carrier_defers_its_own_election_while_the_carried_one_runs(void)
+{
+	struct ring_layout l;
+	struct sim *s = lone_carrier(&l);
+	uint32_t e = status_of(s, 1).epoch;
+	uint64_t mark = s->seq;
+	uint64_t carried = s->now;
+	inject_election(s, 1, 0, 0, 88, e);
+	CU_ASSERT(count_sends(s, 1, mark, RING_MSG_ELECTION, id_of(2)) == 1);
+	/* Its own loss timer was due within 400 ms; an election may take
+	 * loss_timeout_ms + n (retries + 1) ack_timeout_ms. */
+	uint64_t duration = (l.loss_timeout_ms + 3 * (l.retries + 1) * l.ack_timeout_ms) * MS;
+	sim_run(s, carried + duration - 10 * MS, NULL, NULL);
+	CU_ASSERT_EQUAL(count_logs(s, 1, mark, RING_LOG_ELECTION_START), 0);
+	CU_ASSERT_EQUAL(count_logs(s, 1, mark, RING_LOG_LOSS_SUSPECT), 0);
+	sim_run_for(s, 100 * MS);
+	CU_ASSERT(count_logs(s, 1, mark, RING_LOG_ELECTION_START) >= 1);
+	sim_free(s);
+}
+
+/* ---- §6.2 rule 1's re-epoch, and rule 3 at a heartbeat ---- */
+
+static bool drop_joins(const struct sim *s, const struct flight *f)
+{
+	(void)s;
+	return msg_type(f) == RING_MSG_JOIN;
+}
+
+/* §6.2 rule 1: a holder that an election reaches with a max_epoch above its
+ * token's first re-epochs above it. Member M learned an epoch newer than
+ * the live token's (a token of it died, or a datagram carried it), so it
+ * takes the live token for stale; its JOINs are lost. Its election reaches
+ * the holder, which keeps a client a while. Re-epoched, the token is
+ * accepted by M when it comes; otherwise M answers it STALE, the live token
+ * dies, and the ring spends a regeneration for nothing. Kills
+ * holder-no-reepoch. */
+static void test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_token(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t x = successor_of(s, h), m = successor_of(s, x); /* m's next is h */
+	sim_acquire(s, h, 1);
+	CU_ASSERT_FATAL(last_grant(s) != NULL);
+	extra_drop = drop_joins;
+
+	struct ring_msg hb;
+	memset(&hb, 0, sizeof hb);
+	hb.type = RING_MSG_HEARTBEAT;
+	hb.from = id_of(x);
+	hb.to = 0;
+	hb.fingerprint = ring_layout_fingerprint(&l);
+	uint32_t ahead = status_of(s, h).token_epoch + (1u << 8);
+	hb.u.heartbeat.epoch = ahead;
+	hb.u.heartbeat.seq = 1;
+	hb.u.heartbeat.alive = status_of(s, h).alive;
+	uint8_t buf[RING_WIRE_MAX];
+	int len = ring_wire_encode(&hb, buf, sizeof buf);
+	CU_ASSERT_FATAL(len > 0);
+	uint64_t mark = s->seq;
+	sim_datagram(s, m, id_of(x), buf, (size_t)len);
+	CU_ASSERT_FATAL(status_of(s, m).epoch == ahead);
+
+	sim_run_for(s, 2500 * MS);
+	CU_ASSERT_FATAL(count_logs(s, m, mark, RING_LOG_ELECTION_START) >= 1);
+	CU_ASSERT(status_of(s, h).token_epoch > ahead);
+	uint64_t released = s->seq;
+	sim_release(s, h, 1);
+	sim_run_for(s, 1000 * MS);
+	CU_ASSERT(count_logs(s, m, released, RING_LOG_TOKEN_RECV) >= 1);
+	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
+	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+static bool drop_to_member_2(const struct sim *s, const struct flight *f)
+{
+	(void)s;
+	int t = msg_type(f);
+	return f->to == id_of(2) && (t == RING_MSG_TOKEN || t == RING_MSG_HEARTBEAT);
+}
+
+/* §6.2 rule 3: an initiator that hears a live heartbeat abandons its
+ * election at once. Member 2 is cut off from the token and calls elections
+ * (the others end them, rule 2); then the cut heals. Its first heartbeat
+ * must end its election there and then: still "electing", it would report
+ * so to an operator of a healthy ring, and swallow the election of any
+ * lower member (Chang-Roberts) should the token die before the token comes
+ * round to it. Kills heartbeat-keeps-election. */
+static void test_heartbeat_ends_the_initiators_election_at_once(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	sim_settle(s);
+	extra_drop = drop_to_member_2;
+	uint64_t mark = s->seq;
+	CU_ASSERT_FATAL(run_until_log(s, 2, RING_LOG_ELECTION_START, 3000 * MS));
+	sim_run_for(s, 50 * MS);
+	CU_ASSERT_FATAL(status_of(s, 2).state == RING_STATE_ELECTING);
+	extra_drop = NULL;
+	struct want w = {2, RING_ACTION_LOG, RING_LOG_EPOCH_ADOPT, -1};
+	CU_ASSERT_FATAL(sim_run(s, s->now + 500 * MS, want_met, &w));
+	CU_ASSERT_EQUAL(s->last_event, RING_EVENT_DATAGRAM);
+	CU_ASSERT(!status_of(s, 2).has_token);
+	CU_ASSERT_NOT_EQUAL(status_of(s, 2).state, RING_STATE_ELECTING);
+	(void)mark;
+	sim_free(s);
+}
+
 int ring_test_rules_election_suite(void)
 {
 	static const struct {
@@ -387,6 +702,13 @@ int ring_test_rules_election_suite(void)
 		T_(test_member_that_heard_the_token_ends_a_lonely_members_election),
 		T_(test_leave_below_quorum_drops_the_token_and_nothing_is_granted),
 		T_(test_member_carrying_a_no_quorum_election_reports_no_quorum),
+		T_(test_initiator_waking_from_a_pause_drops_the_election_it_started_before),
+		T_(test_regenerated_epoch_is_above_an_epoch_only_a_participant_knew),
+		T_(test_retransmitted_election_is_acked_but_carried_once),
+		T_(test_carrier_of_a_higher_election_swallows_a_lower_one),
+		T_(test_carrier_defers_its_own_election_while_the_carried_one_runs),
+		T_(test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_token),
+		T_(test_heartbeat_ends_the_initiators_election_at_once),
 #undef T_
 		{NULL, NULL},
 	};
