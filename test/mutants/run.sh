@@ -19,11 +19,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 # A full run owns build/mutants; a subset (MUTANTS=...) gets a folder of its
 # own under it, so that several subsets can run at once without removing
 # each other's work.
-if [ -n "${MUTANTS:-}" ]; then
-	out=build/mutants/subset-$$
-else
-	out=build/mutants
+# The folder is chosen once, by the first invocation: the runner calls
+# itself for the baseline and for each mutant, and they must share it.
+if [ -z "${MUTANT_OUT:-}" ]; then
+	if [ -n "${MUTANTS:-}" ]; then
+		MUTANT_OUT=build/mutants/subset-$$
+	else
+		MUTANT_OUT=build/mutants
+	fi
+	export MUTANT_OUT
 fi
+out=$MUTANT_OUT
 snap=$out/_src
 
 die() {
