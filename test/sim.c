@@ -1029,9 +1029,14 @@ static void node_crash(struct sim_run *run, uint32_t i)
  * told by the others). A second member losing its state before the first
  * has relearned it can take the last copy of an epoch with it; under
  * quorum = none nothing but the disk remembers a member's epochs. */
-static bool disk_fault_covered(const struct sim_run *run, uint32_t i)
+static bool disk_fault_covered(const struct sim_run *run, uint32_t i, enum disk_fate fate)
 {
 	if (run->layout.quorum != RING_QUORUM_MAJORITY)
+		return false;
+	/* A rolled-back disk is caught by the answers of members that know a
+	 * newer epoch; §5.3 promises it only while they can answer, on a
+	 * clean network: the disk class, not mixed. */
+	if (fate == DISK_ROLLBACK && run->cls != SIM_CLASS_DISK)
 		return false;
 	for (uint32_t j = 0; j < run->n; j++) {
 		const struct sim_node *o = &run->nodes[j];
@@ -1048,12 +1053,14 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 	uint32_t was = nd->disk;
 	if (run->keep_disks)
 		fate = DISK_KEPT;
-	if (fate != DISK_KEPT && !disk_fault_covered(run, i)) {
+	if (fate != DISK_KEPT && !disk_fault_covered(run, i, fate)) {
 		trace(run, "    (n%u's disk fault is not drawn: outside what PROTOCOL.md §5.3"
 		      " promises to survive)", i);
 		fate = DISK_KEPT;
 	}
-	nd->damaged = fate != DISK_KEPT;
+	/* Damage lasts until the member has been told the others' epochs: a
+	 * restart on a kept disk that never learned them is still damaged. */
+	nd->damaged = fate != DISK_KEPT || (nd->damaged && !nd->proven);
 	nd->proven = false;
 	if (fate == DISK_LOST) {
 		nd->disk = 0;
