@@ -688,6 +688,86 @@ static void test_heartbeat_ends_the_initiators_election_at_once(void)
 	sim_free(s);
 }
 
+static size_t deaf_member; /* the next filter loses heartbeats to it */
+static bool drop_heartbeats_to_init(const struct sim *s, const struct flight *f)
+{
+	(void)s;
+	return f->to == id_of(deaf_member) && msg_type(f) == RING_MSG_HEARTBEAT;
+}
+
+/* Holds back the carrier's hops of the initiator's own election to it. */
+static uint16_t too_old_from, too_old_to;
+static struct flight too_old_held;
+static bool hold_election_back(const struct sim *s, const struct flight *f)
+{
+	(void)s;
+	struct ring_msg m;
+	if (f->from != too_old_from || f->to != too_old_to ||
+	    ring_wire_decode(f->buf, f->len, &m) != 0 || m.type != RING_MSG_ELECTION ||
+	    m.u.election.initiator != too_old_to)
+		return false;
+	if (too_old_held.len == 0)
+		too_old_held = *f;
+	return true;
+}
+
+/* §6.2 rule 3: an election that comes back later than an election may take
+ * is abandoned. The holder dies; the first member to suspect it calls an
+ * election, which the other carries — and the carrier's hop back to the
+ * initiator waits in the network past the election's time. The initiator's
+ * own timer, due at that time, fires late (a loaded host: by less than
+ * half the loss timeout, so no pause is detected) and the old round's return
+ * is read first, in the same wake-up. What it says of the ring is as old as
+ * its round: completing it would mint from a view the ring may have left
+ * (here: with the dead holder back, or anyone else's regeneration, unseen).
+ * The initiator must not regenerate from it. Kills election-too-old. */
+static void test_election_back_after_its_time_is_abandoned(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	l.lease_ms = 60000;
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	sim_acquire(s, h, 7); /* the token stays at h while its client holds */
+	CU_ASSERT_FATAL(status_of(s, h).granted);
+	/* The initiator is the higher id of the other two, so that the carrier
+	 * carries its election (Chang-Roberts) instead of swallowing it; it
+	 * hears the holder's heartbeats no more a little before h dies, so it
+	 * suspects the loss first. */
+	size_t a = (h + 1) % 3, b = (h + 2) % 3;
+	size_t init = id_of(a) > id_of(b) ? a : b;
+	size_t carrier = 3 - h - init;
+	deaf_member = init;
+	extra_drop = drop_heartbeats_to_init;
+	sim_run_for(s, 300 * MS);
+	s->up[h] = false; /* the holder dies with the token and its client */
+	uint64_t mark = s->seq;
+	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_ELECTION_START, 3000 * MS));
+	CU_ASSERT_EQUAL_FATAL((size_t)s->last_node, init);
+	uint64_t started = s->now;
+	memset(&too_old_held, 0, sizeof too_old_held);
+	too_old_from = id_of(carrier);
+	too_old_to = id_of(init);
+	extra_drop = hold_election_back;
+	/* The carrier forwards it (to the dead holder, then back to the
+	 * initiator, where it is held); run until the initiator's round is due. */
+	uint64_t timeout = l.loss_timeout_ms * MS + 3 * (l.retries + 1) * l.ack_timeout_ms * MS;
+	sim_run(s, started + timeout - 1, NULL, NULL);
+	CU_ASSERT_FATAL(too_old_held.len > 0);
+	CU_ASSERT_EQUAL_FATAL(count_logs(s, init, mark, RING_LOG_ELECTION_START), 1);
+	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
+	/* The initiator wakes 100 ms after its round was due and reads the
+	 * return before its timer. */
+	s->now = started + timeout + 100 * MS;
+	sim_datagram(s, init, too_old_held.from, too_old_held.buf, too_old_held.len);
+	CU_ASSERT_EQUAL(count_logs(s, init, mark, RING_LOG_PAUSE_DETECTED), 0);
+	CU_ASSERT_EQUAL(count_logs(s, init, mark, RING_LOG_TOKEN_REGEN), 0);
+	CU_ASSERT_EQUAL(count_logs(s, init, mark, RING_LOG_ELECTION_WON), 0);
+	sim_free(s);
+}
+
 int ring_test_rules_election_suite(void)
 {
 	static const struct {
@@ -709,6 +789,7 @@ int ring_test_rules_election_suite(void)
 		T_(test_carrier_defers_its_own_election_while_the_carried_one_runs),
 		T_(test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_token),
 		T_(test_heartbeat_ends_the_initiators_election_at_once),
+		T_(test_election_back_after_its_time_is_abandoned),
 #undef T_
 		{NULL, NULL},
 	};
