@@ -662,9 +662,10 @@ static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t 
 		send_heartbeat(node, up, now);
 	node->resting = false;
 	node->visit_granted = false;
+	/* seen_* stays the last hop we accepted (§3.2): a hop we pass
+	 * reaches only its receiver, so recording it would refuse nothing
+	 * more (make mutants found the rule redundant; PROTOCOL.md §3.2). */
 	node->token.seq++;
-	node->seen_epoch = node->token.epoch;
-	node->seen_seq = node->token.seq;
 	node->phase = PHASE_PASSING;
 	node->pass_refused = REFUSED_NONE;
 	node->pass_to = next;
@@ -800,8 +801,8 @@ static void election_complete(struct ring_node *node, struct ring_update *up,
 			      const struct ring_msg_election *e, uint64_t now)
 {
 	node->elect_active = false;
-	if (node->heard_ever && node->last_heard >= node->elect_started)
-		return; /* a live token spoke up meanwhile */
+	/* A live token heard since the start has ended the election already
+	 * (on_token, on_heartbeat clear elect_active: §6.2 rule 3). */
 	if (now - node->elect_started > election_timeout(node))
 		return; /* too old: what it learned of epochs may be out of date (§6.2) */
 	size_t have = ring_set_count(&e->participants);
