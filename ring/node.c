@@ -75,6 +75,9 @@ struct ring_node {
 	uint32_t start_epoch; /* loaded at start: tokens of epochs <= this are refused (§5.3) */
 	uint32_t seen_epoch;  /* the epoch of seen_seq */
 	uint32_t seen_seq;    /* highest hop accepted in seen_epoch (§3.2) */
+	/* The last hop accepted, whatever re-epoched since: what a LEAVE
+	 * says we took (§5.4). seen_* moves to a new epoch we mint. */
+	struct ring_hop accepted;
 
 	/* The token. */
 	enum token_phase phase;
@@ -930,6 +933,7 @@ static void on_token(struct ring_node *node, struct ring_update *up, uint16_t fr
 	}
 	node->seen_epoch = t->epoch;
 	node->seen_seq = t->seq;
+	node->accepted = (struct ring_hop){t->epoch, t->seq};
 	send_ack(node, up, from, t->epoch, t->seq, 0);
 	node->token = *t;
 	node->token.counter = counter;
@@ -1073,7 +1077,15 @@ static void on_leave(struct ring_node *node, struct ring_update *up, size_t from
 			node->counters.tokens_passed++;
 			node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
 		} else {
-			node->ack_deadline = now;
+			/* Resend now, as a retransmission, but without spending the
+			 * retry budget: with none left, the deadline would skip the
+			 * leaver at once, and it may have taken the pass. */
+			node->counters.retransmits++;
+			send_token(node, up, now);
+			log_event(node, up, RING_LOG_RETRANSMIT, id_of(node, node->pass_to),
+				  node->token.epoch, node->token.seq);
+			if (node->ack_deadline < now + ms(node->layout.ack_timeout_ms))
+				node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
 		}
 	} else if (node->phase == PHASE_HELD) {
 		if (apply_membership(node, up, now))
@@ -1334,9 +1346,7 @@ static void on_leave_request(struct ring_node *node, struct ring_update *up, uin
 	node->q_len = 0; /* the shell closes the clients of a leaving member */
 	/* From here on we accept no new hop (§5.4): the LEAVE names the last
 	 * one we did, so a predecessor can tell whether its pass is here. */
-	node->leave_accepted = (struct ring_hop){node->seen_epoch, node->seen_seq};
-	if (node->seen_seq == 0)
-		node->leave_accepted = (struct ring_hop){0, 0};
+	node->leave_accepted = node->accepted;
 	/* Hand the token on and tell everyone; if that takes longer than a
 	 * full retry budget for every member, leave anyway. */
 	const struct ring_layout *l = &node->layout;

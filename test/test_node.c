@@ -882,6 +882,56 @@ static void test_leave_racing_its_ack_makes_no_second_token(void)
 	sim_free(s);
 }
 
+/* Hole 1 again, found by the mixed soak (seed 1183293): the leaver had
+ * re-epoched the token it took (a JOIN was pending) before it left, and
+ * its LEAVE named the new epoch's hop 0, that is none, instead of the hop
+ * it accepted; with retries = 0 the predecessor's "resend now" was a skip,
+ * and the skip a second token. The LEAVE names the last hop accepted, and
+ * resending spends no retry. */
+static void test_leave_after_a_reepoch_still_names_the_hop_it_took(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 4);
+	l.retries = 0;
+	l.lease_ms = 100;
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t p = sim_settle(s);
+	size_t lv = successor_of(s, p);
+	size_t x = successor_of(s, lv);
+	/* A JOIN from x waits at lv: lv will re-epoch the token it takes. */
+	struct ring_msg j;
+	memset(&j, 0, sizeof j);
+	j.type = RING_MSG_JOIN;
+	j.from = id_of(x);
+	j.to = id_of(lv);
+	j.fingerprint = ring_layout_fingerprint(&l);
+	j.u.join.epoch = status_of(s, x).epoch;
+	uint8_t buf[RING_WIRE_MAX];
+	int len = ring_wire_encode(&j, buf, sizeof buf);
+	sim_datagram(s, lv, id_of(x), buf, (size_t)len);
+	uint16_t lv_id = id_of(lv);
+	s->drop = drop_acks_from;
+	s->drop_arg = &lv_id;
+	uint64_t mark = s->seq;
+	CU_ASSERT_FATAL(run_until_log(s, (int)lv, RING_LOG_TOKEN_RECV, 200 * MS));
+	CU_ASSERT_EQUAL_FATAL(count_logs(s, lv, mark, RING_LOG_MEMBER_REJOIN), 1);
+	sim_leave(s, lv);
+	sim_deliver_all(s);
+	s->drop = NULL;
+	for (size_t c = 0; c < 4; c++)
+		if (c != lv)
+			sim_acquire(s, c, 200 + c);
+	sim_run_for(s, 2000 * MS);
+	CU_ASSERT_EQUAL(count_logs(s, p, mark, RING_LOG_SUCCESSOR_SKIP), 0);
+	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
+	for (size_t c = 0; c < 4; c++)
+		if (c != lv)
+			CU_ASSERT_EQUAL(count_actions(s, c, mark, RING_ACTION_GRANT), 1);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
 /* Hole 1, the other side: a pass that reaches a leaving member is refused
  * by name, and only that makes its sender skip at once. */
 static void test_leaving_member_refuses_a_new_pass_by_name(void)
@@ -1216,6 +1266,7 @@ int ring_test_node_suite(void)
 		T_(test_acquire_twice_is_busy_and_release_cancels_a_waiting_client),
 		T_(test_state_and_log_names_are_those_of_the_spec),
 		T_(test_leave_racing_its_ack_makes_no_second_token),
+		T_(test_leave_after_a_reepoch_still_names_the_hop_it_took),
 		T_(test_leaving_member_refuses_a_new_pass_by_name),
 		T_(test_stale_join_does_not_take_a_pass_back),
 		T_(test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration),
