@@ -184,6 +184,49 @@ static void test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_und
 	sim_free(s);
 }
 
+/* §5.5, the batch order: a member stalled longer than the skip time but
+ * well under the pause threshold wakes with the token it was passed and,
+ * behind it, the heartbeat of the epoch its skip minted. No pause is
+ * detected, so no quarantine: only reading the batch with tokens last
+ * (ring_node_rx_rank) makes it learn the new epoch first and drop the old
+ * token; read in arrival order it grants under the old token while the new
+ * holder's client is in the region. Kills tokens-last. */
+static void test_stalled_member_reads_the_newer_heartbeat_before_its_old_token(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	l.lease_ms = 60000;
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t p = successor_of(s, h), q = successor_of(s, p);
+	sim_acquire(s, p, 7);
+	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(p), 500 * MS));
+	uint64_t stalled = s->now;
+	uint64_t deadline = s->deadline[p];
+	pause_member(s, p, true); /* the token in flight lands in its socket */
+	uint64_t mark = s->seq;
+	sim_acquire(s, q, 8);
+	/* h skips p, heartbeats the new epoch at once (into p's socket too),
+	 * and q grants under it. */
+	CU_ASSERT_FATAL(run_until_action(s, (int)q, RING_ACTION_GRANT, 400 * MS));
+	CU_ASSERT_FATAL(status_of(s, q).granted);
+	CU_ASSERT_FATAL(sock[p].n >= 2);
+	CU_ASSERT_EQUAL_FATAL(msg_type(&sock[p].f[0]), RING_MSG_TOKEN);
+	/* p wakes before its own deadline: a stall, not a pause. */
+	CU_ASSERT_FATAL(s->now < stalled + l.loss_timeout_ms * MS / 2);
+	CU_ASSERT_FATAL(s->now < deadline);
+	s->deadline[p] = deadline;
+	uint64_t woke = s->seq;
+	wake_member(s, p);
+	CU_ASSERT_EQUAL(count_logs(s, p, woke, RING_LOG_PAUSE_DETECTED), 0);
+	CU_ASSERT_EQUAL(count_actions(s, p, mark, RING_ACTION_GRANT), 0);
+	CU_ASSERT(status_of(s, q).granted);
+	CU_ASSERT(s->max_granted <= 1);
+	sim_free(s);
+}
+
 static bool drop_heartbeats_to_paused(const struct sim *s, const struct flight *f)
 {
 	(void)s;
@@ -790,6 +833,7 @@ int ring_test_rules_election_suite(void)
 		T_(test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_token),
 		T_(test_heartbeat_ends_the_initiators_election_at_once),
 		T_(test_election_back_after_its_time_is_abandoned),
+		T_(test_stalled_member_reads_the_newer_heartbeat_before_its_old_token),
 #undef T_
 		{NULL, NULL},
 	};
