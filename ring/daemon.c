@@ -26,6 +26,7 @@
 
 #include "auth.h"
 #include "control.h"
+#include "epoch_store.h"
 #include "err.h"
 #include "node.h"
 #include "wire.h"
@@ -81,10 +82,7 @@ struct ring_daemon {
 	uint64_t accept_err_logged_us;
 	uint64_t next_handle;
 
-	int state_dir_fd;
-	int spare_fd; /* kept free for persisting an epoch when fds run out */
-	char state_path[RING_PATH_MAX + 32];
-	char state_tmp[RING_PATH_MAX + 40];
+	struct ring_epoch_store store;
 
 	/* Fault injection (allow_inject): only ever drops or delays. */
 	bool drop_token;
@@ -121,70 +119,11 @@ static uint64_t wall_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static void set_fatal(struct ring_daemon *d, const char *fmt, const char *what, int e)
+/* Stops the loop; the reason is already in d->fatal_msg. */
+static void set_fatal(struct ring_daemon *d)
 {
-	if (d->fatal)
-		return;
 	d->fatal = 1;
-	snprintf(d->fatal_msg, sizeof d->fatal_msg, fmt, what, strerror(e));
 	event_base_loopbreak(d->base);
-}
-
-/* ---- the durable epoch (PROTOCOL.md §4.2) ---- */
-
-static int load_epoch(struct ring_daemon *d, uint32_t *epoch, char *err, size_t errlen)
-{
-	*epoch = 0;
-	FILE *f = fopen(d->state_path, "r");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0; /* never ran */
-		snprintf(err, errlen, "%s: %s", d->state_path, strerror(errno));
-		return -errno;
-	}
-	char line[64] = "";
-	char *ok = fgets(line, sizeof line, f);
-	fclose(f);
-	uint64_t v;
-	line[strcspn(line, "\n")] = 0;
-	if (!ok || strncmp(line, "epoch ", 6) != 0 || !ring_parse_u64(line + 6, UINT32_MAX, &v)) {
-		/* Never guess: starting from 0 could reuse epochs and fences. */
-		snprintf(err, errlen, "%s: unreadable state (want \"epoch N\"); "
-			 "refusing to start rather than risk reusing epochs", d->state_path);
-		return -RING_ECONFIG;
-	}
-	*epoch = (uint32_t)v;
-	return 0;
-}
-
-/* write temp, fsync, rename, fsync the folder: after this returns the epoch
- * survives a crash of the process or the machine. */
-static int persist_epoch(struct ring_daemon *d, uint32_t epoch)
-{
-	char buf[32];
-	int len = snprintf(buf, sizeof buf, "epoch %u\n", epoch);
-	int fd = open(d->state_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && d->spare_fd >= 0) {
-		/* Out of descriptors (a client flood): the one kept in
-		 * reserve is for exactly this write, which must not fail. */
-		close(d->spare_fd);
-		d->spare_fd = -1;
-		fd = open(d->state_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	}
-	if (fd < 0)
-		return -errno;
-	ssize_t w = write(fd, buf, (size_t)len);
-	int e = w == len ? 0 : (w < 0 ? errno : EIO);
-	if (!e && fsync(fd) != 0)
-		e = errno;
-	close(fd);
-	if (!e && rename(d->state_tmp, d->state_path) != 0)
-		e = errno;
-	if (!e && fsync(d->state_dir_fd) != 0)
-		e = errno;
-	if (d->spare_fd < 0)
-		d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	return -e;
 }
 
 /* ---- clients ---- */
@@ -334,16 +273,15 @@ static void carry_out(struct ring_daemon *d)
 		const struct ring_action *a = &d->up.action[k];
 		struct client *c;
 		switch (a->type) {
-		case RING_ACTION_PERSIST: {
-			int e = persist_epoch(d, a->u.persist.epoch);
-			if (e < 0) {
+		case RING_ACTION_PERSIST:
+			if (ring_epoch_store_save(&d->store, a->u.persist.epoch, d->fatal_msg,
+						  sizeof d->fatal_msg) < 0) {
 				/* Acting on an epoch we could not store could
 				 * reuse it after a restart: stop instead. */
-				set_fatal(d, "cannot persist epoch to %s: %s", d->state_path, -e);
+				set_fatal(d);
 				return;
 			}
 			break;
-		}
 		case RING_ACTION_SEND:
 			do_send(d, a, &dropped);
 			break;
@@ -381,13 +319,12 @@ static void carry_out(struct ring_daemon *d)
 		case RING_ACTION_FATAL:
 			/* The core cannot go on without repeating an epoch or
 			 * acting on one it did not store: a crash is safe. */
-			d->fatal = 1;
 			snprintf(d->fatal_msg, sizeof d->fatal_msg, "protocol core stopped: %s%s",
 				 ring_strerror(a->u.fatal.reason),
 				 a->u.fatal.reason == -RING_EEXHAUSTED
 					 ? " (see docs/operations.md, \"Epoch exhaustion\")"
 					 : "");
-			event_base_loopbreak(d->base);
+			set_fatal(d);
 			return;
 		}
 	}
@@ -965,8 +902,7 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	d->me = (size_t)idx;
 	d->log = log;
 	d->udp_fd = -1;
-	d->state_dir_fd = -1;
-	d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	d->store.dir_fd = d->store.spare_fd = -1;
 	d->armed_us = UINT64_MAX;
 	struct rlimit rl;
 	rlim_t nofile = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
@@ -979,22 +915,9 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 		d->rng = 1;
 	*out = d;
 
-	if (mkdir(conf->state_dir, 0700) != 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create state_dir %s: %s", conf->state_dir,
-			 strerror(errno));
-		return -errno;
-	}
-	d->state_dir_fd = open(conf->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (d->state_dir_fd < 0) {
-		snprintf(err, errlen, "cannot open state_dir %s: %s", conf->state_dir,
-			 strerror(errno));
-		return -errno;
-	}
-	snprintf(d->state_path, sizeof d->state_path, "%s/node-%u.epoch", conf->state_dir, id);
-	snprintf(d->state_tmp, sizeof d->state_tmp, "%s.tmp", d->state_path);
 	uint32_t epoch;
-	int rc = load_epoch(d, &epoch, err, errlen);
-	if (rc < 0)
+	int rc = ring_epoch_store_open(&d->store, conf->state_dir, id, err, errlen);
+	if (rc < 0 || (rc = ring_epoch_store_load(&d->store, &epoch, err, errlen)) < 0)
 		return rc;
 
 	if (conf->secret_file[0]) {
@@ -1093,10 +1016,7 @@ void ring_daemon_free(struct ring_daemon *d)
 		event_base_free(d->base);
 	if (d->udp_fd >= 0)
 		close(d->udp_fd);
-	if (d->state_dir_fd >= 0)
-		close(d->state_dir_fd);
-	if (d->spare_fd >= 0)
-		close(d->spare_fd);
+	ring_epoch_store_close(&d->store);
 	ring_node_free(d->node);
 	free(d);
 }

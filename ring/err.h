@@ -1,5 +1,11 @@
 /* Error codes for the whole project, from one table: functions return 0 or a
- * negative RING_E* code, and ring_strerror() names it. */
+ * negative RING_E* code, and ring_strerror() names it.
+ *
+ * The one convention: a function returns 0 (or a count) on success and a
+ * negative RING_E* code on failure, never -errno. A failed system call is
+ * -RING_EIO; what failed and errno's text go into the caller's buffer (the
+ * char *err, size_t errlen pair of setup functions, as redis's anetSetError).
+ * Only main() prints such a message or exits. */
 #ifndef RING_ERR_H
 #define RING_ERR_H
 
@@ -21,7 +27,7 @@
 	X(ECONFIG, "bad configuration")                                  \
 	X(ENOMEM, "out of memory")                                       \
 	X(ESTALE, "stale fence")                                         \
-	X(EIO, "input/output error") \
+	X(EIO, "input/output error") /* any failed system call */ \
 	X(EAUTH, "missing or wrong authentication") \
 	X(EREPLAY, "replayed or stale datagram") \
 	X(EJUMP, "epoch too far ahead of ours") \

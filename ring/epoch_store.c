@@ -1,0 +1,106 @@
+/* The durable epoch of one member in state_dir (PROTOCOL.md §4.2): the only
+ * code that reads or writes node-ID.epoch. */
+#include "epoch_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "err.h"
+
+static int sys_fail(char *err, size_t errlen, const char *what, const char *path, int e)
+{
+	snprintf(err, errlen, "%s%s: %s", what, path, strerror(e));
+	return -RING_EIO;
+}
+
+int ring_epoch_store_open(struct ring_epoch_store *s, const char *state_dir, uint16_t id,
+			  char *err, size_t errlen)
+{
+	s->dir_fd = -1;
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	snprintf(s->path, sizeof s->path, "%s/node-%u.epoch", state_dir, id);
+	snprintf(s->tmp, sizeof s->tmp, "%s.tmp", s->path);
+	if (mkdir(state_dir, 0700) != 0 && errno != EEXIST)
+		return sys_fail(err, errlen, "cannot create state_dir ", state_dir, errno);
+	s->dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dir_fd < 0)
+		return sys_fail(err, errlen, "cannot open state_dir ", state_dir, errno);
+	return 0;
+}
+
+int ring_epoch_store_load(struct ring_epoch_store *s, uint32_t *epoch, char *err, size_t errlen)
+{
+	*epoch = 0;
+	FILE *f = fopen(s->path, "r");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0; /* never ran */
+		return sys_fail(err, errlen, "", s->path, errno);
+	}
+	char line[64] = "";
+	char *ok = fgets(line, sizeof line, f);
+	fclose(f);
+	uint64_t v;
+	line[strcspn(line, "\n")] = 0;
+	if (!ok || strncmp(line, "epoch ", 6) != 0 || !ring_parse_u64(line + 6, UINT32_MAX, &v)) {
+		/* Never guess: starting from 0 could reuse epochs and fences. */
+		snprintf(err, errlen, "%s: unreadable state (want \"epoch N\"); "
+			 "refusing to start rather than risk reusing epochs", s->path);
+		return -RING_ECONFIG;
+	}
+	*epoch = (uint32_t)v;
+	return 0;
+}
+
+static int open_tmp(struct ring_epoch_store *s)
+{
+	int fd = open(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE) && s->spare_fd >= 0) {
+		/* Out of descriptors (a client flood): the one kept in
+		 * reserve is for exactly this write, which must not fail. */
+		close(s->spare_fd);
+		s->spare_fd = -1;
+		fd = open(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	}
+	return fd;
+}
+
+/* write temp, fsync, rename, fsync the folder: after this returns the epoch
+ * survives a crash of the process or the machine. */
+int ring_epoch_store_save(struct ring_epoch_store *s, uint32_t epoch, char *err, size_t errlen)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof buf, "epoch %u\n", epoch);
+	int e = 0;
+	int fd = open_tmp(s);
+	if (fd < 0) {
+		e = errno;
+	} else {
+		ssize_t w = write(fd, buf, (size_t)len);
+		e = w == len ? 0 : (w < 0 ? errno : EIO);
+		if (!e && fsync(fd) != 0)
+			e = errno;
+		close(fd);
+	}
+	if (!e && rename(s->tmp, s->path) != 0)
+		e = errno;
+	if (!e && fsync(s->dir_fd) != 0)
+		e = errno;
+	if (s->spare_fd < 0)
+		s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return e ? sys_fail(err, errlen, "cannot persist epoch to ", s->path, e) : 0;
+}
+
+void ring_epoch_store_close(struct ring_epoch_store *s)
+{
+	if (s->dir_fd >= 0)
+		close(s->dir_fd);
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
+	s->dir_fd = s->spare_fd = -1;
+}
