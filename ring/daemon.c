@@ -28,6 +28,7 @@
 #include "control.h"
 #include "epoch_store.h"
 #include "err.h"
+#include "net.h"
 #include "node.h"
 #include "wire.h"
 
@@ -67,8 +68,7 @@ struct ring_daemon {
 	struct event_base *base;
 	int udp_fd;
 	struct event *udp_ev;
-	struct sockaddr_storage peer[RING_MAX_MEMBERS];
-	socklen_t peer_len[RING_MAX_MEMBERS];
+	struct ring_addr peer[RING_MAX_MEMBERS];
 	struct event *timer;
 	uint64_t armed_us;
 	struct event *sig_term, *sig_int;
@@ -204,8 +204,8 @@ static bool send_to(struct ring_daemon *d, size_t idx, const uint8_t *buf, size_
 		return true;
 	}
 	/* EAGAIN or ENOBUFS is a lost datagram; the protocol retransmits. */
-	(void)sendto(d->udp_fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)&d->peer[idx],
-		     d->peer_len[idx]);
+	(void)sendto(d->udp_fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)&d->peer[idx].sa,
+		     d->peer[idx].len);
 	return false;
 }
 
@@ -370,36 +370,16 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- UDP ---- */
 
-static bool same_addr(const struct sockaddr_storage *a, socklen_t alen,
-		      const struct sockaddr_storage *b, socklen_t blen)
+static uint16_t member_at(struct ring_daemon *d, const struct ring_addr *from)
 {
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET) {
-		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
-		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-	}
-	if (a->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
-		return x->sin6_port == y->sin6_port &&
-		       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
-	}
-	return alen == blen && memcmp(a, b, alen) == 0;
-}
-
-static uint16_t member_at(struct ring_daemon *d, const struct sockaddr_storage *from,
-			  socklen_t len)
-{
-	for (size_t i = 0; i < d->layout->n; i++)
-		if (same_addr(from, len, &d->peer[i], d->peer_len[i]))
-			return d->layout->members[i].id;
-	return 0;
+	size_t i = ring_net_index_of(d->peer, d->layout->n, from);
+	return i < d->layout->n ? d->layout->members[i].id : 0;
 }
 
 /* Returns false, answering nothing, for a request that does not decode or
  * is of another ring. */
 static bool answer_status(struct ring_daemon *d, const uint8_t *buf, size_t len,
-			  const struct sockaddr_storage *from, socklen_t fromlen)
+			  const struct ring_addr *from)
 {
 	struct ring_msg req;
 	if (ring_wire_decode(buf, len, &req) < 0 || req.fingerprint != d->fingerprint)
@@ -426,23 +406,19 @@ static bool answer_status(struct ring_daemon *d, const uint8_t *buf, size_t len,
 	if (n > 0 && d->auth)
 		n = ring_auth_seal(d->auth, out, (size_t)n, sizeof out, wall_us());
 	if (n > 0)
-		(void)sendto(d->udp_fd, out, (size_t)n, MSG_DONTWAIT, (const struct sockaddr *)from,
-			     fromlen);
+		(void)sendto(d->udp_fd, out, (size_t)n, MSG_DONTWAIT, (const struct sockaddr *)&from->sa,
+			     from->len);
 	return true;
 }
 
-static void auth_failed(struct ring_daemon *d, const struct sockaddr_storage *from,
-			socklen_t fromlen, uint16_t id, int why)
+static void auth_failed(struct ring_daemon *d, const struct ring_addr *from, uint16_t id, int why)
 {
 	d->auth_failures++;
 	uint64_t skipped;
 	if (!log_allowed(&d->auth_log, &skipped))
 		return;
-	char host[64] = "?", port[8] = "?";
-	getnameinfo((const struct sockaddr *)from, fromlen, host, sizeof host, port, sizeof port,
-		    NI_NUMERICHOST | NI_NUMERICSERV);
 	char addr[80];
-	snprintf(addr, sizeof addr, "%s:%s", host, port);
+	ring_net_format(from, addr, sizeof addr);
 	struct ring_log_field f[] = {
 		RING_LF_N("from", id), RING_LF_S("addr", addr),
 		RING_LF_S("reason", ring_strerror(why)), RING_LF_N("unlogged", skipped),
@@ -454,8 +430,7 @@ static void auth_failed(struct ring_daemon *d, const struct sockaddr_storage *fr
 struct rx {
 	uint8_t buf[RECV_BUF];
 	ssize_t n;
-	struct sockaddr_storage from;
-	socklen_t fromlen;
+	struct ring_addr from;
 };
 
 static void receive(struct ring_daemon *d, struct rx *r);
@@ -471,9 +446,9 @@ static void udp_cb(evutil_socket_t fd, short what, void *arg)
 	size_t n = 0;
 	while (n < RECV_BATCH) {
 		struct rx *r = &batch[n];
-		r->fromlen = sizeof r->from;
-		r->n = recvfrom(fd, r->buf, sizeof r->buf, MSG_DONTWAIT, (struct sockaddr *)&r->from,
-				&r->fromlen);
+		r->from.len = sizeof r->from.sa;
+		r->n = recvfrom(fd, r->buf, sizeof r->buf, MSG_DONTWAIT, (struct sockaddr *)&r->from.sa,
+				&r->from.len);
 		if (r->n < 0)
 			break; /* EAGAIN: drained */
 		n++;
@@ -489,20 +464,20 @@ static void receive(struct ring_daemon *d, struct rx *r)
 {
 	uint8_t *buf = r->buf;
 	ssize_t n = r->n;
-	uint16_t id = member_at(d, &r->from, r->fromlen);
+	uint16_t id = member_at(d, &r->from);
 	if (d->auth) {
 		int idx = id ? ring_layout_index(d->layout, id) : -1;
 		/* Strangers (ringctl) share the last replay window. */
 		size_t slot = idx >= 0 ? (size_t)idx : d->layout->n;
 		int body = ring_auth_open(d->auth, buf, (size_t)n, slot, wall_us());
 		if (body < 0) {
-			auth_failed(d, &r->from, r->fromlen, id, body);
+			auth_failed(d, &r->from, id, body);
 			return;
 		}
 		n = body;
 	}
-	if (n > 0 && ring_wire_peek_type(buf, (size_t)n) == RING_MSG_STATUS_REQ && answer_status(d, buf, (size_t)n, &r->from,
-									r->fromlen))
+	if (n > 0 && ring_wire_peek_type(buf, (size_t)n) == RING_MSG_STATUS_REQ &&
+	    answer_status(d, buf, (size_t)n, &r->from))
 		return; /* answered; a broken one goes to the core to be counted */
 	if (id != 0) {
 		int idx = ring_layout_index(d->layout, id);
@@ -514,54 +489,6 @@ static void receive(struct ring_daemon *d, struct rx *r)
 	ev.u.datagram.len = (size_t)n;
 	ev.u.datagram.from_id = id;
 	step(d, &ev);
-}
-
-static int resolve(const char *host, uint16_t port, int family, struct sockaddr_storage *out,
-		   socklen_t *len)
-{
-	char service[8];
-	snprintf(service, sizeof service, "%u", port);
-	struct addrinfo hints = {.ai_family = family, .ai_socktype = SOCK_DGRAM}, *res;
-	int rc = getaddrinfo(host, service, &hints, &res);
-	if (rc != 0)
-		return rc;
-	memcpy(out, res->ai_addr, res->ai_addrlen);
-	*len = (socklen_t)res->ai_addrlen;
-	freeaddrinfo(res);
-	return 0;
-}
-
-static int open_udp(struct ring_daemon *d, char *err, size_t errlen)
-{
-	const struct ring_member *me = &d->layout->members[d->me];
-	int rc = resolve(me->host, me->port, AF_UNSPEC, &d->peer[d->me], &d->peer_len[d->me]);
-	if (rc != 0) {
-		snprintf(err, errlen, "cannot resolve own host %s: %s", me->host, gai_strerror(rc));
-		return -RING_ECONFIG;
-	}
-	int family = d->peer[d->me].ss_family;
-	for (size_t i = 0; i < d->layout->n; i++) {
-		if (i == d->me)
-			continue;
-		const struct ring_member *m = &d->layout->members[i];
-		rc = resolve(m->host, m->port, family, &d->peer[i], &d->peer_len[i]);
-		if (rc != 0) {
-			snprintf(err, errlen, "cannot resolve member %u's host %s as %s: %s", m->id,
-				 m->host, family == AF_INET6 ? "IPv6" : "IPv4", gai_strerror(rc));
-			return -RING_ECONFIG;
-		}
-	}
-	d->udp_fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (d->udp_fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -errno;
-	}
-	if (bind(d->udp_fd, (struct sockaddr *)&d->peer[d->me], d->peer_len[d->me]) != 0) {
-		int e = errno;
-		snprintf(err, errlen, "cannot bind %s:%u: %s", me->host, me->port, strerror(e));
-		return -e;
-	}
-	return 0;
 }
 
 /* ---- the control socket ---- */
@@ -933,7 +860,7 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	}
 	/* The control socket first: a second ringd with our id is told so,
 	 * rather than that the port is taken. */
-	if ((rc = open_control(d, err, errlen)) < 0 || (rc = open_udp(d, err, errlen)) < 0)
+	if ((rc = open_control(d, err, errlen)) < 0 || (rc = ring_net_open_ring(d->layout, d->me, d->peer, &d->udp_fd, err, errlen)) < 0)
 		return rc;
 	d->node = ring_node_new(d->layout, id, epoch, &rc);
 	if (!d->node) {

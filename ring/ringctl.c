@@ -3,7 +3,6 @@
  * member at all (fenced-append, the reference fenced resource). */
 #include <errno.h>
 #include <getopt.h>
-#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +19,7 @@
 #include "control.h"
 #include "err.h"
 #include "fence_file.h"
+#include "net.h"
 #include "node.h"
 #include "trace.h"
 #include "wire.h"
@@ -221,104 +221,162 @@ static uint64_t wall_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static int cmd_ring(const struct ring_conf *conf, bool json)
+/* What `ringctl ring` learns: each member's address and its answer. */
+struct ring_poll {
+	const struct ring_layout *l;
+	uint64_t fp, nonce;
+	struct ring_auth *auth; /* NULL when secret_file is unset */
+	int fd;
+	struct ring_addr addr[RING_MAX_MEMBERS];
+	bool got[RING_MAX_MEMBERS];
+	struct ring_msg_status_resp resp[RING_MAX_MEMBERS];
+	size_t answered;
+};
+
+/* Resolves every member (the first one's address family for all) and opens
+ * the socket and the key. Returns 0 or an exit code, having said why. */
+static int ring_poll_open(struct ring_poll *p, const struct ring_conf *conf)
 {
-	const struct ring_layout *l = &conf->layout;
-	uint64_t fp = ring_layout_fingerprint(l);
-	static struct sockaddr_storage addr[RING_MAX_MEMBERS];
-	static socklen_t alen[RING_MAX_MEMBERS];
-	static bool got[RING_MAX_MEMBERS];
-	static struct ring_msg_status_resp resp[RING_MAX_MEMBERS];
-	int family = AF_UNSPEC, fd = -1;
+	const struct ring_layout *l = p->l;
+	int family = AF_UNSPEC;
 	for (size_t i = 0; i < l->n; i++) {
-		char port[8];
-		snprintf(port, sizeof port, "%u", l->members[i].port);
-		struct addrinfo hints = {.ai_family = family, .ai_socktype = SOCK_DGRAM}, *res;
-		int rc = getaddrinfo(l->members[i].host, port, &hints, &res);
-		if (rc != 0) {
-			fprintf(stderr, "ringctl: cannot resolve %s: %s\n", l->members[i].host,
-				gai_strerror(rc));
+		char why[256];
+		if (ring_net_resolve(l->members[i].host, l->members[i].port, family, &p->addr[i], why,
+				     sizeof why) < 0) {
+			fprintf(stderr, "ringctl: cannot resolve %s: %s\n", l->members[i].host, why);
 			return EXIT_CONFIG;
 		}
-		memcpy(&addr[i], res->ai_addr, res->ai_addrlen);
-		alen[i] = (socklen_t)res->ai_addrlen;
-		family = res->ai_family;
-		freeaddrinfo(res);
+		family = p->addr[i].sa.ss_family;
 	}
-	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
+	p->fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (p->fd < 0) {
 		perror("ringctl: socket");
 		return EXIT_FAIL;
 	}
-	struct ring_auth *auth = NULL;
 	if (conf->secret_file[0]) {
 		char err[512];
-		if (ring_auth_load(&auth, conf->secret_file, l->n, err, sizeof err) < 0) {
+		if (ring_auth_load(&p->auth, conf->secret_file, l->n, err, sizeof err) < 0) {
 			fprintf(stderr, "ringctl: %s (status over UDP is authenticated: run as "
 				"a user that may read the key)\n", err);
-			close(fd);
 			return EXIT_CONFIG;
 		}
 	}
-	uint64_t nonce = ((uint64_t)getpid() << 32) ^ mono_ms() ^ fp;
-	size_t answered = 0;
-	/* Ask, wait, ask again the silent ones: a lost datagram is not a down
-	 * member. Bounded: three rounds of 250 ms. */
-	for (int round = 0; round < 3 && answered < l->n; round++) {
-		struct ring_msg req = {.type = RING_MSG_STATUS_REQ, .from = 0, .fingerprint = fp};
-		req.u.status_req.nonce = nonce;
-		uint8_t buf[RING_WIRE_MAX + RING_AUTH_TRAILER];
-		for (size_t i = 0; i < l->n; i++) {
-			if (got[i])
-				continue;
-			req.to = l->members[i].id;
-			int n = ring_wire_encode(&req, buf, RING_WIRE_MAX);
-			if (n > 0 && auth)
-				n = ring_auth_seal(auth, buf, (size_t)n, sizeof buf, wall_us());
-			if (n > 0)
-				(void)sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&addr[i], alen[i]);
-		}
+	return 0;
+}
+
+/* Sends a status request to every member that has not answered yet. */
+static void ring_poll_ask(struct ring_poll *p)
+{
+	struct ring_msg req = {.type = RING_MSG_STATUS_REQ, .from = 0, .fingerprint = p->fp};
+	req.u.status_req.nonce = p->nonce;
+	uint8_t buf[RING_WIRE_MAX + RING_AUTH_TRAILER];
+	for (size_t i = 0; i < p->l->n; i++) {
+		if (p->got[i])
+			continue;
+		req.to = p->l->members[i].id;
+		int n = ring_wire_encode(&req, buf, RING_WIRE_MAX);
+		if (n > 0 && p->auth)
+			n = ring_auth_seal(p->auth, buf, (size_t)n, sizeof buf, wall_us());
+		if (n > 0)
+			(void)sendto(p->fd, buf, (size_t)n, 0, (struct sockaddr *)&p->addr[i].sa,
+				     p->addr[i].len);
+	}
+}
+
+/* Reads one datagram and keeps it when it is an answer to our request. */
+static void ring_poll_read(struct ring_poll *p)
+{
+	const struct ring_layout *l = p->l;
+	uint8_t in[RING_WIRE_MAX + RING_AUTH_TRAILER + 64];
+	struct ring_addr from = {.len = sizeof from.sa};
+	ssize_t got_n = recvfrom(p->fd, in, sizeof in, MSG_DONTWAIT, (struct sockaddr *)&from.sa,
+				 &from.len);
+	if (got_n > 0 && p->auth) {
+		/* The sender's slot is its member index: find it by address,
+		 * as a member would. */
+		size_t slot = ring_net_index_of(p->addr, l->n, &from);
+		got_n = slot < l->n ? ring_auth_open(p->auth, in, (size_t)got_n, slot, wall_us()) : -1;
+	}
+	struct ring_msg m;
+	if (got_n <= 0 || ring_wire_decode(in, (size_t)got_n, &m) < 0 ||
+	    m.type != RING_MSG_STATUS_RESP || m.fingerprint != p->fp ||
+	    m.u.status_resp.nonce != p->nonce)
+		return;
+	int idx = ring_layout_index(l, m.from);
+	if (idx < 0 || p->got[idx])
+		return;
+	p->got[idx] = true;
+	p->resp[idx] = m.u.status_resp;
+	p->answered++;
+}
+
+/* Ask, wait, ask again the silent ones: a lost datagram is not a down
+ * member. Bounded: three rounds of 250 ms. */
+static void ring_poll_run(struct ring_poll *p)
+{
+	for (int round = 0; round < 3 && p->answered < p->l->n; round++) {
+		ring_poll_ask(p);
 		uint64_t until = mono_ms() + 250;
-		for (uint64_t now = mono_ms(); now < until && answered < l->n; now = mono_ms()) {
-			struct pollfd p = {.fd = fd, .events = POLLIN};
-			if (poll(&p, 1, (int)(until - now)) <= 0)
-				continue;
-			uint8_t in[RING_WIRE_MAX + RING_AUTH_TRAILER + 64];
-			struct sockaddr_storage from;
-			socklen_t fromlen = sizeof from;
-			ssize_t got_n = recvfrom(fd, in, sizeof in, MSG_DONTWAIT,
-						 (struct sockaddr *)&from, &fromlen);
-			if (got_n > 0 && auth) {
-				/* The sender's slot is its member index: find it by
-				 * address, as a member would. */
-				size_t slot = l->n;
-				for (size_t k = 0; k < l->n; k++)
-					if (alen[k] == fromlen && memcmp(&addr[k], &from, fromlen) == 0)
-						slot = k;
-				got_n = slot < l->n ? ring_auth_open(auth, in, (size_t)got_n, slot,
-								     wall_us())
-						    : -1;
-			}
-			struct ring_msg m;
-			if (got_n <= 0 || ring_wire_decode(in, (size_t)got_n, &m) < 0 ||
-			    m.type != RING_MSG_STATUS_RESP || m.fingerprint != fp ||
-			    m.u.status_resp.nonce != nonce)
-				continue;
-			int idx = ring_layout_index(l, m.from);
-			if (idx < 0 || got[idx])
-				continue;
-			got[idx] = true;
-			resp[idx] = m.u.status_resp;
-			answered++;
+		for (uint64_t now = mono_ms(); now < until && p->answered < p->l->n; now = mono_ms()) {
+			struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
+			if (poll(&pfd, 1, (int)(until - now)) > 0)
+				ring_poll_read(p);
 		}
 	}
-	close(fd);
-	ring_auth_free(auth);
+}
 
+static void ring_poll_close(struct ring_poll *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	ring_auth_free(p->auth);
+}
+
+static struct ring_status status_of(const struct ring_member *m,
+				    const struct ring_msg_status_resp *r)
+{
+	return (struct ring_status){
+		.node = m->id,
+		.state = (enum ring_state)r->state,
+		.epoch = r->epoch,
+		.fence = r->fence,
+		.successor = r->successor,
+		.alive = r->alive,
+		.token_seen_ms_ago = r->seen_ms == UINT32_MAX ? UINT64_MAX : r->seen_ms,
+		.has_token = r->flags & RING_STATUS_HAS_TOKEN,
+		.queued = r->queued,
+		.counters = r->counters,
+	};
+}
+
+/* One row of the table for member M, which answered R. */
+static void print_ring_row(const struct ring_layout *l, const struct ring_member *m,
+			   const char *where, const struct ring_msg_status_resp *r)
+{
+	char fence[32], seen[24], alive[1024] = "";
+	snprintf(fence, sizeof fence, "%llu:%llu", (unsigned long long)(r->fence >> 32),
+		 (unsigned long long)(r->fence & 0xffffffffu));
+	if (r->seen_ms == UINT32_MAX)
+		snprintf(seen, sizeof seen, "never");
+	else
+		snprintf(seen, sizeof seen, "%u ms", r->seen_ms);
+	size_t off = 0;
+	for (size_t k = 0; k < l->n && off < sizeof alive; k++)
+		if (ring_set_has(&r->alive, k))
+			off += (size_t)snprintf(alive + off, sizeof alive - off, "%s%u",
+						off ? "," : "", l->members[k].id);
+	printf("  %5u  %-22s %-10s %10u %16s %9u %10s  %s\n", m->id, where,
+	       ring_state_name((enum ring_state)r->state), r->epoch, fence, r->successor, seen,
+	       alive);
+}
+
+static void print_ring(const struct ring_poll *p, bool json)
+{
+	const struct ring_layout *l = p->l;
 	if (!json)
 		printf("ring \"%s\": %zu of %zu members answer\n"
 		       "  %5s  %-22s %-10s %10s %16s %9s %10s  %s\n",
-		       l->name, answered, l->n, "id", "address", "state", "epoch", "fence",
+		       l->name, p->answered, l->n, "id", "address", "state", "epoch", "fence",
 		       "successor", "token seen", "alive");
 	else
 		printf("[");
@@ -329,56 +387,47 @@ static int cmd_ring(const struct ring_conf *conf, bool json)
 			snprintf(where, sizeof where, "[%s]:%u", m->host, m->port);
 		else
 			snprintf(where, sizeof where, "%s:%u", m->host, m->port);
-		if (!got[i]) {
+		if (!p->got[i]) {
 			if (json)
 				printf("%s{\"node\":%u,\"ring\":\"%s\",\"state\":\"down\"}", i ? "," : "",
 				       m->id, l->name);
 			else
 				printf("  %5u  %-22s %-10s\n", m->id, where, "down");
-			continue;
-		}
-		const struct ring_msg_status_resp *r = &resp[i];
-		struct ring_status st = {
-			.node = m->id,
-			.state = (enum ring_state)r->state,
-			.epoch = r->epoch,
-			.fence = r->fence,
-			.successor = r->successor,
-			.alive = r->alive,
-			.token_seen_ms_ago = r->seen_ms == UINT32_MAX ? UINT64_MAX : r->seen_ms,
-			.has_token = r->flags & RING_STATUS_HAS_TOKEN,
-			.queued = r->queued,
-			.counters = r->counters,
-		};
-		if (json) {
+		} else if (json) {
+			struct ring_status st = status_of(m, &p->resp[i]);
 			char buf[4096];
 			ring_ctl_status_json(buf, sizeof buf, l, &st);
 			buf[strcspn(buf, "\n")] = 0;
 			printf("%s%s", i ? "," : "", buf);
-			continue;
+		} else {
+			print_ring_row(l, m, where, &p->resp[i]);
 		}
-		char fence[32], seen[24], alive[1024] = "";
-		snprintf(fence, sizeof fence, "%llu:%llu", (unsigned long long)(r->fence >> 32),
-			 (unsigned long long)(r->fence & 0xffffffffu));
-		if (r->seen_ms == UINT32_MAX)
-			snprintf(seen, sizeof seen, "never");
-		else
-			snprintf(seen, sizeof seen, "%u ms", r->seen_ms);
-		size_t off = 0;
-		for (size_t k = 0; k < l->n && off < sizeof alive; k++)
-			if (ring_set_has(&r->alive, k))
-				off += (size_t)snprintf(alive + off, sizeof alive - off, "%s%u",
-							off ? "," : "", l->members[k].id);
-		printf("  %5u  %-22s %-10s %10u %16s %9u %10s  %s\n", m->id, where,
-		       ring_state_name(st.state), r->epoch, fence, r->successor, seen, alive);
 	}
 	if (json)
 		printf("]\n");
-	if (!answered)
+}
+
+static int cmd_ring(const struct ring_conf *conf, bool json)
+{
+	static struct ring_poll p; /* large: not on the stack */
+	memset(&p, 0, sizeof p);
+	p.l = &conf->layout;
+	p.fp = ring_layout_fingerprint(p.l);
+	p.fd = -1;
+	int rc = ring_poll_open(&p, conf);
+	if (rc != 0) {
+		ring_poll_close(&p);
+		return rc;
+	}
+	p.nonce = ((uint64_t)getpid() << 32) ^ mono_ms() ^ p.fp;
+	ring_poll_run(&p);
+	ring_poll_close(&p);
+	print_ring(&p, json);
+	if (!p.answered)
 		fprintf(stderr, "ringctl: no member answered. Are they running, and do they use this "
 			"same file (fingerprint %016llx)? A member with another file ignores us "
-			"and logs config_mismatch.\n", (unsigned long long)fp);
-	return answered ? 0 : EXIT_UNREACHABLE;
+			"and logs config_mismatch.\n", (unsigned long long)p.fp);
+	return p.answered ? 0 : EXIT_UNREACHABLE;
 }
 
 /* ---- run ---- */

@@ -8,6 +8,7 @@ int ring_test_layout_suite(void);
 int ring_test_node_suite(void);
 int ring_test_fence_file_suite(void);
 int ring_test_epoch_store_suite(void);
+int ring_test_net_suite(void);
 int ring_test_conf_suite(void);
 int ring_test_control_suite(void);
 int ring_test_trace_suite(void);

@@ -20,6 +20,7 @@ int main(void)
 		ring_test_node_suite,
 		ring_test_fence_file_suite,
 		ring_test_epoch_store_suite,
+		ring_test_net_suite,
 		ring_test_conf_suite,
 		ring_test_control_suite,
 		ring_test_trace_suite,
