@@ -34,7 +34,7 @@ SIM_SRC  = test/sim.c test/simnet.c test/simcheck.c
 # the fenced resource.
 TOOL_SRC = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c ring/epoch_store.c ring/net.c
 # The libevent shell, and the control tool.
-DAEMON_SRC  = ring/daemon.c ring/main.c
+DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/inject.c ring/main.c
 RINGCTL_SRC = ring/ringctl.c
 # The trace checker (ringctl trace), on jansson.
 TRACE_SRC   = ring/trace.c

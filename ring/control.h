@@ -1,6 +1,6 @@
 /* The local control protocol on each member's Unix socket: one command per
  * line, one reply per line (docs/control.md). Parsing and formatting only;
- * daemon.c owns the sockets. */
+ * ctl_server.c owns the sockets. */
 #ifndef RING_CONTROL_H
 #define RING_CONTROL_H
 

@@ -1,52 +1,31 @@
-/* The daemon: one libevent loop that reads the clock, steps the protocol
- * core and carries out each action of the update in order (persist before
- * anything that depends on it). Everything else here is plumbing. */
+/* The daemon: one libevent loop that reads the clock, turns callbacks into
+ * core events, steps the protocol core and carries out each action of the
+ * update in order (persist before anything that depends on it). The epoch
+ * file, the sockets and fault injection live in their own files. */
 #include "daemon.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 
 #include "auth.h"
 #include "control.h"
+#include "ctl_server.h"
 #include "epoch_store.h"
 #include "err.h"
+#include "inject.h"
 #include "net.h"
 #include "node.h"
 #include "wire.h"
 
 #define RECV_BATCH 64   /* datagrams read per wake-up before yielding */
 #define RECV_BUF 2048   /* anything longer than RING_WIRE_MAX is refused anyway */
-#define REPLY_MAX 1024  /* control replies written at once; longer ones (a big STATUS) are queued */
-
-enum client_state { CLIENT_IDLE, CLIENT_WAITING, CLIENT_GRANTED };
-
-struct client {
-	struct ring_daemon *d;
-	uint64_t handle;
-	struct bufferevent *bev;
-	enum client_state state;
-	uint64_t fence;
-	struct event *timeout;
-	struct client *next;
-};
 
 /* Events strangers can cause are counted always but logged at most once a
  * second each, with how many went unlogged: a flood must not become a
@@ -73,22 +52,9 @@ struct ring_daemon {
 	uint64_t armed_us;
 	struct event *sig_term, *sig_int;
 
-	struct evconnlistener *listener;
-	char ctl_path[RING_SOCK_MAX];
-	bool ctl_bound;
-	struct client *clients;
-	size_t nclients, max_clients;
-	struct event *relisten;
-	uint64_t accept_err_logged_us;
-	uint64_t next_handle;
-
+	struct ring_ctl_server *ctl;
 	struct ring_epoch_store store;
-
-	/* Fault injection (allow_inject): only ever drops or delays. */
-	bool drop_token;
-	uint32_t loss_pct;
-	struct ring_set blocked;
-	uint64_t rng;
+	struct ring_faults faults; /* allow_inject: only ever drops or delays */
 
 	struct ring_auth *auth; /* NULL when secret_file is unset */
 	uint64_t auth_failures;
@@ -112,6 +78,8 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* For the authentication trailer's time stamp (auth.c): the wall clock,
+ * since another host's replay window checks it. */
 static uint64_t wall_us(void)
 {
 	struct timespec ts;
@@ -126,83 +94,17 @@ static void set_fatal(struct ring_daemon *d)
 	event_base_loopbreak(d->base);
 }
 
-/* ---- clients ---- */
-
-static struct client *client_by_handle(struct ring_daemon *d, uint64_t handle)
-{
-	for (struct client *c = d->clients; c; c = c->next)
-		if (c->handle == handle)
-			return c;
-	return NULL;
-}
-
-static void reply(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void reply(struct client *c, const char *fmt, ...)
-{
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	char line[REPLY_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof line) {
-		va_start(ap, fmt);
-		evbuffer_add_vprintf(out, fmt, ap);
-		va_end(ap);
-		return;
-	}
-	/* Nothing queued: write it now rather than a loop round later
-	 * (epoll_ctl, epoll_wait, writev), so that a GRANTED reaches its
-	 * client at once; a third fewer system calls per critical-region
-	 * entry (docs/benchmarks.md). What the socket does not take, and any
-	 * error, goes through the buffer as before, in order. */
-	size_t off = 0;
-	if (evbuffer_get_length(out) == 0) {
-		ssize_t w = send(bufferevent_getfd(c->bev), line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (w > 0)
-			off = (size_t)w;
-	}
-	if (off < (size_t)n)
-		evbuffer_add(out, line + off, (size_t)n - off);
-}
-
-/* Writes what is queued for C now: before a stall or a close, the event
- * loop will not get the chance. A socket bufferevent keeps the front of its
- * output frozen so that only it drains it, and its flush does not write;
- * thaw it for this one write. */
-static void flush_now(struct client *c)
-{
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	evutil_socket_t fd = bufferevent_getfd(c->bev);
-	evbuffer_unfreeze(out, 1);
-	for (int k = 0; k < 8 && evbuffer_get_length(out) > 0; k++)
-		if (evbuffer_write(out, fd) <= 0)
-			break;
-	evbuffer_freeze(out, 1);
-}
-
 /* ---- carrying out an update ---- */
 
 static void step(struct ring_daemon *d, struct ring_event *ev);
 
-static bool chance(struct ring_daemon *d, uint32_t pct)
-{
-	/* xorshift64: injected loss needs no quality, only no syscall. */
-	d->rng ^= d->rng << 13;
-	d->rng ^= d->rng >> 7;
-	d->rng ^= d->rng << 17;
-	return d->rng % 100 < pct;
-}
-
 /* Returns true when the datagram was a token swallowed by drop-token. */
 static bool send_to(struct ring_daemon *d, size_t idx, const uint8_t *buf, size_t len)
 {
-	if (ring_set_has(&d->blocked, idx) || (d->loss_pct && chance(d, d->loss_pct)))
+	if (ring_faults_lose(&d->faults, idx))
 		return false;
-	if (d->drop_token && ring_wire_peek_type(buf, len) == RING_MSG_TOKEN) {
-		d->drop_token = false;
+	if (ring_faults_swallow_token(&d->faults, buf, len))
 		return true;
-	}
 	/* EAGAIN or ENOBUFS is a lost datagram; the protocol retransmits. */
 	(void)sendto(d->udp_fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)&d->peer[idx].sa,
 		     d->peer[idx].len);
@@ -271,7 +173,6 @@ static void carry_out(struct ring_daemon *d)
 	bool dropped = false;
 	for (size_t k = 0; k < d->up.n && !d->fatal; k++) {
 		const struct ring_action *a = &d->up.action[k];
-		struct client *c;
 		switch (a->type) {
 		case RING_ACTION_PERSIST:
 			if (ring_epoch_store_save(&d->store, a->u.persist.epoch, d->fatal_msg,
@@ -286,28 +187,14 @@ static void carry_out(struct ring_daemon *d)
 			do_send(d, a, &dropped);
 			break;
 		case RING_ACTION_GRANT:
-			if ((c = client_by_handle(d, a->u.grant.client))) {
-				if (c->timeout)
-					event_del(c->timeout);
-				c->state = CLIENT_GRANTED;
-				c->fence = a->u.grant.fence;
-				reply(c, "GRANTED %llu %u\n", (unsigned long long)a->u.grant.fence,
-				      a->u.grant.epoch);
-			}
+			ring_ctl_server_grant(d->ctl, a->u.grant.client, a->u.grant.fence,
+					      a->u.grant.epoch);
 			break;
 		case RING_ACTION_REVOKE:
-			if ((c = client_by_handle(d, a->u.revoke.client))) {
-				c->state = CLIENT_IDLE;
-				reply(c, "REVOKED %llu\n", (unsigned long long)a->u.revoke.fence);
-			}
+			ring_ctl_server_revoke(d->ctl, a->u.revoke.client, a->u.revoke.fence);
 			break;
 		case RING_ACTION_DENY:
-			if ((c = client_by_handle(d, a->u.deny.client))) {
-				if (c->timeout)
-					event_del(c->timeout);
-				c->state = CLIENT_IDLE;
-				reply(c, "ERR %s\n", ring_strerror(a->u.deny.reason));
-			}
+			ring_ctl_server_deny(d->ctl, a->u.deny.client, a->u.deny.reason);
 			break;
 		case RING_ACTION_LOG:
 			log_core(d, a);
@@ -481,7 +368,7 @@ static void receive(struct ring_daemon *d, struct rx *r)
 		return; /* answered; a broken one goes to the core to be counted */
 	if (id != 0) {
 		int idx = ring_layout_index(d->layout, id);
-		if (idx >= 0 && ring_set_has(&d->blocked, (size_t)idx))
+		if (idx >= 0 && ring_faults_blocked(&d->faults, (size_t)idx))
 			return; /* inject block: as if the link were cut */
 	}
 	struct ring_event ev = {.type = RING_EVENT_DATAGRAM};
@@ -491,286 +378,34 @@ static void receive(struct ring_daemon *d, struct rx *r)
 	step(d, &ev);
 }
 
-/* ---- the control socket ---- */
+/* ---- the control socket's requests ---- */
 
-static void client_free(struct client *c)
+static void ctl_client(void *arg, enum ring_event_type type, uint64_t handle)
 {
-	struct ring_daemon *d = c->d;
-	for (struct client **p = &d->clients; *p; p = &(*p)->next)
-		if (*p == c) {
-			*p = c->next;
-			break;
-		}
-	if (c->timeout)
-		event_free(c->timeout);
-	bufferevent_free(c->bev);
-	free(c);
-	d->nclients--;
+	struct ring_event ev = {.type = type};
+	ev.u.client.client = handle;
+	step(arg, &ev);
 }
 
-/* A client that goes away releases what it held or waited for. */
-static void client_gone(struct client *c)
-{
-	struct ring_daemon *d = c->d;
-	if (c->state != CLIENT_IDLE) {
-		c->state = CLIENT_IDLE;
-		struct ring_event ev = {.type = RING_EVENT_RELEASE};
-		ev.u.client.client = c->handle;
-		step(d, &ev);
-	}
-	client_free(c);
-}
-
-static void acquire_timeout_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	struct client *c = arg;
-	if (c->state != CLIENT_WAITING)
-		return;
-	c->state = CLIENT_IDLE;
-	struct ring_event ev = {.type = RING_EVENT_RELEASE};
-	ev.u.client.client = c->handle;
-	step(c->d, &ev);
-	reply(c, "TIMEOUT\n");
-}
-
-static void do_inject(struct ring_daemon *d, struct client *c, const struct ring_ctl_request *r)
-{
-	if (!d->conf->allow_inject) {
-		reply(c, "ERR inject refused: allow_inject = false in %s\n", d->conf->path);
-		return;
-	}
-	int idx = -1;
-	if (r->inject == RING_INJECT_BLOCK || r->inject == RING_INJECT_UNBLOCK) {
-		idx = ring_layout_index(d->layout, (uint16_t)r->arg);
-		if (idx < 0 || (size_t)idx == d->me) {
-			reply(c, "ERR %u is not another member\n", r->arg);
-			return;
-		}
-	}
-	char what[48];
-	bool has_arg = r->inject == RING_INJECT_LOSS || r->inject == RING_INJECT_BLOCK ||
-		       r->inject == RING_INJECT_UNBLOCK || r->inject == RING_INJECT_PAUSE;
-	if (has_arg)
-		snprintf(what, sizeof what, "%s %u", ring_inject_name(r->inject), r->arg);
-	else
-		snprintf(what, sizeof what, "%s", ring_inject_name(r->inject));
-	struct ring_log_field f = RING_LF_S("what", what);
-	ring_log_emit(d->log, "inject", false, &f, 1);
-	switch (r->inject) {
-	case RING_INJECT_DROP_TOKEN:
-		d->drop_token = true;
-		break;
-	case RING_INJECT_LOSS:
-		d->loss_pct = r->arg;
-		break;
-	case RING_INJECT_BLOCK:
-		ring_set_add(&d->blocked, (size_t)idx);
-		break;
-	case RING_INJECT_UNBLOCK:
-		ring_set_del(&d->blocked, (size_t)idx);
-		break;
-	case RING_INJECT_PAUSE: {
-		/* Stall the whole loop, as SIGSTOP or a long GC would: timers
-		 * fire late afterwards and the core notices (§5.5). */
-		reply(c, "OK\n");
-		flush_now(c);
-		struct timespec ts = {.tv_sec = r->arg / 1000, .tv_nsec = (long)(r->arg % 1000) * 1000000L};
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-		return;
-	}
-	case RING_INJECT_CLEAR:
-		d->drop_token = false;
-		d->loss_pct = 0;
-		ring_set_clear(&d->blocked);
-		break;
-	}
-	reply(c, "OK\n");
-}
-
-static void handle_line(struct client *c, const char *line)
-{
-	struct ring_daemon *d = c->d;
-	struct ring_ctl_request r;
-	char err[128];
-	if (ring_ctl_parse(line, &r, err, sizeof err) < 0) {
-		reply(c, "ERR %s\n", err);
-		return;
-	}
-	switch (r.cmd) {
-	case RING_CTL_ACQUIRE: {
-		if (c->state != CLIENT_IDLE) {
-			reply(c, "ERR busy: this connection already waits or holds\n");
-			return;
-		}
-		c->state = CLIENT_WAITING;
-		if (r.has_timeout) {
-			if (!c->timeout)
-				c->timeout = evtimer_new(d->base, acquire_timeout_cb, c);
-			struct timeval tv = {.tv_sec = (time_t)(r.timeout_ms / 1000),
-					     .tv_usec = (suseconds_t)(r.timeout_ms % 1000) * 1000};
-			evtimer_add(c->timeout, &tv);
-		}
-		struct ring_event ev = {.type = RING_EVENT_ACQUIRE};
-		ev.u.client.client = c->handle;
-		step(d, &ev);
-		return;
-	}
-	case RING_CTL_RELEASE: {
-		if (c->state == CLIENT_IDLE) {
-			reply(c, "ERR not holding\n");
-			return;
-		}
-		if (c->timeout)
-			event_del(c->timeout);
-		c->state = CLIENT_IDLE;
-		struct ring_event ev = {.type = RING_EVENT_RELEASE};
-		ev.u.client.client = c->handle;
-		step(d, &ev);
-		reply(c, "OK\n");
-		return;
-	}
-	case RING_CTL_STATUS: {
-		struct ring_status st;
-		char buf[4096];
-		ring_node_status(d->node, now_us(), &st);
-		st.counters.auth_failures = d->auth_failures;
-		int n = ring_ctl_status_json(buf, sizeof buf, d->layout, &st);
-		if (n > 0 && (size_t)n < sizeof buf)
-			reply(c, "%s", buf);
-		else
-			reply(c, "ERR status too large\n");
-		return;
-	}
-	case RING_CTL_INJECT:
-		do_inject(d, c, &r);
-		return;
-	}
-}
-
-static void client_read_cb(struct bufferevent *bev, void *arg)
-{
-	struct client *c = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
-	/* Every whole line that arrived, however many were pipelined: each
-	 * takes its bytes out, so this ends. */
-	for (;;) {
-		size_t len;
-		char *line = evbuffer_readln(in, &len, EVBUFFER_EOL_CRLF);
-		if (!line)
-			break;
-		if (len >= RING_CTL_LINE_MAX || strlen(line) != len)
-			reply(c, "ERR line too long or not text\n");
-		else
-			handle_line(c, line);
-		free(line);
-		if (c->d->fatal || c->d->stopping)
-			return;
-	}
-	if (evbuffer_get_length(in) >= RING_CTL_LINE_MAX) {
-		/* No newline in sight: a broken or hostile client. */
-		reply(c, "ERR line too long\n");
-		flush_now(c);
-		client_gone(c);
-	}
-}
-
-static void client_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	(void)bev;
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
-		client_gone(arg);
-}
-
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-		      int salen, void *arg)
-{
-	(void)l;
-	(void)sa;
-	(void)salen;
-	struct ring_daemon *d = arg;
-	struct client *c = d->nclients < d->max_clients ? calloc(1, sizeof *c) : NULL;
-	if (!c) {
-		/* Past the cap, file descriptors stay free for what must not
-		 * fail: persisting an epoch. */
-		static const char busy[] = "ERR too many clients\n";
-		(void)send(fd, busy, sizeof busy - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-		evutil_closesocket(fd);
-		return;
-	}
-	c->d = d;
-	c->handle = ++d->next_handle;
-	c->bev = bufferevent_socket_new(d->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!c->bev) {
-		free(c);
-		evutil_closesocket(fd);
-		return;
-	}
-	bufferevent_setcb(c->bev, client_read_cb, NULL, client_event_cb, c);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-	c->next = d->clients;
-	d->clients = c;
-	d->nclients++;
-}
-
-/* accept() failing with EMFILE or ENFILE would be retried at once, forever:
- * stop listening for a moment instead. */
-static void relisten_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	struct ring_daemon *d = arg;
-	evconnlistener_enable(d->listener);
-}
-
-static void accept_error_cb(struct evconnlistener *l, void *arg)
+static int ctl_status(void *arg, char *buf, size_t len)
 {
 	struct ring_daemon *d = arg;
-	int e = EVUTIL_SOCKET_ERROR();
-	evconnlistener_disable(l);
-	struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
-	evtimer_add(d->relisten, &tv);
-	uint64_t now = now_us();
-	if (now - d->accept_err_logged_us >= 1000000u) {
-		struct ring_log_field f = RING_LF_S("error", evutil_socket_error_to_string(e));
-		ring_log_emit(d->log, "control_accept_error", false, &f, 1);
-		d->accept_err_logged_us = now;
-	}
+	struct ring_status st;
+	ring_node_status(d->node, now_us(), &st);
+	st.counters.auth_failures = d->auth_failures;
+	return ring_ctl_status_json(buf, len, d->layout, &st);
 }
 
-static int open_control(struct ring_daemon *d, char *err, size_t errlen)
+static int ctl_inject(void *arg, const struct ring_ctl_request *r, char *why, size_t whylen)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	snprintf(d->ctl_path, sizeof d->ctl_path, "%s", d->conf->control[d->me]);
-	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", d->ctl_path);
-	/* A socket file left by a crash is removed; one that answers belongs
-	 * to a running member with our id, and two of those must not run. */
-	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (probe >= 0) {
-		if (connect(probe, (struct sockaddr *)&sun, sizeof sun) == 0) {
-			close(probe);
-			snprintf(err, errlen, "member %u is already running (%s answers)", d->id,
-				 d->ctl_path);
-			return -RING_EBUSY;
-		}
-		close(probe);
-	}
-	unlink(d->ctl_path);
-	mode_t old = umask(0177); /* created 0600: only its owner may drive the lock */
-	d->listener = evconnlistener_new_bind(d->base, accept_cb, d,
-					      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 16,
-					      (struct sockaddr *)&sun, sizeof sun);
-	umask(old);
-	if (!d->listener) {
-		snprintf(err, errlen, "cannot listen on %s: %s", d->ctl_path, strerror(errno));
-		return -errno;
-	}
-	d->ctl_bound = true;
-	chmod(d->ctl_path, 0600);
-	evconnlistener_set_error_cb(d->listener, accept_error_cb);
-	return 0;
+	struct ring_daemon *d = arg;
+	return ring_faults_apply(&d->faults, d->conf, d->me, r, d->log, why, whylen);
+}
+
+static bool ctl_stopped(void *arg)
+{
+	struct ring_daemon *d = arg;
+	return d->fatal || d->stopping;
 }
 
 /* ---- signals ---- */
@@ -808,10 +443,10 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 
 /* ---- life cycle ---- */
 
-int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint16_t id,
-		    struct ring_log *log, char *err, size_t errlen)
+/* Fills what needs no system call. */
+static int daemon_alloc(struct ring_daemon **out, const struct ring_conf *conf, uint16_t id,
+			struct ring_log *log, char *err, size_t errlen)
 {
-	*out = NULL;
 	int idx = ring_layout_index(&conf->layout, id);
 	if (idx < 0) {
 		snprintf(err, errlen, "%s: no member %u in ring \"%s\"", conf->path, id,
@@ -831,50 +466,21 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	d->udp_fd = -1;
 	d->store.dir_fd = d->store.spare_fd = -1;
 	d->armed_us = UINT64_MAX;
-	struct rlimit rl;
-	rlim_t nofile = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
-	d->max_clients = nofile > 96 ? (size_t)(nofile - 64) : 32;
-	if (d->max_clients > 4096)
-		d->max_clients = 4096;
 	d->fingerprint = ring_layout_fingerprint(d->layout);
-	d->rng = d->fingerprint ^ (uint64_t)getpid() ^ now_us();
-	if (!d->rng)
-		d->rng = 1;
+	ring_faults_init(&d->faults, d->fingerprint ^ (uint64_t)getpid() ^ now_us());
 	*out = d;
+	return 0;
+}
 
-	uint32_t epoch;
-	int rc = ring_epoch_store_open(&d->store, conf->state_dir, id, err, errlen);
-	if (rc < 0 || (rc = ring_epoch_store_load(&d->store, &epoch, err, errlen)) < 0)
-		return rc;
-
-	if (conf->secret_file[0]) {
-		rc = ring_auth_load(&d->auth, conf->secret_file, d->layout->n + 1, err, errlen);
-		if (rc < 0)
-			return -RING_ECONFIG; /* the file is part of the configuration */
-	}
-
-	d->base = event_base_new();
-	if (!d->base) {
-		snprintf(err, errlen, "event_base_new failed");
-		return -RING_ENOMEM;
-	}
-	/* The control socket first: a second ringd with our id is told so,
-	 * rather than that the port is taken. */
-	if ((rc = open_control(d, err, errlen)) < 0 || (rc = ring_net_open_ring(d->layout, d->me, d->peer, &d->udp_fd, err, errlen)) < 0)
-		return rc;
-	d->node = ring_node_new(d->layout, id, epoch, &rc);
-	if (!d->node) {
-		snprintf(err, errlen, "%s", ring_strerror(rc));
-		return rc;
-	}
+/* The loop's own events: the socket, the core's timer, the signals. */
+static int add_events(struct ring_daemon *d, char *err, size_t errlen)
+{
 	d->udp_ev = event_new(d->base, d->udp_fd, EV_READ | EV_PERSIST, udp_cb, d);
 	d->timer = evtimer_new(d->base, timer_cb, d);
 	d->sig_term = evsignal_new(d->base, SIGTERM, signal_cb, d);
 	d->sig_int = evsignal_new(d->base, SIGINT, signal_cb, d);
 	d->sig_hup = evsignal_new(d->base, SIGHUP, hup_cb, d);
-	d->relisten = evtimer_new(d->base, relisten_cb, d);
-	if (!d->udp_ev || !d->timer || !d->sig_term || !d->sig_int ||
-	    !d->sig_hup || !d->relisten) {
+	if (!d->udp_ev || !d->timer || !d->sig_term || !d->sig_int || !d->sig_hup) {
 		snprintf(err, errlen, "out of memory");
 		return -RING_ENOMEM;
 	}
@@ -886,6 +492,44 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	return 0;
 }
 
+int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint16_t id,
+		    struct ring_log *log, char *err, size_t errlen)
+{
+	*out = NULL;
+	int rc = daemon_alloc(out, conf, id, log, err, errlen);
+	if (rc < 0)
+		return rc;
+	struct ring_daemon *d = *out;
+	uint32_t epoch;
+	rc = ring_epoch_store_open(&d->store, conf->state_dir, id, err, errlen);
+	if (rc < 0 || (rc = ring_epoch_store_load(&d->store, &epoch, err, errlen)) < 0)
+		return rc;
+	if (conf->secret_file[0] &&
+	    ring_auth_load(&d->auth, conf->secret_file, d->layout->n + 1, err, errlen) < 0)
+		return -RING_ECONFIG; /* the file is part of the configuration */
+	d->base = event_base_new();
+	if (!d->base) {
+		snprintf(err, errlen, "event_base_new failed");
+		return -RING_ENOMEM;
+	}
+	/* The control socket first: a second ringd with our id is told so,
+	 * rather than that the port is taken. */
+	const struct ring_ctl_handler h = {
+		.arg = d, .client = ctl_client, .status = ctl_status,
+		.inject = ctl_inject, .stopped = ctl_stopped,
+	};
+	rc = ring_ctl_server_new(&d->ctl, d->base, conf->control[d->me], id, &h, log, err, errlen);
+	if (rc < 0 ||
+	    (rc = ring_net_open_ring(d->layout, d->me, d->peer, &d->udp_fd, err, errlen)) < 0)
+		return rc;
+	d->node = ring_node_new(d->layout, id, epoch, &rc);
+	if (!d->node) {
+		snprintf(err, errlen, "%s", ring_strerror(rc));
+		return rc;
+	}
+	return add_events(d, err, errlen);
+}
+
 int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen)
 {
 	const struct ring_member *me = &d->layout->members[d->me];
@@ -894,7 +538,7 @@ int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen)
 	struct ring_log_field f[] = {
 		RING_LF_S("ring", d->layout->name), RING_LF_S("host", me->host),
 		RING_LF_N("port", me->port),        RING_LF_N("epoch", st.epoch),
-		RING_LF_N("members", d->layout->n), RING_LF_S("control", d->ctl_path),
+		RING_LF_N("members", d->layout->n), RING_LF_S("control", d->conf->control[d->me]),
 	};
 	ring_log_emit(d->log, "node_start", false, f, sizeof f / sizeof f[0]);
 	struct ring_event ev = {.type = RING_EVENT_START};
@@ -916,34 +560,22 @@ int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
+/* In the reverse order of ring_daemon_new. */
 void ring_daemon_free(struct ring_daemon *d)
 {
 	if (!d)
 		return;
-	while (d->clients)
-		client_free(d->clients);
-	if (d->listener)
-		evconnlistener_free(d->listener);
-	if (d->ctl_bound)
-		unlink(d->ctl_path);
-	if (d->sig_int)
-		event_free(d->sig_int);
-	if (d->sig_hup)
-		event_free(d->sig_hup);
-	if (d->relisten)
-		event_free(d->relisten);
-	ring_auth_free(d->auth);
-	if (d->sig_term)
-		event_free(d->sig_term);
-	if (d->timer)
-		event_free(d->timer);
-	if (d->udp_ev)
-		event_free(d->udp_ev);
-	if (d->base)
-		event_base_free(d->base);
+	struct event *events[] = {d->sig_hup, d->sig_int, d->sig_term, d->timer, d->udp_ev};
+	for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+		if (events[i])
+			event_free(events[i]);
+	ring_node_free(d->node);
 	if (d->udp_fd >= 0)
 		close(d->udp_fd);
+	ring_ctl_server_free(d->ctl);
+	if (d->base)
+		event_base_free(d->base);
+	ring_auth_free(d->auth);
 	ring_epoch_store_close(&d->store);
-	ring_node_free(d->node);
 	free(d);
 }

@@ -1,6 +1,6 @@
-/* ringd's libevent shell around the protocol core: sockets, timers,
- * signals, the durable epoch, the control socket and fault injection. It
- * turns callbacks into core events and carries out the core's actions. */
+/* ringd's libevent shell around the protocol core: it turns socket, timer
+ * and signal callbacks into core events and carries out the core's actions
+ * (with epoch_store.c, net.c, ctl_server.c and inject.c). */
 #ifndef RING_DAEMON_H
 #define RING_DAEMON_H
 
@@ -14,7 +14,10 @@ struct ring_daemon;
 
 /* Sets up member ID of CONF: loads its epoch from state_dir, binds its UDP
  * address and control socket. CONF and LOG must outlive the daemon.
- * Returns 0, or a negative RING_E* / -errno code with a message in ERR. */
+ * Returns 0, or a negative RING_E* code with a message in ERR: -RING_ECONFIG
+ * for what the configuration or the state file got wrong (ringd exits 78),
+ * -RING_EBUSY when the member already runs, -RING_EIO for a failed system
+ * call. Free *OUT even after a failure. */
 int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint16_t id,
 		    struct ring_log *log, char *err, size_t errlen);
 
