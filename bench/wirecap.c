@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytes.h"
+
 #define SNAP 96    /* IP + UDP headers + the token's header and first fields */
 #define BATCH 256  /* datagrams per recvmmsg */
 #define TYPES 10   /* ring message types 1..9; 0 counts anything else */
@@ -32,11 +34,6 @@ static uint64_t wall_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -59,7 +56,7 @@ struct cap {
 
 static void on_token(struct cap *c, const uint8_t *body, uint64_t ts)
 {
-	uint32_t epoch = be32(body), seq = be32(body + 4), counter = be32(body + 8);
+	uint32_t epoch = ring_get_be32(body), seq = ring_get_be32(body + 4), counter = ring_get_be32(body + 8);
 	if (!c->have_tok)
 		c->first_tok_ns = ts;
 	c->last_tok_ns = ts;

@@ -14,6 +14,7 @@
 
 #include <sodium.h>
 
+#include "bytes.h"
 #include "err.h"
 
 #define RECENT 64 /* timestamps remembered per sender for exact copies */
@@ -31,20 +32,6 @@ struct ring_auth {
 	size_t slots;
 	struct replay win[];
 };
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (56 - 8 * i));
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
 
 /* Keys from PATH into KEY; the key is BLAKE2b of the line, so any line of
  * at least 32 bytes (hex, base64, raw) serves. */
@@ -161,7 +148,7 @@ int ring_auth_seal(struct ring_auth *a, uint8_t *buf, size_t len, size_t cap, ui
 	 * a timestamp they have seen. */
 	uint64_t ts = now_us > a->last_sealed ? now_us : a->last_sealed + 1;
 	a->last_sealed = ts;
-	put_u64(buf + len, ts);
+	ring_put_be64(buf + len, ts);
 	crypto_auth(buf + len + 8, buf, len + 8, a->key[0]);
 	return (int)(len + RING_AUTH_TRAILER);
 }
@@ -177,7 +164,7 @@ int ring_auth_open(struct ring_auth *a, const uint8_t *buf, size_t len, size_t s
 		ok = crypto_auth_verify(buf + body + 8, buf, body + 8, a->key[k]) == 0;
 	if (!ok)
 		return -RING_EAUTH;
-	uint64_t ts = get_u64(buf + body);
+	uint64_t ts = ring_get_be64(buf + body);
 	uint64_t skew = ts > now_us ? ts - now_us : now_us - ts;
 	if (skew > RING_AUTH_FRESH_US)
 		return -RING_EREPLAY; /* an old capture, or clocks far apart */

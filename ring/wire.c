@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "err.h"
 
 #define MAGIC_0 'R'
@@ -49,8 +50,7 @@ static const size_t body_size[] = {
 
 #define TYPE_SLOTS (sizeof body_size / sizeof body_size[0])
 
-/* Byte-by-byte so that neither the host's byte order nor the alignment of
- * the buffer matters. Each helper returns the position after its field. */
+/* Cursors over bytes.h: each helper returns the position after its field. */
 static uint8_t *put_u8(uint8_t *p, uint8_t v)
 {
 	p[0] = v;
@@ -59,24 +59,20 @@ static uint8_t *put_u8(uint8_t *p, uint8_t v)
 
 static uint8_t *put_u16(uint8_t *p, uint16_t v)
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
+	ring_put_be16(p, v);
 	return p + 2;
 }
 
 static uint8_t *put_u32(uint8_t *p, uint32_t v)
 {
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
+	ring_put_be32(p, v);
 	return p + 4;
 }
 
 static uint8_t *put_u64(uint8_t *p, uint64_t v)
 {
-	p = put_u32(p, (uint32_t)(v >> 32));
-	return put_u32(p, (uint32_t)v);
+	ring_put_be64(p, v);
+	return p + 8;
 }
 
 static uint8_t *put_set(uint8_t *p, const struct ring_set *s)
@@ -99,24 +95,20 @@ static const uint8_t *get_u8(const uint8_t *p, uint8_t *v)
 
 static const uint8_t *get_u16(const uint8_t *p, uint16_t *v)
 {
-	*v = (uint16_t)((unsigned)p[0] << 8 | (unsigned)p[1]);
+	*v = ring_get_be16(p);
 	return p + 2;
 }
 
 static const uint8_t *get_u32(const uint8_t *p, uint32_t *v)
 {
-	*v = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-	     (uint32_t)p[3];
+	*v = ring_get_be32(p);
 	return p + 4;
 }
 
 static const uint8_t *get_u64(const uint8_t *p, uint64_t *v)
 {
-	uint32_t hi, lo;
-	p = get_u32(p, &hi);
-	p = get_u32(p, &lo);
-	*v = (uint64_t)hi << 32 | lo;
-	return p;
+	*v = ring_get_be64(p);
+	return p + 8;
 }
 
 static const uint8_t *get_set(const uint8_t *p, struct ring_set *s)

@@ -1,5 +1,7 @@
 /* Datagrams on the wire: every message type, its fixed-width fields in
- * network byte order, and the only code that reads or writes them.
+ * network byte order, and the only code in ringd and ringctl that reads or
+ * writes a message's bytes (auth.c only appends and checks the trailer that
+ * follows them; the hostile-input tests forge bytes on purpose).
  * Layout and field meanings: docs/PROTOCOL.md §2. */
 #ifndef RING_WIRE_H
 #define RING_WIRE_H

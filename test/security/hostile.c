@@ -24,6 +24,8 @@
 #include <sodium.h>
 
 #include "auth.h"
+#include "bytes.h"
+#include "bytes.h"
 #include "conf.h"
 #include "err.h"
 #include "layout.h"
@@ -185,19 +187,6 @@ static uint64_t fnv(const uint8_t *p, size_t len)
 	return h;
 }
 
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (56 - 8 * i));
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
 
 /* ---- what the member will do with it (daemon.c udp_cb, node.c on_datagram) ---- */
 
@@ -459,7 +448,7 @@ static size_t seal_spoofed(struct ctx *c, uint8_t *buf, size_t len, size_t cap)
 /* A trailer of the current time and a random MAC. */
 static size_t garbage_mac(struct ctx *c, uint8_t *buf, size_t len)
 {
-	put_u64(buf + len, wall_us());
+	ring_put_be64(buf + len, wall_us());
 	rnd_fill(c, buf + len + 8, RING_AUTH_MAC);
 	return len + RING_AUTH_TRAILER;
 }
@@ -467,7 +456,7 @@ static size_t garbage_mac(struct ctx *c, uint8_t *buf, size_t len)
 /* Sealed with a key that is not the ring's: another ring's datagram. */
 static size_t other_key_mac(struct ctx *c, uint8_t *buf, size_t len)
 {
-	put_u64(buf + len, wall_us());
+	ring_put_be64(buf + len, wall_us());
 	crypto_auth(buf + len + 8, buf, len + 8, c->other_key);
 	return len + RING_AUTH_TRAILER;
 }
@@ -636,8 +625,8 @@ static bool capture_one(struct ctx *c, int cap, struct captured *out)
 	if (memcmp(pkt + 12, &lo, 4) != 0 || memcmp(pkt + 16, &lo, 4) != 0)
 		return false;
 	const uint8_t *udp = pkt + ihl;
-	uint16_t sport = (uint16_t)(udp[0] << 8 | udp[1]), dport = (uint16_t)(udp[2] << 8 | udp[3]);
-	size_t ulen = (size_t)(udp[4] << 8 | udp[5]);
+	uint16_t sport = ring_get_be16(udp), dport = ring_get_be16(udp + 2);
+	size_t ulen = ring_get_be16(udp + 4);
 	long s = member_by_port(c, sport), d = member_by_port(c, dport);
 	if (s < 0 || d < 0 || ulen < 8 || ihl + ulen > (size_t)n)
 		return false;
@@ -650,7 +639,7 @@ static bool capture_one(struct ctx *c, int cap, struct captured *out)
 	out->dst = (size_t)d;
 	out->len = len;
 	memcpy(out->buf, udp + 8, len);
-	out->ts = get_u64(out->buf + len - RING_AUTH_TRAILER);
+	out->ts = ring_get_be64(out->buf + len - RING_AUTH_TRAILER);
 	out->nth = c->pair_count[s][d]++;
 	return true;
 }
@@ -755,7 +744,7 @@ static int replay(struct ctx *c, uint64_t limit_us)
 		}
 		uint64_t now = wall_us();
 		bool recent = now < p.ts + COPY_LAG_US;
-		uint16_t to = (uint16_t)(p.buf[6] << 8 | p.buf[7]);
+		uint16_t to = ring_get_be16(p.buf + 6);
 		for (unsigned tries = 0; tries < 5; tries++) {
 			unsigned k = turn++ % 5;
 			if (k == 0 && want_copy && c->st[K_REPLAY_COPY].sent < n && recent) {
@@ -764,7 +753,7 @@ static int replay(struct ctx *c, uint64_t limit_us)
 			}
 			if (k == 1 && want_ts && c->st[K_REPLAY_TS].sent < n) {
 				/* A new timestamp, now: fresh, but the MAC no longer fits. */
-				put_u64(p.buf + p.len - RING_AUTH_TRAILER,
+				ring_put_be64(p.buf + p.len - RING_AUTH_TRAILER,
 					p.ts + 1 + rnd_below(c, 1000000));
 				send_one(c, K_REPLAY_TS, (long)p.src, p.dst, p.buf, p.len, false);
 				break;
