@@ -87,24 +87,26 @@ static int load_conf(const char *path, struct ring_conf *conf)
 
 /* ---- the control socket ---- */
 
-static int control_connect(const struct ring_conf *conf, uint16_t id)
+/* Connects to member ID's control socket into *FD. Returns 0, or the exit
+ * status having said why. */
+static int control_connect(const struct ring_conf *conf, uint16_t id, int *fd)
 {
 	int idx = ring_layout_index(&conf->layout, id);
 	if (idx < 0) {
 		fprintf(stderr, "ringctl: %s has no member %u\n", conf->path, id);
-		return -EXIT_CONFIG;
+		return EXIT_CONFIG;
 	}
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", conf->control[idx]);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+	*fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*fd < 0 || connect(*fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
 		fprintf(stderr, "ringctl: member %u unreachable at %s: %s\n", id, sun.sun_path,
 			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -EXIT_UNREACHABLE;
+		if (*fd >= 0)
+			close(*fd);
+		return EXIT_UNREACHABLE;
 	}
-	return fd;
+	return 0;
 }
 
 static int send_line(int fd, const char *line)
@@ -185,9 +187,9 @@ static void print_status(const struct ring_layout *l, const char *json_line, boo
 
 static int cmd_status(const struct ring_conf *conf, uint16_t id, bool json)
 {
-	int fd = control_connect(conf, id);
-	if (fd < 0)
-		return -fd;
+	int fd, rc = control_connect(conf, id, &fd);
+	if (rc)
+		return rc;
 	struct line_reader r = {.len = 0};
 	char line[1024];
 	int n;
@@ -451,8 +453,8 @@ static int exit_status(int status)
 	return EXIT_FAIL;
 }
 
-static int cmd_run(const struct ring_conf *conf, uint16_t id, bool has_t, uint64_t t_ms,
-		   char **cmd)
+/* SIGINT, SIGTERM and SIGCHLD become bytes on sig_pipe, for poll. */
+static int catch_signals(void)
 {
 	if (pipe(sig_pipe) != 0) {
 		perror("ringctl: pipe");
@@ -463,22 +465,24 @@ static int cmd_run(const struct ring_conf *conf, uint16_t id, bool has_t, uint64
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
+	return 0;
+}
 
-	int fd = control_connect(conf, id);
-	if (fd < 0)
-		return -fd;
+/* Asks member ID for the lock on FD and waits for its answer; a signal
+ * meanwhile gives up (closing the socket cancels the request at the
+ * member). Returns 0 with the grant's fence and epoch, or an exit code. */
+static int wait_grant(int fd, uint16_t id, bool has_t, uint64_t t_ms, struct line_reader *r,
+		      unsigned long long *fence, unsigned *epoch)
+{
 	char req[64], line[1024];
 	if (has_t)
 		snprintf(req, sizeof req, "ACQUIRE %llu\n", (unsigned long long)t_ms);
 	else
 		snprintf(req, sizeof req, "ACQUIRE\n");
-	struct line_reader r = {.len = 0};
 	if (send_line(fd, req) < 0) {
 		fprintf(stderr, "ringctl: member %u closed the control socket\n", id);
 		return EXIT_UNREACHABLE;
 	}
-	/* Wait for the grant; a signal meanwhile gives up (closing the socket
-	 * cancels the request at the member). */
 	for (;;) {
 		struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = sig_pipe[0], .events = POLLIN}};
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
@@ -492,7 +496,7 @@ static int cmd_run(const struct ring_conf *conf, uint16_t id, bool has_t, uint64
 		}
 		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
-		int n = read_line(fd, &r, line, sizeof line);
+		int n = read_line(fd, r, line, sizeof line);
 		if (n == -2)
 			continue;
 		if (n <= 0) {
@@ -505,53 +509,60 @@ static int cmd_run(const struct ring_conf *conf, uint16_t id, bool has_t, uint64
 		fprintf(stderr, "ringctl: not granted within %llu ms\n", (unsigned long long)t_ms);
 		return EXIT_TIMEOUT;
 	}
-	unsigned long long fence;
-	unsigned epoch;
-	if (sscanf(line, "GRANTED %llu %u", &fence, &epoch) != 2) {
+	if (sscanf(line, "GRANTED %llu %u", fence, epoch) != 2) {
 		fprintf(stderr, "ringctl: member %u: %s\n", id, line);
 		return EXIT_FAIL;
 	}
+	return 0;
+}
 
+/* Forks CMD with RING_FENCE, RING_EPOCH and RING_NODE set and the default
+ * signal handlers back. Returns its pid, or -1 after fork failed. */
+static pid_t spawn(char **cmd, int fd, unsigned long long fence, unsigned epoch, uint16_t id)
+{
 	char env_fence[32], env_epoch[16], env_node[8];
 	snprintf(env_fence, sizeof env_fence, "%llu", fence);
 	snprintf(env_epoch, sizeof env_epoch, "%u", epoch);
 	snprintf(env_node, sizeof env_node, "%u", id);
 	pid_t child = fork();
-	if (child < 0) {
-		perror("ringctl: fork");
-		send_line(fd, "RELEASE\n");
-		return EXIT_FAIL;
-	}
-	if (child == 0) {
-		close(fd);
-		close(sig_pipe[0]);
-		close(sig_pipe[1]);
-		struct sigaction dfl = {.sa_handler = SIG_DFL};
-		sigaction(SIGINT, &dfl, NULL);
-		sigaction(SIGTERM, &dfl, NULL);
-		sigaction(SIGCHLD, &dfl, NULL);
-		setenv("RING_FENCE", env_fence, 1);
-		setenv("RING_EPOCH", env_epoch, 1);
-		setenv("RING_NODE", env_node, 1);
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "ringctl: cannot run %s: %s\n", cmd[0], strerror(errno));
-		_exit(127);
-	}
+	if (child != 0)
+		return child;
+	close(fd);
+	close(sig_pipe[0]);
+	close(sig_pipe[1]);
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigaction(SIGINT, &dfl, NULL);
+	sigaction(SIGTERM, &dfl, NULL);
+	sigaction(SIGCHLD, &dfl, NULL);
+	setenv("RING_FENCE", env_fence, 1);
+	setenv("RING_EPOCH", env_epoch, 1);
+	setenv("RING_NODE", env_node, 1);
+	execvp(cmd[0], cmd);
+	fprintf(stderr, "ringctl: cannot run %s: %s\n", cmd[0], strerror(errno));
+	_exit(127);
+}
 
+/* Waits for CHILD to end, forwarding SIGINT and SIGTERM, and stops it when
+ * the lease ends first. Returns whether the lease was lost; *STATUS is the
+ * child's wait status. */
+static bool watch_child(const struct ring_conf *conf, int fd, struct line_reader *r, pid_t child,
+			const char *name, int *status)
+{
 	/* The lease is timed here too: a member stalled past it (a pause)
 	 * cannot send REVOKED in time, and CMD must stop all the same. The
 	 * grant reached us after it was made, so our clock ends it no later. */
 	uint64_t lease_end = mono_ms() + conf->layout.lease_ms;
 	bool lost = false;
-	int status = 0;
+	char line[1024];
+	*status = 0;
 	for (;;) {
-		pid_t w = waitpid(child, &status, WNOHANG);
+		pid_t w = waitpid(child, status, WNOHANG);
 		if (w == child)
 			break;
 		uint64_t now = mono_ms();
 		if (!lost && now >= lease_end) {
 			fprintf(stderr, "ringctl: lease of %u ms is over; stopping %s\n",
-				conf->layout.lease_ms, cmd[0]);
+				conf->layout.lease_ms, name);
 			lost = true;
 			kill(child, SIGTERM);
 		}
@@ -566,42 +577,66 @@ static int cmd_run(const struct ring_conf *conf, uint16_t id, bool has_t, uint64
 				kill(child, s); /* forwarded; CMD decides */
 		}
 		if (!lost && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-			int n = read_line(fd, &r, line, sizeof line);
+			int n = read_line(fd, r, line, sizeof line);
 			if (n == -2)
 				continue;
 			/* REVOKED, or the member died: either way the lease is
 			 * gone and CMD must stop. */
 			if (n <= 0 || strncmp(line, "REVOKED", 7) == 0) {
 				fprintf(stderr, "ringctl: lease lost (%s); stopping %s\n",
-					n <= 0 ? "member went away" : line, cmd[0]);
+					n <= 0 ? "member went away" : line, name);
 				lost = true;
 				kill(child, SIGTERM);
 			}
 		}
 	}
-	if (lost) {
+	return lost;
+}
+
+/* Releases and waits for the member's word, bounded: the release must not
+ * be lost to an early close, though closing releases too. */
+static void release(int fd, struct line_reader *r)
+{
+	char line[1024];
+	if (send_line(fd, "RELEASE\n") != 0)
+		return;
+	uint64_t until = mono_ms() + 2000;
+	while (mono_ms() < until) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		int n = read_line(fd, r, line, sizeof line);
+		if (n == -2)
+			continue;
+		if (n <= 0 || strcmp(line, "OK") == 0 || strncmp(line, "ERR", 3) == 0)
+			break;
+		/* REVOKED: the lease ended as CMD did; it still ran to its end. */
+	}
+}
+
+static int cmd_run(const struct ring_conf *conf, uint16_t id, bool has_t, uint64_t t_ms,
+		   char **cmd)
+{
+	int fd, rc = catch_signals();
+	if (rc || (rc = control_connect(conf, id, &fd)))
+		return rc;
+	struct line_reader r = {.len = 0};
+	unsigned long long fence;
+	unsigned epoch;
+	if ((rc = wait_grant(fd, id, has_t, t_ms, &r, &fence, &epoch)) != 0)
+		return rc;
+	pid_t child = spawn(cmd, fd, fence, epoch, id);
+	if (child < 0) {
+		perror("ringctl: fork");
+		send_line(fd, "RELEASE\n");
+		return EXIT_FAIL;
+	}
+	int status;
+	if (watch_child(conf, fd, &r, child, cmd[0], &status)) {
 		close(fd);
 		return EXIT_LEASE_LOST;
 	}
-	/* Release and wait for the member's word, bounded: the release must
-	 * not be lost to an early close, though closing releases too. */
-	if (send_line(fd, "RELEASE\n") == 0) {
-		uint64_t until = mono_ms() + 2000;
-		while (mono_ms() < until) {
-			struct pollfd p = {.fd = fd, .events = POLLIN};
-			if (poll(&p, 1, 200) <= 0)
-				continue;
-			int n = read_line(fd, &r, line, sizeof line);
-			if (n == -2)
-				continue;
-			if (n <= 0 || strcmp(line, "OK") == 0 || strncmp(line, "ERR", 3) == 0)
-				break;
-			if (strncmp(line, "REVOKED", 7) == 0) {
-				/* The lease ended as CMD did: it still ran to its end. */
-				continue;
-			}
-		}
-	}
+	release(fd, &r);
 	close(fd);
 	return exit_status(status);
 }
@@ -700,9 +735,9 @@ static int cmd_inject(const struct ring_conf *conf, uint16_t id, int argc, char 
 	}
 	snprintf(line, sizeof line, "INJECT %s%s%s\n", argv[0], argc > 1 ? " " : "",
 		 argc > 1 ? argv[1] : "");
-	int fd = control_connect(conf, id);
-	if (fd < 0)
-		return -fd;
+	int fd, rc = control_connect(conf, id, &fd);
+	if (rc)
+		return rc;
 	struct line_reader r = {.len = 0};
 	int n = -1;
 	if (send_line(fd, line) == 0)
@@ -721,111 +756,177 @@ static int cmd_inject(const struct ring_conf *conf, uint16_t id, int argc, char 
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* ---- the command table ---- */
+
+/* The options before the command. */
+struct globals {
+	const char *config;
+	uint16_t id;
+};
+
+static struct ring_conf conf; /* large: not on the stack */
+
+static int main_fenced_append(const struct globals *g, int argc, char **argv)
 {
-	const char *config = NULL;
-	uint64_t id = 0;
-	bool have_id = false;
+	(void)g;
+	return cmd_fenced_append(argc, argv);
+}
+
+static int main_trace(const struct globals *g, int argc, char **argv)
+{
+	(void)g;
+	return cmd_trace(argc, argv);
+}
+
+static int main_keygen(const struct globals *g, int argc, char **argv)
+{
+	(void)g;
+	if (argc != 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	char err[512];
+	if (ring_auth_keygen(argv[0], err, sizeof err) < 0) {
+		fprintf(stderr, "ringctl: %s\n", err);
+		return EXIT_FAIL;
+	}
+	printf("wrote a new key to %s (mode 0600); copy it to every member's host\n", argv[0]);
+	return 0;
+}
+
+/* Whether the command's only argument is --json; no argument is fine too. */
+static bool json_arg(int argc, char **argv, bool *json)
+{
+	*json = argc == 1 && strcmp(argv[0], "--json") == 0;
+	return argc == 0 || *json;
+}
+
+static int main_ring(const struct globals *g, int argc, char **argv)
+{
+	bool json;
+	if (!json_arg(argc, argv, &json)) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	int rc = load_conf(g->config, &conf);
+	return rc ? rc : cmd_ring(&conf, json);
+}
+
+static int main_status(const struct globals *g, int argc, char **argv)
+{
+	bool json;
+	if (!json_arg(argc, argv, &json)) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	int rc = load_conf(g->config, &conf);
+	return rc ? rc : cmd_status(&conf, g->id, json);
+}
+
+static int main_run(const struct globals *g, int argc, char **argv)
+{
+	bool has_t = false;
+	uint64_t t_ms = 0;
+	int k = 0;
+	for (; k < argc && strcmp(argv[k], "--") != 0; k++) {
+		if (strcmp(argv[k], "-t") == 0 && k + 1 < argc &&
+		    ring_parse_u64(argv[k + 1], UINT32_MAX, &t_ms)) {
+			has_t = true;
+			k++;
+		} else {
+			break;
+		}
+	}
+	if (k < argc && strcmp(argv[k], "--") == 0)
+		k++;
+	if (k >= argc) {
+		fprintf(stderr, "ringctl: run needs a command: run [-t MS] -- CMD [ARG...]\n");
+		return EXIT_USAGE;
+	}
+	int rc = load_conf(g->config, &conf);
+	return rc ? rc : cmd_run(&conf, g->id, has_t, t_ms, argv + k);
+}
+
+static int main_inject(const struct globals *g, int argc, char **argv)
+{
+	if (argc < 1 || argc > 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	int rc = load_conf(g->config, &conf);
+	return rc ? rc : cmd_inject(&conf, g->id, argc, argv);
+}
+
+static const struct command {
+	const char *name;
+	bool needs_id; /* -n ID: the command talks to one member */
+	int (*main)(const struct globals *g, int argc, char **argv);
+} commands[] = {
+	{"status", true, main_status},
+	{"ring", false, main_ring},
+	{"run", true, main_run},
+	{"inject", true, main_inject},
+	{"fenced-append", false, main_fenced_append},
+	{"trace", false, main_trace},
+	{"keygen", false, main_keygen},
+};
+
+/* Reads the global options; returns the index of the command, or -1 having
+ * set *CODE, the exit status (0 for --help). */
+static int parse_globals(int argc, char **argv, struct globals *g, bool *have_id, int *code)
+{
 	int i = 1;
 	/* Global options come before the command; the command's own follow. */
 	for (; i < argc && argv[i][0] == '-'; i++) {
+		uint64_t id;
 		if ((strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) && i + 1 < argc) {
-			config = argv[++i];
+			g->config = argv[++i];
 		} else if ((strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "--node") == 0) &&
 			   i + 1 < argc) {
 			if (!ring_parse_u64(argv[++i], 65535, &id) || id == 0) {
 				fprintf(stderr, "ringctl: -n wants a member id 1..65535\n");
-				return EXIT_USAGE;
+				*code = EXIT_USAGE;
+				return -1;
 			}
-			have_id = true;
+			g->id = (uint16_t)id;
+			*have_id = true;
 		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			usage(stdout);
-			return 0;
+			*code = 0;
+			return -1;
 		} else {
 			usage(stderr);
-			return EXIT_USAGE;
+			*code = EXIT_USAGE;
+			return -1;
 		}
 	}
 	if (i == argc) {
 		usage(stderr);
-		return EXIT_USAGE;
+		*code = EXIT_USAGE;
+		return -1;
 	}
-	const char *cmd = argv[i++];
-	int rest = argc - i;
-	char **args = argv + i;
-	if (strcmp(cmd, "fenced-append") == 0)
-		return cmd_fenced_append(rest, args);
-	if (strcmp(cmd, "trace") == 0)
-		return cmd_trace(rest, args);
-	if (strcmp(cmd, "keygen") == 0) {
-		if (rest != 1) {
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-		char err[512];
-		if (ring_auth_keygen(args[0], err, sizeof err) < 0) {
-			fprintf(stderr, "ringctl: %s\n", err);
-			return EXIT_FAIL;
-		}
-		printf("wrote a new key to %s (mode 0600); copy it to every member's host\n", args[0]);
-		return 0;
-	}
+	return i;
+}
 
-	static struct ring_conf conf;
-	bool json = rest == 1 && strcmp(args[0], "--json") == 0;
-	if (strcmp(cmd, "ring") == 0) {
-		if (rest > 1 || (rest == 1 && !json)) {
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-		int rc = load_conf(config, &conf);
-		return rc ? rc : cmd_ring(&conf, json);
-	}
-	if (strcmp(cmd, "status") != 0 && strcmp(cmd, "run") != 0 && strcmp(cmd, "inject") != 0) {
-		fprintf(stderr, "ringctl: unknown command '%s'\n", cmd);
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (!have_id) {
-		fprintf(stderr, "ringctl: %s needs -n ID\n", cmd);
-		return EXIT_USAGE;
-	}
-	if (strcmp(cmd, "status") == 0 && rest > 0 && !json) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	bool has_t = false;
-	uint64_t t_ms = 0;
-	if (strcmp(cmd, "run") == 0) {
-		int k = 0;
-		for (; k < rest && strcmp(args[k], "--") != 0; k++) {
-			if (strcmp(args[k], "-t") == 0 && k + 1 < rest &&
-			    ring_parse_u64(args[k + 1], UINT32_MAX, &t_ms)) {
-				has_t = true;
-				k++;
-			} else {
-				break;
-			}
-		}
-		if (k < rest && strcmp(args[k], "--") == 0)
-			k++;
-		if (k >= rest) {
-			fprintf(stderr, "ringctl: run needs a command: run [-t MS] -- CMD [ARG...]\n");
-			return EXIT_USAGE;
-		}
-		args += k;
-		rest -= k;
-	}
-	if (strcmp(cmd, "inject") == 0 && (rest < 1 || rest > 2)) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	int rc = load_conf(config, &conf);
-	if (rc)
+int main(int argc, char **argv)
+{
+	struct globals g = {.config = NULL};
+	bool have_id = false;
+	int rc, i = parse_globals(argc, argv, &g, &have_id, &rc);
+	if (i < 0)
 		return rc;
-	if (strcmp(cmd, "status") == 0)
-		return cmd_status(&conf, (uint16_t)id, json);
-	if (strcmp(cmd, "run") == 0)
-		return cmd_run(&conf, (uint16_t)id, has_t, t_ms, args);
-	return cmd_inject(&conf, (uint16_t)id, rest, args);
+	const char *name = argv[i];
+	for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+		const struct command *c = &commands[k];
+		if (strcmp(name, c->name) != 0)
+			continue;
+		if (c->needs_id && !have_id) {
+			fprintf(stderr, "ringctl: %s needs -n ID\n", name);
+			return EXIT_USAGE;
+		}
+		return c->main(&g, argc - i - 1, argv + i + 1);
+	}
+	fprintf(stderr, "ringctl: unknown command '%s'\n", name);
+	usage(stderr);
+	return EXIT_USAGE;
 }
