@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "err.h"
+#include "node.h"
 
 #define LIST_MAX 8 /* incidents of each kind printed in full */
 
@@ -33,18 +34,57 @@ enum kind {
 	K_FAULT,
 };
 
+/* What the checker makes of a core event; the names come from the core's
+ * own table (RING_LOG_EVENTS in node.h), so a renamed event cannot drift. */
+static enum kind core_kind(enum ring_log_event ev)
+{
+	switch (ev) {
+	case RING_LOG_CS_ENTER:
+		return K_CS_ENTER;
+	case RING_LOG_CS_EXIT:
+		return K_CS_EXIT;
+	case RING_LOG_LEASE_EXPIRED:
+		return K_LEASE_EXPIRED;
+	case RING_LOG_TOKEN_RECV:
+		return K_TOKEN_RECV;
+	case RING_LOG_TOKEN_PASS:
+		return K_TOKEN_PASS;
+	case RING_LOG_TOKEN_REGEN:
+		return K_TOKEN_REGEN;
+	case RING_LOG_SUCCESSOR_SKIP:
+		return K_SKIP;
+	case RING_LOG_MEMBER_REJOIN:
+		return K_REJOIN;
+	case RING_LOG_TOKEN_STALE_DROP:
+		return K_STALE_DROP;
+	case RING_LOG_PAUSE_DETECTED:
+		return K_PAUSE;
+	default:
+		return K_OTHER;
+	}
+}
+
+/* Events the core does not log: ringd's own start and stop (daemon.c), and
+ * the fault markers the test scripts write into the logs. */
 static const struct {
 	const char *name;
 	enum kind kind;
-} kinds[] = {
-	{"cs_enter", K_CS_ENTER},       {"cs_exit", K_CS_EXIT},
-	{"lease_expired", K_LEASE_EXPIRED}, {"token_recv", K_TOKEN_RECV},
-	{"token_pass", K_TOKEN_PASS},   {"token_regen", K_TOKEN_REGEN},
-	{"successor_skip", K_SKIP},     {"member_rejoin", K_REJOIN},
-	{"token_stale_drop", K_STALE_DROP}, {"pause_detected", K_PAUSE},
-	{"node_start", K_NODE_START},   {"node_stop", K_NODE_STOP},
+} shell_kinds[] = {
+	{"node_start", K_NODE_START},
+	{"node_stop", K_NODE_STOP},
 	{"fault", K_FAULT},
 };
+
+static enum kind kind_of(const char *ev)
+{
+	for (int e = 0; e < RING_LOG_COUNT_; e++)
+		if (strcmp(ev, ring_log_info((enum ring_log_event)e)->name) == 0)
+			return core_kind((enum ring_log_event)e);
+	for (size_t i = 0; i < sizeof shell_kinds / sizeof shell_kinds[0]; i++)
+		if (strcmp(ev, shell_kinds[i].name) == 0)
+			return shell_kinds[i].kind;
+	return K_OTHER;
+}
 
 /* One critical region, from its grant to its end as the logs tell it. */
 struct grant {
@@ -126,8 +166,164 @@ static void note_epoch(struct tracer *tr, uint32_t e)
 		tr->epochs_seen[tr->nepochs++] = e;
 }
 
-/* One member's log, in its own order: its clock and its knowledge only
+/* One log line, as the checker needs it. */
+struct record {
+	uint64_t t;
+	enum kind kind;
+	uint32_t node, epoch;
+	uint64_t seq, fence, known;
+	char what[64]; /* a fault's */
+};
+
+/* Parses LINE into R; false for anything but a JSON object with a "ts" and
+ * an "event". */
+static bool parse_line(const char *line, size_t len, struct record *r)
+{
+	json_error_t jerr;
+	json_t *o = json_loadb(line, len, 0, &jerr);
+	const char *ts = o ? json_string_value(json_object_get(o, "ts")) : NULL;
+	const char *ev = o ? json_string_value(json_object_get(o, "event")) : NULL;
+	if (!o || !json_is_object(o) || !ts || !ev || !parse_ts(ts, &r->t)) {
+		json_decref(o);
+		return false;
+	}
+	r->kind = kind_of(ev);
+	r->node = (uint32_t)num(o, "node");
+	r->epoch = (uint32_t)num(o, "epoch");
+	r->seq = num(o, "seq");
+	r->fence = num(o, "fence");
+	r->known = num(o, "known");
+	const char *what = json_string_value(json_object_get(o, "what"));
+	snprintf(r->what, sizeof r->what, "%s", what ? what : "?");
+	json_decref(o);
+	return true;
+}
+
+/* What one member's log has told so far: its clock and its knowledge only
  * ever move forward within it. */
+struct member_log {
+	size_t order;        /* lines read */
+	uint32_t max_epoch;  /* the newest epoch it knew */
+	uint32_t cur_epoch;  /* of the token it last held, */
+	int64_t cur_seq;     /* and its hop; -1 if unknown */
+	uint64_t last_t;
+	ssize_t open;        /* index of its grant still in progress, or -1 */
+};
+
+static void note_seen(struct tracer *tr, uint64_t t)
+{
+	if (grow((void **)&tr->seen, &tr->capseen, tr->nseen, sizeof *tr->seen))
+		tr->seen[tr->nseen++] = t;
+}
+
+static void apply_grant(struct tracer *tr, struct member_log *m, const struct record *r)
+{
+	struct ring_trace_result *res = tr->res;
+	if (m->open >= 0) /* a grant with no end: close where we are */
+		tr->g[m->open].end = m->last_t;
+	if (r->epoch < m->max_epoch) {
+		res->stale_grants++;
+		if (res->stale_grants <= LIST_MAX && !tr->opts->json)
+			fprintf(tr->out, "VIOLATION n%u granted fence %u:%" PRIu64
+				" under epoch %u after it knew epoch %u\n", r->node, r->epoch,
+				r->fence & 0xffffffffu, r->epoch, m->max_epoch);
+	}
+	if (!grow((void **)&tr->g, &tr->capg, tr->ng, sizeof *tr->g))
+		return;
+	struct grant *g = &tr->g[tr->ng];
+	g->node = r->node;
+	g->fence = r->fence;
+	g->epoch = r->epoch;
+	g->seq = r->epoch == m->cur_epoch ? m->cur_seq : -1;
+	g->start = g->end = r->t;
+	g->ended = false;
+	g->order = m->order;
+	m->open = (ssize_t)tr->ng++;
+	res->grants++;
+	note_seen(tr, r->t);
+}
+
+/* Counts and places one event of a member's log. */
+static void apply(struct tracer *tr, struct member_log *m, const struct record *r)
+{
+	struct ring_trace_result *res = tr->res;
+	res->events++;
+	if (r->node < 65536 && r->node != 0)
+		tr->nodes[r->node] = true;
+	if (!tr->first || r->t < tr->first)
+		tr->first = r->t;
+	if (r->t > tr->last)
+		tr->last = r->t;
+	if (r->epoch > m->max_epoch && r->kind != K_FAULT)
+		m->max_epoch = r->epoch;
+	if (r->kind == K_STALE_DROP && r->known > m->max_epoch)
+		m->max_epoch = (uint32_t)r->known;
+	if (r->epoch)
+		note_epoch(tr, r->epoch);
+
+	switch (r->kind) {
+	case K_TOKEN_RECV:
+		m->cur_epoch = r->epoch;
+		m->cur_seq = (int64_t)r->seq;
+		note_seen(tr, r->t);
+		break;
+	case K_TOKEN_PASS:
+		note_seen(tr, r->t);
+		break;
+	case K_TOKEN_REGEN:
+		note_seen(tr, r->t);
+		res->regenerations++;
+		m->cur_epoch = r->epoch;
+		m->cur_seq = 0;
+		break;
+	case K_SKIP:
+	case K_REJOIN:
+		/* Both re-epoch the token here: its next hop is 1. */
+		r->kind == K_SKIP ? res->skips++ : res->rejoins++;
+		m->cur_epoch = r->epoch;
+		m->cur_seq = 0;
+		break;
+	case K_STALE_DROP:
+		res->stale_drops++;
+		break;
+	case K_PAUSE:
+		res->pauses++;
+		break;
+	case K_CS_ENTER:
+		apply_grant(tr, m, r);
+		break;
+	case K_CS_EXIT:
+	case K_LEASE_EXPIRED:
+		if (m->open >= 0 && tr->g[m->open].fence == r->fence) {
+			tr->g[m->open].end = r->t;
+			tr->g[m->open].ended = true;
+			m->open = -1;
+			note_seen(tr, r->t);
+		}
+		break;
+	case K_NODE_START:
+		/* A restart: whatever was in progress died with the old
+		 * process, at the latest at its last word. */
+		if (m->open >= 0)
+			tr->g[m->open].end = m->last_t;
+		m->open = -1;
+		m->cur_epoch = 0;
+		m->cur_seq = -1;
+		break;
+	case K_FAULT:
+		if (grow((void **)&tr->f, &tr->capf, tr->nf, sizeof *tr->f)) {
+			tr->f[tr->nf].t = r->t;
+			snprintf(tr->f[tr->nf].what, sizeof tr->f[tr->nf].what, "%s", r->what);
+			tr->nf++;
+		}
+		break;
+	default:
+		break;
+	}
+	m->last_t = r->t;
+}
+
+/* One member's log, in its own order. */
 static int read_file(struct tracer *tr, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -135,140 +331,20 @@ static int read_file(struct tracer *tr, const char *path, char *err, size_t errl
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -RING_EIO;
 	}
-	struct ring_trace_result *res = tr->res;
+	struct member_log m = {.cur_seq = -1, .open = -1};
 	char *line = NULL;
-	size_t cap = 0, order = 0;
+	size_t cap = 0;
 	ssize_t len;
-	uint32_t max_epoch = 0, cur_epoch = 0;
-	int64_t cur_seq = -1;
-	uint64_t last_t = 0;
-	ssize_t open = -1; /* index of this member's grant still in progress */
 	while ((len = getline(&line, &cap, f)) > 0) {
-		order++;
-		json_error_t jerr;
-		json_t *o = json_loadb(line, (size_t)len, 0, &jerr);
-		const char *ts = o ? json_string_value(json_object_get(o, "ts")) : NULL;
-		const char *ev = o ? json_string_value(json_object_get(o, "event")) : NULL;
-		uint64_t t;
-		if (!o || !json_is_object(o) || !ts || !ev || !parse_ts(ts, &t)) {
-			res->unparsed++;
-			json_decref(o);
-			continue;
-		}
-		res->events++;
-		uint32_t node = (uint32_t)num(o, "node");
-		if (node < 65536 && node != 0)
-			tr->nodes[node] = true;
-		if (!tr->first || t < tr->first)
-			tr->first = t;
-		if (t > tr->last)
-			tr->last = t;
-		enum kind k = K_OTHER;
-		for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-			if (strcmp(ev, kinds[i].name) == 0)
-				k = kinds[i].kind;
-		uint32_t epoch = (uint32_t)num(o, "epoch");
-		if (epoch > max_epoch && k != K_FAULT)
-			max_epoch = epoch;
-		if (k == K_STALE_DROP && num(o, "known") > max_epoch)
-			max_epoch = (uint32_t)num(o, "known");
-		if (epoch)
-			note_epoch(tr, epoch);
-
-		switch (k) {
-		case K_TOKEN_RECV:
-		case K_TOKEN_PASS:
-			if (k == K_TOKEN_RECV) {
-				cur_epoch = epoch;
-				cur_seq = (int64_t)num(o, "seq");
-			}
-			/* fall through */
-		case K_TOKEN_REGEN:
-			if (grow((void **)&tr->seen, &tr->capseen, tr->nseen, sizeof *tr->seen))
-				tr->seen[tr->nseen++] = t;
-			if (k == K_TOKEN_REGEN) {
-				res->regenerations++;
-				cur_epoch = epoch;
-				cur_seq = 0;
-			}
-			break;
-		case K_SKIP:
-		case K_REJOIN:
-			/* Both re-epoch the token here: its next hop is 1. */
-			k == K_SKIP ? res->skips++ : res->rejoins++;
-			cur_epoch = epoch;
-			cur_seq = 0;
-			break;
-		case K_STALE_DROP:
-			res->stale_drops++;
-			break;
-		case K_PAUSE:
-			res->pauses++;
-			break;
-		case K_CS_ENTER: {
-			if (open >= 0) { /* a grant with no end: close where we are */
-				tr->g[open].end = last_t;
-			}
-			if (epoch < max_epoch) {
-				res->stale_grants++;
-				if (res->stale_grants <= LIST_MAX && !tr->opts->json)
-					fprintf(tr->out, "VIOLATION n%u granted fence %u:%" PRIu64
-						" under epoch %u after it knew epoch %u\n", node, epoch,
-						num(o, "fence") & 0xffffffffu, epoch, max_epoch);
-			}
-			if (!grow((void **)&tr->g, &tr->capg, tr->ng, sizeof *tr->g))
-				break;
-			struct grant *g = &tr->g[tr->ng];
-			g->node = node;
-			g->fence = num(o, "fence");
-			g->epoch = epoch;
-			g->seq = epoch == cur_epoch ? cur_seq : -1;
-			g->start = g->end = t;
-			g->ended = false;
-			g->order = order;
-			open = (ssize_t)tr->ng++;
-			res->grants++;
-			if (grow((void **)&tr->seen, &tr->capseen, tr->nseen, sizeof *tr->seen))
-				tr->seen[tr->nseen++] = t;
-			break;
-		}
-		case K_CS_EXIT:
-		case K_LEASE_EXPIRED:
-			if (open >= 0 && tr->g[open].fence == num(o, "fence")) {
-				tr->g[open].end = t;
-				tr->g[open].ended = true;
-				open = -1;
-				if (grow((void **)&tr->seen, &tr->capseen, tr->nseen, sizeof *tr->seen))
-					tr->seen[tr->nseen++] = t;
-			}
-			break;
-		case K_NODE_START:
-			/* A restart: whatever was in progress died with the old
-			 * process, at the latest at its last word. */
-			if (open >= 0)
-				tr->g[open].end = last_t;
-			open = -1;
-			cur_epoch = 0;
-			cur_seq = -1;
-			break;
-		case K_FAULT: {
-			const char *what = json_string_value(json_object_get(o, "what"));
-			if (grow((void **)&tr->f, &tr->capf, tr->nf, sizeof *tr->f)) {
-				tr->f[tr->nf].t = t;
-				snprintf(tr->f[tr->nf].what, sizeof tr->f[tr->nf].what, "%s",
-					 what ? what : "?");
-				tr->nf++;
-			}
-			break;
-		}
-		default:
-			break;
-		}
-		last_t = t;
-		json_decref(o);
+		m.order++;
+		struct record r;
+		if (parse_line(line, (size_t)len, &r))
+			apply(tr, &m, &r);
+		else
+			tr->res->unparsed++;
 	}
-	if (open >= 0)
-		tr->g[open].end = last_t;
+	if (m.open >= 0)
+		tr->g[m.open].end = m.last_t;
 	free(line);
 	bool bad = ferror(f);
 	fclose(f);
