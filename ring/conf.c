@@ -545,19 +545,13 @@ static unsigned successor_line(const struct conf_node *n)
 	return n->line[KEY_successor] ? n->line[KEY_successor] : n->header_line;
 }
 
-/* Follows successors from the first [node.*] in the file and checks that
- * they form one cycle through all members; fills the layout's members and
- * control sockets in that order. */
-static int order_ring(struct conf_parse *st)
+/* Each member's successor as an index into st->nodes: the written one, or
+ * the next in file order. */
+static int find_successors(struct conf_parse *st, size_t *succ)
 {
-	struct ring_conf *conf = st->conf;
 	size_t n = st->nnodes;
-	size_t succ[RING_MAX_MEMBERS];
-	int pred[RING_MAX_MEMBERS];
-
 	for (size_t i = 0; i < n; i++) {
 		const struct conf_node *node = &st->nodes[i];
-		pred[i] = -1;
 		succ[i] = (i + 1) % n;
 		if (!node->successor)
 			continue;
@@ -573,8 +567,16 @@ static int order_ring(struct conf_parse *st)
 				    node->successor, node->id, node->successor);
 		succ[i] = j;
 	}
-	/* Two members handing to the same one leave some member unreached. */
-	for (size_t i = 0; i < n; i++) {
+	return 0;
+}
+
+/* Two members handing to the same one leave some member unreached. */
+static int check_one_predecessor(struct conf_parse *st, const size_t *succ)
+{
+	int pred[RING_MAX_MEMBERS];
+	for (size_t i = 0; i < st->nnodes; i++)
+		pred[i] = -1;
+	for (size_t i = 0; i < st->nnodes; i++) {
 		const struct conf_node *a = &st->nodes[i];
 		if (pred[succ[i]] < 0) {
 			pred[succ[i]] = (int)i;
@@ -587,40 +589,64 @@ static int order_ring(struct conf_parse *st)
 			    b->id, b->successor ? "" : " (by file order)", a->id,
 			    a->successor ? "" : " (by file order)", st->nodes[succ[i]].id);
 	}
-	/* Now every member has one predecessor: the successors are cycles. */
-	size_t order[RING_MAX_MEMBERS];
+	return 0;
+}
+
+/* The cycle through the first member, ORDER[0..LEN), is shorter than the
+ * ring: name the cycle and the members it misses. */
+static int fail_short_cycle(struct conf_parse *st, const size_t *order, size_t len)
+{
+	size_t n = st->nnodes;
 	bool in_cycle[RING_MAX_MEMBERS] = { false };
-	size_t len = 0;
-	size_t i = 0;
+	uint16_t cycle[RING_MAX_MEMBERS + 1], missed[RING_MAX_MEMBERS];
+	size_t nmissed = 0;
+	for (size_t c = 0; c < len; c++) {
+		cycle[c] = st->nodes[order[c]].id;
+		in_cycle[order[c]] = true;
+	}
+	cycle[len] = st->nodes[0].id;
+	for (size_t m = 0; m < n; m++)
+		if (!in_cycle[m])
+			missed[nmissed++] = st->nodes[m].id;
+	/* Blame the successor that closes the cycle if it is written;
+	 * else the last written one on the cycle. */
+	const struct conf_node *last = &st->nodes[order[len - 1]];
+	unsigned line = last->line[KEY_successor];
+	for (size_t c = 0; c < len && !line; c++)
+		if (st->nodes[order[c]].line[KEY_successor] > line)
+			line = st->nodes[order[c]].line[KEY_successor];
+	char ctext[200], mtext[200];
+	id_list(cycle, len + 1, " -> ", ctext, sizeof ctext);
+	id_list(missed, nmissed, ", ", mtext, sizeof mtext);
+	return fail(st, line ? line : last->header_line,
+		    "successors close the ring %s after %zu of %zu members, missing member%s %s; the ring order must be one cycle through all members",
+		    ctext, len, n, nmissed > 1 ? "s" : "", mtext);
+}
+
+/* The ring order: ORDER[r] is the index into st->nodes of the member at
+ * ring position r, starting with the first in the file. Refuses successors
+ * that do not make one cycle through all members. */
+static int order_ring(struct conf_parse *st, size_t *order)
+{
+	size_t succ[RING_MAX_MEMBERS];
+	int rc = find_successors(st, succ);
+	if (rc != 0 || (rc = check_one_predecessor(st, succ)) != 0)
+		return rc;
+	/* Now every member has one predecessor: the successors are cycles. */
+	size_t len = 0, i = 0;
 	do {
 		order[len++] = i;
-		in_cycle[i] = true;
 		i = succ[i];
 	} while (i != 0);
-	if (len < n) {
-		uint16_t cycle[RING_MAX_MEMBERS + 1], missed[RING_MAX_MEMBERS];
-		size_t nmissed = 0;
-		for (size_t c = 0; c < len; c++)
-			cycle[c] = st->nodes[order[c]].id;
-		cycle[len] = st->nodes[0].id;
-		for (size_t m = 0; m < n; m++)
-			if (!in_cycle[m])
-				missed[nmissed++] = st->nodes[m].id;
-		/* Blame the successor that closes the cycle if it is written;
-		 * else the last written one on the cycle. */
-		const struct conf_node *last = &st->nodes[order[len - 1]];
-		unsigned line = last->line[KEY_successor];
-		for (size_t c = 0; c < len && !line; c++)
-			if (st->nodes[order[c]].line[KEY_successor] > line)
-				line = st->nodes[order[c]].line[KEY_successor];
-		char ctext[200], mtext[200];
-		id_list(cycle, len + 1, " -> ", ctext, sizeof ctext);
-		id_list(missed, nmissed, ", ", mtext, sizeof mtext);
-		return fail(st, line ? line : last->header_line,
-			    "successors close the ring %s after %zu of %zu members, missing member%s %s; the ring order must be one cycle through all members",
-			    ctext, len, n, nmissed > 1 ? "s" : "", mtext);
-	}
+	return len < st->nnodes ? fail_short_cycle(st, order, len) : 0;
+}
 
+/* The layout's members in ring ORDER, and each one's control socket path:
+ * the written one, or STATE_DIR/node-ID.sock. */
+static int fill_members(struct conf_parse *st, const size_t *order)
+{
+	struct ring_conf *conf = st->conf;
+	size_t n = st->nnodes;
 	conf->layout.n = n;
 	for (size_t r = 0; r < n; r++) {
 		const struct conf_node *node = &st->nodes[order[r]];
@@ -680,8 +706,9 @@ static int finish(struct conf_parse *st)
 					    "[node.%u] has the same address %s port %u as [node.%u] (line %u)",
 					    b->id, b->host, b->port, a->id, a->header_line);
 		}
-	int rc = order_ring(st);
-	if (rc != 0)
+	size_t order[RING_MAX_MEMBERS];
+	int rc = order_ring(st, order);
+	if (rc != 0 || (rc = fill_members(st, order)) != 0)
 		return rc;
 
 	char why[256];
