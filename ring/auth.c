@@ -209,7 +209,7 @@ int ring_auth_keygen(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s%s", path, strerror(e),
 			 e == EEXIST ? " (not overwriting a key)" : "");
 		sodium_memzero(hex, sizeof hex);
-		return -e;
+		return -RING_EIO;
 	}
 	ssize_t w = write(fd, hex, len);
 	int e = w == (ssize_t)len ? 0 : (w < 0 ? errno : EIO);
@@ -220,7 +220,7 @@ int ring_auth_keygen(const char *path, char *err, size_t errlen)
 	if (e) {
 		unlink(path);
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		return -e;
+		return -RING_EIO;
 	}
 	return 0;
 }

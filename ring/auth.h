@@ -41,7 +41,7 @@ int ring_auth_open(struct ring_auth *a, const uint8_t *buf, size_t len, size_t s
 		   uint64_t now_us);
 
 /* Writes a new random key file (64 hex characters) at PATH, mode 0600,
- * refusing to overwrite. Returns 0 or -errno with ERR. */
+ * refusing to overwrite. Returns 0, or -RING_EIO with the reason in ERR. */
 int ring_auth_keygen(const char *path, char *err, size_t errlen);
 
 #endif

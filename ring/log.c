@@ -9,7 +9,7 @@
 #include "err.h"
 
 int ring_log_open(struct ring_log *lg, const char *path, enum ring_log_format format,
-		  bool verbose, uint16_t node)
+		  bool verbose, uint16_t node, char *err, size_t errlen)
 {
 	memset(lg, 0, sizeof *lg);
 	lg->format = format;
@@ -19,8 +19,10 @@ int ring_log_open(struct ring_log *lg, const char *path, enum ring_log_format fo
 		lg->out = stderr;
 	} else {
 		lg->out = fopen(path, "a");
-		if (!lg->out)
-			return -errno;
+		if (!lg->out) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return -RING_EIO;
+		}
 		lg->own = true;
 	}
 	/* One line at a time reaches the file: tools tail it while we run. */

@@ -33,10 +33,10 @@ struct ring_log_field {
 #define RING_LF_N(k, v) ((struct ring_log_field){.key = (k), .kind = RING_LF_NUM, .num = (v)})
 #define RING_LF_S(k, v) ((struct ring_log_field){.key = (k), .kind = RING_LF_STR, .str = (v)})
 
-/* Logs to PATH (appending) or to stderr when PATH is NULL. Returns 0 or
- * -errno. */
+/* Logs to PATH (appending) or to stderr when PATH is NULL. Returns 0, or
+ * -RING_EIO with "PATH: reason" in ERR. */
 int ring_log_open(struct ring_log *lg, const char *path, enum ring_log_format format,
-		  bool verbose, uint16_t node);
+		  bool verbose, uint16_t node, char *err, size_t errlen);
 void ring_log_close(struct ring_log *lg);
 
 /* "text" or "json" into *format; returns false for anything else. */

@@ -34,7 +34,16 @@ static void usage(FILE *out)
 		"Exit codes: 0 left gracefully, 1 failure, 2 usage, 78 configuration error.\n");
 }
 
-int main(int argc, char **argv)
+struct options {
+	const char *config, *log_file;
+	uint16_t id;
+	bool check, verbose, have_id;
+	enum ring_log_format format;
+};
+
+/* Reads the command line into O. Returns -1 to go on, or the exit status
+ * (0 after --help). */
+static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
@@ -46,37 +55,35 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *config = NULL, *log_file = NULL;
-	uint64_t id = 0;
-	bool check = false, verbose = false, have_id = false;
-	enum ring_log_format format = RING_LOG_TEXT;
+	uint64_t id;
 	int c;
 	while ((c = getopt_long(argc, argv, "c:n:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			config = optarg;
+			o->config = optarg;
 			break;
 		case 'n':
 			if (!ring_parse_u64(optarg, 65535, &id) || id == 0) {
 				fprintf(stderr, "ringd: -n wants a member id 1..65535, not '%s'\n", optarg);
 				return EXIT_USAGE;
 			}
-			have_id = true;
+			o->id = (uint16_t)id;
+			o->have_id = true;
 			break;
 		case 'C':
-			check = true;
+			o->check = true;
 			break;
 		case 'F':
-			if (!ring_log_parse_format(optarg, &format)) {
+			if (!ring_log_parse_format(optarg, &o->format)) {
 				fprintf(stderr, "ringd: --log-format is text or json, not '%s'\n", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'L':
-			log_file = optarg;
+			o->log_file = optarg;
 			break;
 		case 'v':
-			verbose = true;
+			o->verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -86,43 +93,40 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc || !config || (!check && !have_id)) {
+	if (optind != argc || !o->config || (!o->check && !o->have_id)) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	return -1;
+}
 
-	static struct ring_conf conf; /* large: not on the stack */
+/* ringd --check: the effective ring on stdout. */
+static int check(const struct options *o, const struct ring_conf *conf)
+{
+	ring_conf_describe(conf, stdout);
+	if (o->have_id && ring_layout_index(&conf->layout, o->id) < 0) {
+		fprintf(stderr, "%s: no member %u\n", o->config, o->id);
+		return EXIT_CONFIG;
+	}
+	return 0;
+}
+
+/* Runs member O->id of CONF until it leaves or fails. */
+static int run(const struct options *o, const struct ring_conf *conf)
+{
 	char err[512];
-	if (ring_conf_load(config, &conf, err, sizeof err) < 0) {
-		fprintf(stderr, "%s\n", err);
-		return EXIT_CONFIG;
-	}
-	if (check) {
-		ring_conf_describe(&conf, stdout);
-		if (have_id && ring_layout_index(&conf.layout, (uint16_t)id) < 0) {
-			fprintf(stderr, "%s: no member %llu\n", config, (unsigned long long)id);
-			return EXIT_CONFIG;
-		}
-		return 0;
-	}
-	if (ring_layout_index(&conf.layout, (uint16_t)id) < 0) {
-		fprintf(stderr, "%s: no member %llu in ring \"%s\"\n", config,
-			(unsigned long long)id, conf.layout.name);
-		return EXIT_CONFIG;
-	}
-
 	struct ring_log log;
-	int rc = ring_log_open(&log, log_file, format, verbose, (uint16_t)id);
+	int rc = ring_log_open(&log, o->log_file, o->format, o->verbose, o->id, err, sizeof err);
 	if (rc < 0) {
-		fprintf(stderr, "ringd: cannot open log file %s: %s\n", log_file, strerror(-rc));
+		fprintf(stderr, "ringd: cannot open log file %s\n", err);
 		return 1;
 	}
-	if (!conf.secret_file[0]) {
+	if (!conf->secret_file[0]) {
 		struct ring_log_field f = RING_LF_S("reason", "no secret_file: datagrams are not authenticated");
 		ring_log_emit(&log, "auth_off", false, &f, 1);
 	}
 	struct ring_daemon *d;
-	rc = ring_daemon_new(&d, &conf, (uint16_t)id, &log, err, sizeof err);
+	rc = ring_daemon_new(&d, conf, o->id, &log, err, sizeof err);
 	if (rc < 0) {
 		fprintf(stderr, "ringd: %s\n", err);
 		ring_daemon_free(d);
@@ -135,4 +139,25 @@ int main(int argc, char **argv)
 	ring_daemon_free(d);
 	ring_log_close(&log);
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {.format = RING_LOG_TEXT};
+	int rc = parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	static struct ring_conf conf; /* large: not on the stack */
+	char err[512];
+	if (ring_conf_load(o.config, &conf, err, sizeof err) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return EXIT_CONFIG;
+	}
+	if (o.check)
+		return check(&o, &conf);
+	if (ring_layout_index(&conf.layout, o.id) < 0) {
+		fprintf(stderr, "%s: no member %u in ring \"%s\"\n", o.config, o.id, conf.layout.name);
+		return EXIT_CONFIG;
+	}
+	return run(&o, &conf);
 }
