@@ -25,16 +25,16 @@ JSON_LIBS    := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 # only this, without libevent, so the build itself keeps the core pure.
 CORE_SRC = ring/err.c ring/layout.c ring/wire.c ring/node.c
 UNIT_SRC = test/unit_main.c test/test_wire.c test/node_harness.c test/test_node.c test/test_layout.c \
-	   test/test_fence_file.c test/test_epoch_store.c test/test_net.c test/test_conf.c test/test_control.c test/test_trace.c \
+	   test/test_fence_file.c test/test_epoch_store.c ring/epoch_store.c test/test_net.c test/test_conf.c test/test_control.c test/test_trace.c \
 	   test/test_auth.c test/test_simcheck.c test/simcheck.c test/test_rules_token.c \
 	   test/test_rules_members.c test/test_rules_election.c
 SIM_SRC  = test/sim.c test/simnet.c test/simcheck.c
 # What ringd and ringctl share beyond the core, without libevent, so the unit
 # binary tests it too: the INI file (inih), the control protocol, the log,
 # the fenced resource.
-TOOL_SRC = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c ring/epoch_store.c ring/net.c
+TOOL_SRC = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c ring/net.c
 # The libevent shell, and the control tool.
-DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/inject.c ring/main.c
+DAEMON_SRC  = ring/daemon.c ring/epoch_store.c ring/ctl_server.c ring/inject.c ring/main.c
 RINGCTL_SRC = ring/ringctl.c
 # The trace checker (ringctl trace), on jansson.
 TRACE_SRC   = ring/trace.c

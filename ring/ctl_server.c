@@ -31,7 +31,6 @@ struct client {
 	uint64_t handle;
 	struct bufferevent *bev;
 	enum client_state state;
-	uint64_t fence;
 	struct event *timeout;
 	struct client *next;
 };
@@ -122,7 +121,6 @@ void ring_ctl_server_grant(struct ring_ctl_server *s, uint64_t handle, uint64_t 
 	if (c->timeout)
 		event_del(c->timeout);
 	c->state = CLIENT_GRANTED;
-	c->fence = fence;
 	reply(c, "GRANTED %llu %u\n", (unsigned long long)fence, epoch);
 }
 
