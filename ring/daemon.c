@@ -1,7 +1,6 @@
 /* The daemon: one libevent loop that reads the clock, turns callbacks into
  * core events, steps the protocol core and carries out each action of the
- * update in order (persist before anything that depends on it). The epoch
- * file, the sockets and fault injection live in their own files. */
+ * update in order (persist before anything that depends on it). */
 #include "daemon.h"
 
 #include <signal.h>
