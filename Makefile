@@ -230,21 +230,21 @@ fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 fuzz-short: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	@$(call fuzz-run,$(FUZZ_TEST_SECONDS))
 
-# A 5-member ring on 127.0.0.1 with a crash and recovery: tools/demo.sh.
+# A 5-member ring on 127.0.0.1 with a crash and recovery: test/demo/demo.sh.
 demo: deps
-	@$(MAKE) --no-print-directory ring/ringd ring/ringctl && bash tools/demo.sh
+	@$(MAKE) --no-print-directory ring/ringd ring/ringctl && bash test/demo/demo.sh
 
-# Benchmarks against the UDP floor on 127.0.0.1: bench/run.sh prints a table
-# and writes bench/results.json (docs/benchmarks.md). Its helpers are small
-# C programs built here, under build/bench/.
+# Benchmarks against the UDP floor on 127.0.0.1: test/bench/run.sh prints a
+# table and writes build/bench/results.json (docs/benchmarks.md). Its helpers
+# are small C programs in test/bench/, built here under build/bench/.
 BENCH_BIN = $(addprefix $(B)/bench/,udp_pingpong udp_relay wirecap cs_client recovery)
 
-$(B)/bench/%: bench/%.c
+$(B)/bench/%: test/bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@
 
 bench: ring/ringd ring/ringctl $(BENCH_BIN)
-	@bash bench/run.sh
+	@bash test/bench/run.sh
 
 clean:
 	rm -rf $(B) ring/ringd ring/ringctl

@@ -5,27 +5,27 @@
 # critical-region throughput and grant latency under contention, recovery
 # after kill -9 of the holder, an idle ring's CPU and memory per member, and
 # datagrams per critical-region entry. Prints a table and writes
-# bench/results.json. Method and limits: docs/benchmarks.md.
+# build/bench/results.json. Method and limits: docs/benchmarks.md.
 #
 #   BENCH_SECONDS=2     each measured interval
 #   BENCH_TRIALS=5      recovery trials
 #   BENCH_SIZES="3 5 16 64"  ring sizes for rotation time
 #   BENCH_PINGS=20000   ping-pong round trips
-#   BENCH_OUT=FILE      where the JSON goes (default bench/results.json)
+#   BENCH_OUT=FILE      where the JSON goes (default build/bench/results.json)
 #   BENCH_RINGD=PATH    another ringd to measure (before/after comparisons)
 #
 # Every process it starts is recorded and stopped by its PID; every wait for
 # something to happen is bounded polling. Only the measured intervals are
-# fixed sleeps. Needs root (or CAP_NET_RAW) for bench/wirecap, which counts
+# fixed sleeps. Needs root (or CAP_NET_RAW) for build/bench/wirecap, which counts
 # the ring's datagrams on lo with kernel timestamps; without it the wire
 # figures are left out (null) and hop latency comes from the -v logs only.
 set -u
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 RINGD=${BENCH_RINGD:-$ROOT/ring/ringd}
 RINGCTL=$ROOT/ring/ringctl
 BIN=$ROOT/build/bench
-OUT=${BENCH_OUT:-$ROOT/bench/results.json}
+OUT=${BENCH_OUT:-$ROOT/build/bench/results.json}
 W=${BENCH_SECONDS:-2}
 TRIALS=${BENCH_TRIALS:-5}
 SIZES=${BENCH_SIZES:-3 5 16 64}

@@ -13,7 +13,7 @@
 # named at the end; everything else it started or created is removed.
 set -u
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 RINGD=$ROOT/ring/ringd
 RINGCTL=$ROOT/ring/ringctl
 CONF=$ROOT/conf/local5.ini
