@@ -126,14 +126,16 @@ asan: $(BS)/unit $(BS)/sim
 	$(BS)/unit >$(BS)/unit.log 2>&1 || { cat $(BS)/unit.log; exit 1; }
 	@echo "asan+ubsan: unit suites and simulator clean"
 
+# The scripted suites run through one runner, test/run.sh SUITE-DIR: each
+# script under a time bound (-t), PASS/FAIL/SKIP with durations, a summary.
 # Integration tests: real ringd processes on 127.0.0.1 (test/integration).
 integration: ring/ringd ring/ringctl
-	bash test/integration/run.sh
+	bash test/run.sh -t 120 test/integration
 
 # Fault scenarios: members in network namespaces (test/lab), plus one on
 # loopback; a table of results in build/lab-results.txt.
 lab: ring/ringd ring/ringctl
-	bash test/lab/run.sh
+	bash test/run.sh -t 180 test/lab/scenarios
 
 # The hostile-input attacker (test/security/hostile.c), on the core's wire,
 # layout, auth and conf code.
@@ -144,7 +146,7 @@ $(B)/hostile: $(B)/test/security/hostile.o $(B)/ring/wire.o $(B)/ring/layout.o \
 # Security tests (test/security/t_*.sh, as root): hostile input, valgrind,
 # key rotation, control-socket descriptors.
 security: ring/ringd ring/ringctl $(B)/hostile
-	bash test/security/run.sh
+	bash test/run.sh -t 300 test/security
 
 # Replays one run with its trace: make sim SEED=1234 CLASS=crash
 sim: $(B)/sim

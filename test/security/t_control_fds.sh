@@ -15,7 +15,7 @@ command -v prlimit >/dev/null || fail "prlimit is missing (util-linux)"
 "$RINGCTL" keygen "$KEY" >/dev/null || fail "ringctl keygen $KEY failed"
 make_conf "$CONF" 3
 for i in 1 2 3; do start_member $i; done
-wait_until 10 any_log token_regen || fail "no token minted within 10 s"
+wait_until 10 any_log_has token_regen || fail "no token minted within 10 s"
 P=${PIDS[1]}
 prlimit --pid "$P" --nofile=256:256 || fail "prlimit on member 1 (pid $P) failed"
 

@@ -16,7 +16,7 @@ N=${HOSTILE_N:-100} # datagrams of each kind
 "$RINGCTL" keygen "$KEY" >/dev/null || fail "ringctl keygen $KEY failed"
 make_conf "$CONF" $MEMBERS
 for ((i = 1; i <= MEMBERS; i++)); do start_member $i; done
-wait_until 10 any_log token_regen || fail "no token minted within 10 s"
+wait_until 10 any_log_has token_regen || fail "no token minted within 10 s"
 ring_answers() { [[ $(ring_json | jq '[.[] | select(.state != "down")] | length') == "$1" ]]; }
 wait_until 10 ring_answers $MEMBERS || fail "ringctl ring: not all $MEMBERS members answer"
 say "$MEMBERS members up (ports $PORT_BASE..$((PORT_BASE + MEMBERS - 1))), keyed"
@@ -99,7 +99,7 @@ wait_until 15 settled || say "counters short of the prediction after 15 s (check
 counters "$T/after.json"
 
 # ---- the counters table ----
-# Lines starting "| " are the table run.sh shows for a passing test too.
+# Lines starting "| " are the table test/run.sh shows for a passing test too.
 echo
 echo "| counters over the attack (expected: build/hostile's prediction from the code)"
 printf '| %-18s' counter

@@ -30,7 +30,7 @@ for ((i = 1; i <= MEMBERS; i++)); do
 done
 cp "$T/ring-1.ini" "$CONF" # ringctl ring and status read member 1's copy
 for ((i = 1; i <= MEMBERS; i++)); do CONF=$T/ring-$i.ini start_member $i; done
-wait_until 10 any_log token_regen || fail "no token minted within 10 s"
+wait_until 10 any_log_has token_regen || fail "no token minted within 10 s"
 say "$MEMBERS members up, each with its own key file holding OLD"
 
 FENCED=$T/fenced
