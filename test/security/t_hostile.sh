@@ -204,8 +204,16 @@ say "grants continue: $(fenced_lines "$FENCED") in the fenced file ($lines_after
 # ---- stop, then the whole history ----
 touch "$T/stop"
 for pid in "${BG_PIDS[@]}"; do wait_gone "$pid" 30 || fail "a workload loop did not stop within 30 s"; done
-bad_runs=$(awk '$2 != 0' "$T/runs" | sort | uniq -c | head -5)
-[[ -z $bad_runs ]] || say "runs that did not exit 0 (count member status): $bad_runs"
+# Every run is granted and exits 0: the attack may cost the ring one
+# regeneration, never a run. Only a machine stall (pause_detected) excuses
+# a run that lost its lease (70) or whose late append was refused (3).
+bad_runs=$(awk '$2 != 0 { print $1, $2 }' "$T/runs" | sort | uniq -c | head -5)
+if [[ -n $bad_runs ]]; then
+	(($(stalls) > 0)) || fail "runs that did not exit 0, with no stall to explain them (count member status): $bad_runs"
+	odd=$(awk '$2 != 0 && $2 != 3 && $2 != 70 { print $1, $2 }' "$T/runs" | sort | uniq -c | head -5)
+	[[ -z $odd ]] || fail "runs that exited neither 0 nor 3 (stale fence) nor 70 (lease lost) (count member status): $odd"
+	say "runs that did not exit 0, after $(stalls) stalls (count member status): $bad_runs"
+fi
 for ((i = 1; i <= MEMBERS; i++)); do
 	stop_member $i 10 || fail "member $i did not stop within 10 s of SIGTERM"
 	[[ $STOP_RC == 0 ]] || fail "member $i exited $STOP_RC"
