@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # test/lib.sh: what every scripted suite shares (test/integration,
 # test/security, test/lab, test/bench, test/demo). Sourced, never run.
 # Sourcing only defines things; lib_init makes the script's temp dir and

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # test/integration/lib.sh: what only the integration tests need, on top of
 # test/lib.sh (ports, members, waits, logs, cleanup). Sourced by every
 # test/integration/t_*.sh: real ringd processes on 127.0.0.1, each test in

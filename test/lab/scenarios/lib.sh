@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # test/lab/scenarios/lib.sh: what only the fault-lab scenarios need, on top
 # of test/lib.sh (waits, processes, logs, cleanup). Sourced by every
 # test/lab/scenarios/s_*.sh; `test/run.sh test/lab/scenarios` (make lab) runs
