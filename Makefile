@@ -126,14 +126,16 @@ asan: $(BS)/unit $(BS)/sim
 	$(BS)/unit >$(BS)/unit.log 2>&1 || { cat $(BS)/unit.log; exit 1; }
 	@echo "asan+ubsan: unit suites and simulator clean"
 
+# The scripted suites run through one runner, test/run.sh SUITE-DIR: each
+# script under a time bound (-t), PASS/FAIL/SKIP with durations, a summary.
 # Integration tests: real ringd processes on 127.0.0.1 (test/integration).
 integration: ring/ringd ring/ringctl
-	bash test/integration/run.sh
+	bash test/run.sh -t 120 test/integration
 
 # Fault scenarios: members in network namespaces (test/lab), plus one on
 # loopback; a table of results in build/lab-results.txt.
 lab: ring/ringd ring/ringctl
-	bash test/lab/run.sh
+	bash test/run.sh -t 180 test/lab/scenarios
 
 # The hostile-input attacker (test/security/hostile.c), on the core's wire,
 # layout, auth and conf code.
@@ -144,7 +146,7 @@ $(B)/hostile: $(B)/test/security/hostile.o $(B)/ring/wire.o $(B)/ring/layout.o \
 # Security tests (test/security/t_*.sh, as root): hostile input, valgrind,
 # key rotation, control-socket descriptors.
 security: ring/ringd ring/ringctl $(B)/hostile
-	bash test/security/run.sh
+	bash test/run.sh -t 300 test/security
 
 # Replays one run with its trace: make sim SEED=1234 CLASS=crash
 sim: $(B)/sim
@@ -230,21 +232,21 @@ fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 fuzz-short: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	@$(call fuzz-run,$(FUZZ_TEST_SECONDS))
 
-# A 5-member ring on 127.0.0.1 with a crash and recovery: tools/demo.sh.
+# A 5-member ring on 127.0.0.1 with a crash and recovery: test/demo/demo.sh.
 demo: deps
-	@$(MAKE) --no-print-directory ring/ringd ring/ringctl && bash tools/demo.sh
+	@$(MAKE) --no-print-directory ring/ringd ring/ringctl && bash test/demo/demo.sh
 
-# Benchmarks against the UDP floor on 127.0.0.1: bench/run.sh prints a table
-# and writes bench/results.json (docs/benchmarks.md). Its helpers are small
-# C programs built here, under build/bench/.
+# Benchmarks against the UDP floor on 127.0.0.1: test/bench/run.sh prints a
+# table and writes build/bench/results.json (docs/benchmarks.md). Its helpers
+# are small C programs in test/bench/, built here under build/bench/.
 BENCH_BIN = $(addprefix $(B)/bench/,udp_pingpong udp_relay wirecap cs_client recovery)
 
-$(B)/bench/%: bench/%.c
+$(B)/bench/%: test/bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@
 
 bench: ring/ringd ring/ringctl $(BENCH_BIN)
-	@bash bench/run.sh
+	@bash test/bench/run.sh
 
 clean:
 	rm -rf $(B) ring/ringd ring/ringctl

@@ -28,7 +28,7 @@ minter=$(jq -r .node <<<"$first")
 epoch=$(jq -r .epoch <<<"$first")
 first_us=$(jq -r "$JQ_TS us" <<<"$first")
 # Only a stall of the machine (logged as pause_detected) may explain another.
-others=$(unexplained token_regen "$JQ_TS us > $first_us")
+others=$(unexplained token_regen "us > $first_us")
 [[ -z $others ]] || fail "expected exactly one token_regen at start, saw more: $(all_logs token_regen)"
 say "member $minter minted epoch $epoch"
 # Every member follows that token: one epoch everywhere, the minted one or,
@@ -80,7 +80,7 @@ out=$(ctl -n 1 status) || fail "ringctl status (text) failed"
 grep -q 'tokens_passed' <<<"$out" || fail "ringctl status text lacks tokens_passed: $out"
 
 # Still exactly one regeneration: a quiet ring never needs another.
-others=$(unexplained token_regen "$JQ_TS us > $first_us")
+others=$(unexplained token_regen "us > $first_us")
 [[ -z $others ]] || fail "a healthy ring regenerated again: $others"
 others=$(unexplained loss_suspect '.epoch != 0')
 [[ -z $others ]] || fail "loss suspected on a healthy ring: $others"

@@ -42,7 +42,7 @@ rc=$?
 ((rc == 0)) || fail "run at member 1 after the holder died exited $rc"
 # The grant is member 1's cs_enter under a new epoch (ringctl's own start
 # and exit are not part of it).
-after_kill="$JQ_TS us > $((t_kill * 1000))"
+after_kill="us > $((t_kill * 1000))"
 grant_us=$(first_ts_us 1 cs_enter "$after_kill and .epoch > $e0")
 [[ -n $grant_us ]] || fail "member 1 logged no cs_enter above epoch $e0 after the kill"
 took=$(((grant_us - t_kill * 1000) / 1000))
@@ -75,7 +75,7 @@ for id in 2 4 1 2 4; do
 done
 wait_until 5 any_log_has successor_skip '.dead == 5' || fail "nobody logged successor_skip dead=5"
 say "successor_skip: $(all_logs successor_skip '.dead == 5' | head -1)"
-after="$JQ_TS us > $kill5_us"
+after="us > $kill5_us"
 bad=$(unexplained token_regen "$after")
 [[ -z $bad ]] || fail "a regeneration happened after a non-holder died: $bad"
 bad=$(unexplained loss_suspect "$after")

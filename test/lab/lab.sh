@@ -13,9 +13,9 @@
 set -u
 export LC_ALL=C
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-RINGD=$ROOT/ring/ringd
-RINGCTL=$ROOT/ring/ringctl
+# test/lib.sh: wait_until, now_ms; only definitions (no lib_init: lab.sh
+# is a tool, whose labs outlive it until `down`).
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 GLOBAL_LOCK=/run/ring-lab.lock # flock: taking a slot, releasing it
 SLOTS=/run/ring-lab             # slot-X: the marker of the lab in slot X
 PORT=7100                       # every member's port (each host has its own address)
@@ -81,7 +81,6 @@ die() {
 # One line per action.
 say() { echo "lab${SLOT:+ $SLOT}: $*"; }
 
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 
 # ---- names: every one carries the slot ----------------------------------
 
@@ -126,28 +125,8 @@ gone() {
 	[[ $P_START != "$2" || $P_STATE == [ZX] ]]
 }
 
-# wait_gone PID START MS: polls every 20 ms, at most MS.
-wait_gone() {
-	local i
-	for ((i = 0; i <= $3 / 20; i++)); do
-		gone "$1" "$2" && return 0
-		sleep 0.02
-	done
-	return 1
-}
-
-# poll MS CMD...: runs CMD every 100 ms until it succeeds, at most MS.
-poll() {
-	local limit=$1 t0 i
-	shift
-	t0=$(now_ms)
-	for ((i = 0; i < 10000; i++)); do
-		"$@" && return 0
-		(($(now_ms) - t0 >= limit)) && return 1
-		sleep 0.1
-	done
-	return 1
-}
+# wait_exit PID START SECONDS: true once that process has exited, polling.
+wait_exit() { WAIT_QUIET=1 wait_until "$3" gone "$1" "$2"; }
 
 # in_ns I CMD...: CMD in host I's namespace.
 in_ns() {
@@ -311,11 +290,11 @@ nft_has_table() { in_ns "$1" nft list table inet "$(nft_table)" >/dev/null 2>&1;
 
 # ---- members ------------------------------------------------------------
 
-# start_member I: ringd for member I in host I, in the background; its pid
+# ns_start_member I: ringd for member I in host I, in the background; its pid
 # and start time in DIR/hI/pid, the moment it was started in STARTED_AT
 # (EPOCHREALTIME). Waits (10 s at most) for its control socket.
 STARTED_AT=''
-start_member() {
+ns_start_member() {
 	local i=$1 ns pid
 	ns=$(host_ns "$i")
 	STARTED_AT=$EPOCHREALTIME
@@ -327,7 +306,7 @@ start_member() {
 	fi
 	echo "$pid $P_START" >"$LAB_DIR/h$i/pid"
 	say "start member $i in $ns ($(addr "$i"):$PORT): pid $pid"
-	if ! poll 10000 member_answers "$i" "$pid" "$P_START"; then
+	if ! WAIT_QUIET=1 wait_until 10 member_answers "$i" "$pid" "$P_START"; then
 		gone "$pid" "$P_START" && die "member $i exited at start: $(tail -n 3 "$LAB_DIR/n$i.err")"
 		die "member $i: control socket silent 10 s after start"
 	fi
@@ -385,7 +364,7 @@ stop_all() {
 	for pid in "${!live[@]}"; do
 		kill -KILL "$pid" 2>/dev/null
 		say "pid $pid still there after ${STOP_WAIT_S} s: SIGKILL"
-		wait_gone "$pid" "${live[$pid]}" 2000
+		wait_exit "$pid" "${live[$pid]}" 2
 	done
 	# Whatever else runs inside the lab's namespaces was started in them
 	# through this lab (exec, ctl): end it too.
@@ -411,7 +390,7 @@ stop_all() {
 	for p in "${!rest[@]}"; do
 		say "pid $p still there after 2 s: SIGKILL"
 		kill -KILL "$p" 2>/dev/null
-		wait_gone "$p" "${rest[$p]}" 1000
+		wait_exit "$p" "${rest[$p]}" 1
 	done
 }
 
@@ -611,11 +590,11 @@ cmd_up() {
 	say "wrote $LAB_DIR/h{1..$N}/ring.ini (fingerprint $(sed -n 's/.*fingerprint \([0-9a-f]*\).*/\1/p' <<<"$check" | head -n 1))"
 
 	for ((i = 1; i <= N; i++)); do
-		start_member "$i"
+		ns_start_member "$i"
 	done
 	local t0
 	t0=$(now_ms)
-	if ! poll $((UP_WAIT_S * 1000)) ring_formed; then
+	if ! WAIT_QUIET=1 wait_until "$UP_WAIT_S" ring_formed; then
 		in_ns 1 timeout 5 "$RINGCTL" -c "$(ini 1)" ring >&2
 		echo "lab.sh: up: the ring did not form within ${UP_WAIT_S} s (all $N answering, one with the token)" >&2
 		exit 1
@@ -654,7 +633,7 @@ cmd_kill() {
 	kill -KILL "$pid" || die "kill -9 $pid failed"
 	fault_log "$t" "$EPOCHREALTIME" fault "kill $1"
 	say "kill -9 member $1 (pid $pid)"
-	wait_gone "$pid" "$start" 2000 || die "pid $pid still there 2 s after SIGKILL"
+	wait_exit "$pid" "$start" 2 || die "pid $pid still there 2 s after SIGKILL"
 }
 
 cmd_signal() { # pause|cont I
@@ -683,7 +662,7 @@ cmd_stop() {
 	proc_stat "$pid" && [[ $P_STATE == T ]] && kill -CONT "$pid" && say "member $1 was paused: SIGCONT so that it can leave"
 	fault_log "$t" "$EPOCHREALTIME" fault "stop $1"
 	say "stop member $1: SIGTERM pid $pid"
-	wait_gone "$pid" "$start" $((STOP_WAIT_S * 1000)) ||
+	wait_exit "$pid" "$start" "$STOP_WAIT_S" ||
 		die "member $1 (pid $pid) still running ${STOP_WAIT_S} s after SIGTERM (lab.sh kill $1 ends it)"
 	say "member $1 left after $(($(now_ms) - t0)) ms"
 }
@@ -698,9 +677,9 @@ cmd_restart() {
 		kill -KILL "$pid"
 		fault_log "$t" "$EPOCHREALTIME" fault "kill $1"
 		say "member $1 still running: kill -9 pid $pid first"
-		wait_gone "$pid" "$start" 2000 || die "pid $pid still there 2 s after SIGKILL"
+		wait_exit "$pid" "$start" 2 || die "pid $pid still there 2 s after SIGKILL"
 	fi
-	start_member "$1"
+	ns_start_member "$1"
 	fault_log "$STARTED_AT" "$EPOCHREALTIME" fault "restart $1"
 }
 

@@ -7,7 +7,8 @@
 # they are held, member 3 leaves (SIGTERM), so the ring moves to a new
 # epoch that member 1 must persist. Member 1 must survive that, and once
 # the connections are gone answer STATUS and serve a grant. Also measured
-# (printed, not asserted): member 1's CPU use and stderr lines meanwhile.
+# (a "| " report line, not asserted): member 1's CPU use and stderr lines
+# meanwhile.
 source "$(dirname "$0")/lib.sh"
 
 command -v prlimit >/dev/null || fail "prlimit is missing (util-linux)"
@@ -15,7 +16,7 @@ command -v prlimit >/dev/null || fail "prlimit is missing (util-linux)"
 "$RINGCTL" keygen "$KEY" >/dev/null || fail "ringctl keygen $KEY failed"
 make_conf "$CONF" 3
 for i in 1 2 3; do start_member $i; done
-wait_until 10 any_log token_regen || fail "no token minted within 10 s"
+wait_until 10 any_log_has token_regen || fail "no token minted within 10 s"
 P=${PIDS[1]}
 prlimit --pid "$P" --nofile=256:256 || fail "prlimit on member 1 (pid $P) failed"
 
@@ -36,10 +37,10 @@ new_epoch() { (($(jq -rR 'fromjson? | select(.event == "member_leave") | .epoch'
 wait_until 10 new_epoch || fail "member 2 saw no member_leave"
 # Member 1 adopts the new epoch (persisting it) on the token's next visit.
 adopted() { pid_gone "$P" || (($(jq -cR 'fromjson? | select(.event == "token_recv")' "$T/n1.log" | tail -1 | jq .epoch) > epoch_before)); }
-wait_until 10 adopted
+wait_until 10 adopted || fail "member 1 took no token of the new epoch within 10 s while its descriptors were held"
 c1=$(cpu 2>/dev/null) e1=$(wc -l <"$T/n1.err")
 t1=$(now_ms)
-echo "NOTE: while a client held its descriptors, member 1 $([[ -n $c1 ]] && echo "used $((c1 - c0)) CPU ticks (1/100 s) in $((t1 - t0)) ms and ")wrote $((e1 - e0)) lines to stderr, e.g. \"$(grep -m1 'Error from accept' "$T/n1.err")\""
+echo "| while a client held its descriptors, member 1 $([[ -n $c1 ]] && echo "used $((c1 - c0)) CPU ticks (1/100 s) in $((t1 - t0)) ms and ")wrote $((e1 - e0)) lines to stderr, e.g. \"$(grep -m1 'Error from accept' "$T/n1.err")\""
 touch "$T/release"
 wait_gone "$HOLD" 10 || fail "build/hostile --hold did not let go"
 pid_gone "$P" && fail "member 1 died while a client held its file descriptors: $(grep -v 'Error from accept' "$T/n1.err" | tail -2)"

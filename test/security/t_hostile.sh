@@ -16,7 +16,7 @@ N=${HOSTILE_N:-100} # datagrams of each kind
 "$RINGCTL" keygen "$KEY" >/dev/null || fail "ringctl keygen $KEY failed"
 make_conf "$CONF" $MEMBERS
 for ((i = 1; i <= MEMBERS; i++)); do start_member $i; done
-wait_until 10 any_log token_regen || fail "no token minted within 10 s"
+wait_until 10 any_log_has token_regen || fail "no token minted within 10 s"
 ring_answers() { [[ $(ring_json | jq '[.[] | select(.state != "down")] | length') == "$1" ]]; }
 wait_until 10 ring_answers $MEMBERS || fail "ringctl ring: not all $MEMBERS members answer"
 say "$MEMBERS members up (ports $PORT_BASE..$((PORT_BASE + MEMBERS - 1))), keyed"
@@ -36,11 +36,15 @@ counters "$T/gap1.json"
 gap_sent=$(sed -n 's/^hostile-kind: replay_gap sent=\([0-9]*\).*/\1/p' "$T/gap.out")
 d_gap=$(($(jq '[.[].auth_failures] | add' "$T/gap1.json") - $(jq '[.[].auth_failures] | add' "$T/gap0.json")))
 d_gap_bad=$(($(jq '[.[].bad_packets] | add' "$T/gap1.json") - $(jq '[.[].bad_packets] | add' "$T/gap0.json")))
-say "replay_gap: $gap_sent replays sent, auth_failures +$d_gap, bad_packets +$d_gap_bad"
-((d_gap <= ${gap_sent:-0} + 3 && d_gap_bad <= 3)) || fail "replay_gap: counters grew more than was sent"
-GAP_NOTE=
-((gap_sent > 0 && d_gap < gap_sent / 2)) &&
-	GAP_NOTE="SPEC GAP: $((gap_sent - d_gap)) of $gap_sent replays of datagrams outside the receiver's last 64 but within 2 s passed authentication and reached the core, which dropped them as duplicates without any counter (auth.c replay window)"
+gap_drops=$(sed -n 's/^hostile: .* drops=\([0-9]*\).*/\1/p' "$T/gap.out")
+say "replay_gap: $gap_sent replays sent ($gap_drops dropped by the kernel), auth_failures +$d_gap, bad_packets +$d_gap_bad"
+((gap_sent > 0)) || fail "replay_gap: build/hostile sent no replays"
+((d_gap <= gap_sent + 3 && d_gap_bad <= 3)) || fail "replay_gap: counters grew more than was sent"
+# A copy of a datagram older than the receiver's last 64 but within 2 s is
+# refused too (auth.c: once the memory is full, nothing older than the
+# oldest remembered passes), and counted.
+((d_gap >= gap_sent - ${gap_drops:-0} - 3)) ||
+	fail "replay_gap: only $d_gap of $gap_sent replays of datagrams outside the receiver's last 64 but within 2 s were refused as auth failures; the others passed authentication (auth.c replay window)"
 
 # ---- the workload: each member runs fenced appends in a loop ----
 FENCED=$T/fenced
@@ -99,7 +103,7 @@ wait_until 15 settled || say "counters short of the prediction after 15 s (check
 counters "$T/after.json"
 
 # ---- the counters table ----
-# Lines starting "| " are the table run.sh shows for a passing test too.
+# Lines starting "| " are the table test/run.sh shows for a passing test too.
 echo
 echo "| counters over the attack (expected: build/hostile's prediction from the code)"
 printf '| %-18s' counter
@@ -146,6 +150,12 @@ d_auth=${DELTA[auth_failures]} d_bad=${DELTA[bad_packets]} d_cm=${DELTA[config_m
 	fail "auth_failures grew by $d_auth, expected $exp_auth (hostile sent $sent, $drops dropped)"
 ((d_bad >= exp_bad - drops - SLACK && d_bad <= exp_bad + unc + SLACK)) ||
 	fail "bad_packets grew by $d_bad, expected $exp_bad"
+# build/hostile predicts its sealed STATUS_REQ datagrams that are not valid
+# requests (bad length, other ring) as uncounted; ringd hands them to the
+# core, which counts them as bad packets (daemon.c answer_status): all of
+# them must be counted.
+((d_bad >= exp_bad + unc - drops - SLACK)) ||
+	fail "bad_packets grew by $d_bad, want at least $((exp_bad + unc - drops - SLACK)): $unc sealed STATUS_REQ datagrams that are not valid requests went uncounted (daemon.c answer_status)"
 ((d_cm <= exp_cm + SLACK)) ||
 	fail "config_mismatches grew by $d_cm, expected at most $exp_cm"
 ((acc == 0)) || fail "build/hostile predicts $acc of its datagrams reaching the protocol core"
@@ -161,16 +171,6 @@ for k in bad_version_keyed bad_type_keyed other_ring_ourkey keyed_stranger repla
 done
 s=$(kv other_ring_member sent) c=$(kv other_ring_member config_mismatches)
 [[ -z $s ]] || ((s == c)) || fail "other_ring_member: $s sent but $c predicted as config mismatches"
-notes=0
-if ((unc > 0 && d_bad < exp_bad + unc / 2)); then
-	echo "SPEC GAP: $unc sealed datagrams of type STATUS_REQ that are not valid requests (bad length, other ring) were dropped without any counter (daemon.c answer_status)"
-	notes=$((notes + 1))
-fi
-if [[ -n $GAP_NOTE ]]; then
-	echo "$GAP_NOTE"
-	notes=$((notes + 1))
-fi
-
 # ---- the control sockets ----
 while read -r line; do
 	[[ $line == *" mode=0600 "* ]] || fail "control socket not mode 0600: $line"
@@ -192,7 +192,7 @@ for ((s = 0; s < 5; s++)); do
 done
 if ((max_holding > 1)); then
 	(($(stalls) > 0)) || fail "ringctl ring showed $max_holding members holding at once"
-	echo "NOTE: ringctl ring showed $max_holding members holding at once, with $(stalls) stalls (pause_detected) in the logs"
+	say "ringctl ring showed $max_holding members holding at once, with $(stalls) stalls (pause_detected) in the logs: allowed"
 fi
 say "ringctl ring: $MEMBERS of $MEMBERS answer, at most $max_holding holding"
 epochs=$(jq '[.[].epoch] | max' "$T/after.json")
@@ -204,8 +204,16 @@ say "grants continue: $(fenced_lines "$FENCED") in the fenced file ($lines_after
 # ---- stop, then the whole history ----
 touch "$T/stop"
 for pid in "${BG_PIDS[@]}"; do wait_gone "$pid" 30 || fail "a workload loop did not stop within 30 s"; done
-bad_runs=$(awk '$2 != 0' "$T/runs" | sort | uniq -c | head -5)
-[[ -z $bad_runs ]] || say "runs that did not exit 0 (count member status): $bad_runs"
+# Every run is granted and exits 0: the attack may cost the ring one
+# regeneration, never a run. Only a machine stall (pause_detected) excuses
+# a run that lost its lease (70) or whose late append was refused (3).
+bad_runs=$(awk '$2 != 0 { print $1, $2 }' "$T/runs" | sort | uniq -c | head -5)
+if [[ -n $bad_runs ]]; then
+	(($(stalls) > 0)) || fail "runs that did not exit 0, with no stall to explain them (count member status): $bad_runs"
+	odd=$(awk '$2 != 0 && $2 != 3 && $2 != 70 { print $1, $2 }' "$T/runs" | sort | uniq -c | head -5)
+	[[ -z $odd ]] || fail "runs that exited neither 0 nor 3 (stale fence) nor 70 (lease lost) (count member status): $odd"
+	say "runs that did not exit 0, after $(stalls) stalls (count member status): $bad_runs"
+fi
 for ((i = 1; i <= MEMBERS; i++)); do
 	stop_member $i 10 || fail "member $i did not stop within 10 s of SIGTERM"
 	[[ $STOP_RC == 0 ]] || fail "member $i exited $STOP_RC"
@@ -219,10 +227,10 @@ forged=$(cat "$T"/n*.log | jq -cR 'fromjson? | select((.event == "cs_enter" or .
 trace_ok || fail "ringctl trace: $(cat "$T/trace.json")"
 say "ringctl trace: $(jq -r '"\(.grants) grants, \(.duplicate_fences) fences twice, \(.overlaps) overlaps, verdict \(.verdict)"' "$T/trace.json")"
 n_stalls=$(stalls)
-((n_stalls > 0)) && echo "NOTE: the machine stalled members $n_stalls times (pause_detected): overlapping regions were allowed in the trace, fences granted twice or backwards were not"
+((n_stalls > 0)) && say "the machine stalled members $n_stalls times (pause_detected): overlapping regions were allowed in the trace, fences granted twice or backwards were not"
 
 lines=$(fenced_lines "$FENCED")
 notinc=$(sed 's/.* f=\([0-9]*\).*/\1/' "$FENCED" | awk 'NR > 1 && $1 <= prev { print NR": "$1" after "prev; exit } { prev = $1 }')
 [[ -z $notinc ]] || fail "fenced file not strictly increasing at line $notinc"
 refused=$(awk '$2 == 3' "$T/runs" | wc -l)
-pass "$sent datagrams of $(grep -c '^hostile-kind:' "$T/hostile.out") kinds and junk on $MEMBERS control sockets: all dropped and counted as predicted$( ((notes)) && echo " but for $notes SPEC gaps above"); $lines fenced appends strictly increasing ($refused refused as stale), trace ok"
+pass "$sent datagrams of $(grep -c '^hostile-kind:' "$T/hostile.out") kinds and junk on $MEMBERS control sockets: all dropped and counted as predicted; $lines fenced appends strictly increasing ($refused refused as stale), trace ok"

@@ -30,7 +30,7 @@ for ((i = 1; i <= MEMBERS; i++)); do
 done
 cp "$T/ring-1.ini" "$CONF" # ringctl ring and status read member 1's copy
 for ((i = 1; i <= MEMBERS; i++)); do CONF=$T/ring-$i.ini start_member $i; done
-wait_until 10 any_log token_regen || fail "no token minted within 10 s"
+wait_until 10 any_log_has token_regen || fail "no token minted within 10 s"
 say "$MEMBERS members up, each with its own key file holding OLD"
 
 FENCED=$T/fenced
@@ -49,6 +49,7 @@ grants_at_least() { (($(fenced_lines "$FENCED") >= $1)); }
 wait_until 20 grants_at_least 10 || fail "no grants from the workload"
 
 auth_total() { counters "$T/c.json" && jq '[.[].auth_failures] | add' "$T/c.json"; }
+auth_above() { (($(auth_total) > $1)); } # (a function, so that wait_until asks again each time)
 reloads() { log_count "$1" keys_reloaded; }
 # hup ID: SIGHUP to member ID by PID; waits until it logged one more
 # keys_reloaded (or keys_reload_failed with WANT=keys_reload_failed).
@@ -87,7 +88,7 @@ sed "s|^secret_file = .*|secret_file = $T/old.key|" "$CONF" >"$T/ring-old.ini"
 "$RINGCTL" -c "$T/ring-old.ini" ring --json >"$T/old-ring.json" 2>/dev/null
 old_answers=$(jq '[.[] | select(.state != "down")] | length' "$T/old-ring.json" 2>/dev/null)
 ((${old_answers:-0} == 0)) || fail "members still answer a status request sealed with the old key"
-wait_until 5 test "$(auth_total)" -gt "$a0" || fail "a request sealed with the old key was not counted as an auth failure"
+wait_until 5 auth_above "$a0" || fail "a request sealed with the old key was not counted as an auth failure"
 say "a request sealed with OLD: no member answers, auth_failures $a0 -> $(auth_total)"
 
 # ---- what must be refused ----
@@ -121,7 +122,7 @@ say "ringd refuses at start (exit 78): $(head -1 "$T/bad-mode.err" | cut -c1-80)
 a1=$(auth_total)
 set_keys 1 "$T/rogue.key"
 hup 1
-wait_until 10 test "$(auth_total)" -gt "$a1" || fail "member 1 with an unknown key: auth_failures did not grow"
+wait_until 10 auth_above "$a1" || fail "member 1 with an unknown key: auth_failures did not grow"
 say "member 1 signing with a key the others lack: auth_failures $a1 -> $(auth_total)"
 set_keys 1 "$T/new.key"
 hup 1

@@ -18,10 +18,12 @@ phase() {
 	# Slow timings: valgrind runs member 1 some 20-50 times slower.
 	make_conf "$CONF" 3 name=vg-$name-$$ state_dir="$T/state-$name" secret_file="$key" \
 		ack_timeout_ms=250 heartbeat_ms=100 loss_timeout_ms=2000 idle_pass_ms=5 lease_ms=5000
-	START_WAIT_S=60 start_member 1 "${VG[@]}" --log-file="$T/vg-$name.log"
+	RINGD_WRAP=("${VG[@]}" --log-file="$T/vg-$name.log")
+	START_WAIT_S=60 start_member 1
+	RINGD_WRAP=()
 	start_member 2
 	start_member 3
-	wait_until 30 any_log token_regen || fail "$name: no token minted within 30 s"
+	wait_until 30 any_log_has token_regen || fail "$name: no token minted within 30 s"
 	say "$name: ring up, member 1 under valgrind (pid ${PIDS[1]})"
 
 	for ((i = 1; i <= 3; i++)); do

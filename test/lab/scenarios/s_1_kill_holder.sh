@@ -15,32 +15,32 @@ lab_up $N lease_ms=5000
 LOSS=$(conf_value loss_timeout_ms)
 
 start_clients 1 2 4 5
-wait_for 20000 at_least 8 writes_above 0 || fail "the clients wrote $(writes_above 0) lines in 20 s, want 8"
+wait_until 20 at_least 8 writes_above 0 || fail "the clients wrote $(writes_above 0) lines in 20 s, want 8"
 say "clients at 1 2 4 5 write: $(writes_above 0) lines"
 
 # The holder: a client at V that writes, says its fence, and stays (30 s at most).
-spawn "$LAB_DIR/pin.client" bash "$LAB" exec $V ringctl -c "$(lab ini $V)" -n $V run -t 15000 -- sh -c '
+SPAWN_OUT="$LAB_DIR/pin.client" spawn bash "$LAB" exec $V ringctl -c "$(lab ini $V)" -n $V run -t 15000 -- sh -c '
 	ringctl fenced-append "$1" "n=$RING_NODE f=$RING_FENCE pinned"
 	echo "$RING_FENCE" > "$0.in"
 	i=0; while [ ! -e "$0.go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done' "$LAB_DIR/pin" "$OUT"
 pin=$BG_PID
-wait_for 15000 test -s "$LAB_DIR/pin.in" || fail "the client at member $V was not granted within 15 s"
+wait_until 15 test -s "$LAB_DIR/pin.in" || fail "the client at member $V was not granted within 15 s"
 F0=$(cat "$LAB_DIR/pin.in")
 holds() { status $V | jq -e --argjson f "$F0" '.has_token and .fence == $f'; }
-wait_for 3000 holds || fail "member $V does not say it holds the token with fence $F0: $(status $V)"
+wait_until 3 holds || fail "member $V does not say it holds the token with fence $F0: $(status $V)"
 say "member $V holds the token, its client is in the critical region (fence $(fence_str "$F0")): kill -9"
 
 t_kill=$(now_us)
 lab kill $V || fail "lab.sh kill $V failed"
-wait_for $((LOSS + 10000)) at_least 3 writes_above "$F0" ||
+wait_until "$(secs $((LOSS + 10000)))" at_least 3 writes_above "$F0" ||
 	fail "no 3 writes above fence $F0 within $((LOSS + 10000)) ms of the kill"
 say "grants again: $(writes_above "$F0") writes above the holder's fence"
-wait_pid "$pin" 10000 || fail "the client of the killed member still runs 10 s later"
+wait_bg "$pin" 10 || fail "the client of the killed member still runs 10 s later"
 ((BG_RC == 70)) || fail "the client of the killed member exited $BG_RC, want 70 (lease lost)"
 
 # More grants after the recovery, then the verdict.
 n0=$(writes_above "$F0")
-wait_for 20000 at_least $((n0 + 12)) writes_above "$F0" || fail "grants stopped after the recovery: $(writes_above "$F0") writes"
+wait_until 20 at_least $((n0 + 12)) writes_above "$F0" || fail "grants stopped after the recovery: $(writes_above "$F0") writes"
 t_end=$(now_us)
 stop_clients
 trace_strict
@@ -51,7 +51,7 @@ rec_ms=$(awk -v s="$(tj .worst_recovery_s)" 'BEGIN { printf "%d", s * 1000 + 0.5
 stall=$(stalled_ms "$t_kill" "$t_end")
 ((rec_ms < LOSS + 2000 + stall)) ||
 	fail "worst recovery $rec_ms ms, want < $((LOSS + 2000 + stall)) (loss_timeout_ms + 2 s)$(stall_note "$stall")"
-regen=$(all_events token_regen "us > $t_kill" | wc -l)
+regen=$(all_logs token_regen "us > $t_kill" | wc -l)
 ((regen >= 1)) || fail "no token_regen after the kill"
 bad=$(fences_never_back) || fail "the fenced file's fences went back: $bad"
 pass "holder killed: next grant after $rec_ms ms (< $((LOSS + 2000))), $regen regeneration(s), $(tj .grants) grants, no violation"

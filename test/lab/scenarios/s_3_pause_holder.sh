@@ -19,12 +19,12 @@ lab_up $N
 LOSS=$(conf_value loss_timeout_ms)
 
 start_clients 1 2 4 5
-wait_for 20000 at_least 8 writes_above 0 || fail "the clients wrote $(writes_above 0) lines in 20 s, want 8"
+wait_until 20 at_least 8 writes_above 0 || fail "the clients wrote $(writes_above 0) lines in 20 s, want 8"
 say "clients at 1 2 4 5 write: $(writes_above 0) lines"
 
 # The late writer: granted at V, ignores the SIGTERM of the revoke, waits
 # for LAB_DIR/late.go (30 s at most), then writes with its (old) fence.
-spawn "$LAB_DIR/late.client" bash "$LAB" exec $V ringctl -c "$(lab ini $V)" -n $V run -t 15000 -- sh -c '
+SPAWN_OUT="$LAB_DIR/late.client" spawn bash "$LAB" exec $V ringctl -c "$(lab ini $V)" -n $V run -t 15000 -- sh -c '
 	trap "" TERM
 	echo "$RING_FENCE" > "$0.in"
 	i=0; while [ ! -e "$0.go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
@@ -33,10 +33,10 @@ spawn "$LAB_DIR/late.client" bash "$LAB" exec $V ringctl -c "$(lab ini $V)" -n $
 	echo "late_append=$rc"
 	exit $rc' "$LAB_DIR/late" "$OUT"
 late=$BG_PID
-wait_for 15000 test -s "$LAB_DIR/late.in" || fail "the client at member $V was not granted within 15 s"
+wait_until 15 test -s "$LAB_DIR/late.in" || fail "the client at member $V was not granted within 15 s"
 F0=$(cat "$LAB_DIR/late.in")
 holds() { status $V | jq -e --argjson f "$F0" '.has_token and .fence == $f'; }
-wait_for 3000 holds || fail "member $V does not say it holds the token with fence $F0: $(status $V)"
+wait_until 3 holds || fail "member $V does not say it holds the token with fence $F0: $(status $V)"
 say "member $V holds the token, its client is in the critical region (fence $(fence_str "$F0")): SIGSTOP"
 
 t_pause=$(now_us)
@@ -44,13 +44,13 @@ lab pause $V || fail "lab.sh pause $V failed"
 # Paused for longer than loss_timeout_ms, and until the others have
 # regenerated and the fenced file has accepted a newer fence.
 moved_on() { (($(writes_above "$F0") >= 2 && $(now_us) - t_pause > (LOSS + 300) * 1000)); }
-wait_for 15000 moved_on || fail "no newer fence written within 15 s of the pause ($(writes_above "$F0") above $F0)"
+wait_until 15 moved_on || fail "no newer fence written within 15 s of the pause ($(writes_above "$F0") above $F0)"
 H=$(max_fence)
 t_cont=$(now_us)
 lab cont $V || fail "lab.sh cont $V failed"
 say "paused $((($(now_us) - t_pause) / 1000)) ms; the others wrote up to fence $(fence_str "$H"); SIGCONT, then the late write"
 touch "$LAB_DIR/late.go"
-wait_pid "$late" 15000 || fail "the late writer's run still runs 15 s after the cont"
+wait_bg "$late" 15 || fail "the late writer's run still runs 15 s after the cont"
 run_rc=$BG_RC
 late_out=$(cat "$LAB_DIR/late.client")
 grep -q 'late_append=3' <<<"$late_out" || fail "the late write with fence $F0 was not refused with exit 3: $late_out"
@@ -59,17 +59,16 @@ grep -q ' late$' "$OUT" && fail "the late write reached the fenced file"
 ((run_rc == 70)) || fail "the late writer's run exited $run_rc, want 70 (revoked): $late_out"
 say "late write refused: $(grep -o "stale fence [0-9]* < [0-9]*" <<<"$late_out"); its run exited 70"
 
-log_has() { [[ -n $(events "$@" | head -n 1) ]]; }
-wait_for 5000 log_has $V pause_detected "us > $t_cont" || fail "member $V did not log pause_detected after the cont"
+wait_until 5 log_has $V pause_detected "us > $t_cont" || fail "member $V did not log pause_detected after the cont"
 dropped() { log_has $V token_stale_drop "us > $t_cont" || log_has $V epoch_adopt "us > $t_cont"; }
-wait_for 5000 dropped || fail "member $V logged neither token_stale_drop nor epoch_adopt after the cont"
-say "member $V: $(events $V pause_detected "us > $t_cont" | jq -r '"pause_detected ms=\(.ms)"' | head -n 1); $(
-	{ events $V token_stale_drop "us > $t_cont"; events $V epoch_adopt "us > $t_cont"; } | jq -r '"\(.event) epoch=\(.epoch)"' | head -n 2 | tr '\n' ' ')"
+wait_until 5 dropped || fail "member $V logged neither token_stale_drop nor epoch_adopt after the cont"
+say "member $V: $(log_events $V pause_detected "us > $t_cont" | jq -r '"pause_detected ms=\(.ms)"' | head -n 1); $(
+	{ log_events $V token_stale_drop "us > $t_cont"; log_events $V epoch_adopt "us > $t_cont"; } | jq -r '"\(.event) epoch=\(.epoch)"' | head -n 2 | tr '\n' ' ')"
 
 # One token again, member V in it: it is granted again.
 start_clients $V
-wait_for 15000 at_least 2 writes_above "$H" $V || fail "member $V was not granted again within 15 s of the cont"
-wait_for 15000 ring_whole $N || fail "the ring did not come back to one token with all $N members: $(ring_json)"
+wait_until 15 at_least 2 writes_above "$H" $V || fail "member $V was not granted again within 15 s of the cont"
+wait_until 15 ring_whole $N || fail "the ring did not come back to one token with all $N members: $(ring_json)"
 stop_clients
 trace_check --allow-overlap
 stale=$(($(stale_refused) + 1)) # the clients' and the late writer's

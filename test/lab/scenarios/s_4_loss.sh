@@ -15,7 +15,7 @@ N=5 LOSS_PCT=10 WINDOW_S=${LOSS_WINDOW_S:-20} LOSS_FLOOR=${LOSS_FLOOR:-20}
 lab_up $N
 
 start_clients 1 2 3 4 5
-wait_for 20000 at_least 10 writes_above 0 || fail "the clients wrote $(writes_above 0) lines in 20 s, want 10"
+wait_until 20 at_least 10 writes_above 0 || fail "the clients wrote $(writes_above 0) lines in 20 s, want 10"
 say "all five clients write: $(writes_above 0) lines; loss all $LOSS_PCT for $WINDOW_S s"
 
 t0=$(now_us)
@@ -23,17 +23,17 @@ lab loss all $LOSS_PCT || fail "lab.sh loss all $LOSS_PCT failed"
 # The fault's duration, not a synchronisation: watch the grants meanwhile.
 window_over() { (($(now_us) - t0 >= WINDOW_S * 1000000)); }
 for ((k = 1; k <= 4; k++)); do
-	wait_for $((WINDOW_S * 250)) window_over
+	WAIT_QUIET=1 wait_until "$(secs $((WINDOW_S * 250)))" window_over
 	say "  $(grants_all "$t0") grants so far under loss"
 done
-wait_for 5000 window_over
+WAIT_QUIET=1 wait_until 5 window_over
 t1=$(now_us)
 in_window=$(grants_all "$t0" "$t1")
 lab heal || fail "lab.sh heal failed"
 say "$in_window grants in the ${WINDOW_S} s under loss; healed"
 
 F1=$(max_fence)
-wait_for 15000 at_least 10 writes_above "$F1" || fail "grants did not go on after heal ($(writes_above "$F1") writes)"
+wait_until 15 at_least 10 writes_above "$F1" || fail "grants did not go on after heal ($(writes_above "$F1") writes)"
 stop_clients
 trace_check --allow-overlap
 trace_result --allow-overlap
@@ -42,5 +42,5 @@ trace_result --allow-overlap
 (($(tj .duplicate_fences) == 0)) || fail "fences granted twice: $(tj .duplicate_fences)"
 ((in_window > LOSS_FLOOR)) || fail "only $in_window grants in $WINDOW_S s under ${LOSS_PCT}% loss, want more than $LOSS_FLOOR"
 bad=$(fences_never_back) || fail "the fenced file's fences went back: $bad"
-retrans=$(all_events retransmit "us > $t0 and us < $t1" | wc -l)
+retrans=$(all_logs retransmit "us > $t0 and us < $t1" | wc -l)
 pass "${LOSS_PCT}% loss for $WINDOW_S s: $in_window grants (floor $LOSS_FLOOR), $retrans retransmits, no fence twice, $(tj .overlaps) overlap(s)"

@@ -14,7 +14,7 @@ N=5 SPLIT_HOLD_S=4
 lab_up $N quorum=none
 
 start_clients 1 2 3 4 5
-wait_for 20000 at_least 10 writes_above 0 || fail "the clients wrote $(writes_above 0) lines in 20 s, want 10"
+wait_until 20 at_least 10 writes_above 0 || fail "the clients wrote $(writes_above 0) lines in 20 s, want 10"
 say "all five clients write ($(writes_above 0) lines): split 1,2,3 | 4,5"
 
 t_split=$(now_us)
@@ -26,23 +26,23 @@ side_grants() { # FROM_US IDS...: cs_enter events of those members since FROM_US
 	echo "$n"
 }
 both_sides() { (($(side_grants "$t_split" 1 2 3) >= 5 && $(side_grants "$t_split" 4 5) >= 5)); }
-wait_for 20000 both_sides ||
+wait_until 20 both_sides ||
 	fail "not both sides granted 5 times within 20 s of the split (1,2,3: $(side_grants "$t_split" 1 2 3); 4,5: $(side_grants "$t_split" 4 5))"
 say "both sides grant: 1,2,3: $(side_grants "$t_split" 1 2 3), 4,5: $(side_grants "$t_split" 4 5)"
 # Keep the split SPLIT_HOLD_S seconds: both tokens run, the clients collide.
 held() { (($(now_us) - t_split >= SPLIT_HOLD_S * 1000000)); }
-wait_for $((SPLIT_HOLD_S * 1000 + 1000)) held
+WAIT_QUIET=1 wait_until "$(secs $((SPLIT_HOLD_S * 1000 + 1000)))" held
 t_heal=$(now_us)
 g_major=$(side_grants "$t_split" 1 2 3) g_minor=$(side_grants "$t_split" 4 5)
-epochs=$(all_events cs_enter "us > $t_split and us < $t_heal" | jq -r '"\(.node):\(.epoch)"' | sort -u -t: -k1,1n | tr '\n' ' ')
+epochs=$(all_logs cs_enter "us > $t_split and us < $t_heal" | jq -r '"\(.node):\(.epoch)"' | sort -u -t: -k1,1n | tr '\n' ' ')
 say "during the split: 1,2,3 granted $g_major times, 4,5 $g_minor times (member:first epoch $epochs); heal"
 lab heal || fail "lab.sh heal failed"
 
 t0=$(now_ms)
-wait_for 15000 ring_whole $N || fail "the ring did not merge (all $N alive, one epoch, one token) within 15 s of the heal: $(ring_json)"
+wait_until 15 ring_whole $N || fail "the ring did not merge (all $N alive, one epoch, one token) within 15 s of the heal: $(ring_json)"
 say "merged: all $N alive, one token, $(($(now_ms) - t0)) ms after the heal"
 F1=$(max_fence)
-wait_for 15000 at_least 5 writes_above "$F1" || fail "no grants after the merge"
+wait_until 15 at_least 5 writes_above "$F1" || fail "no grants after the merge"
 stop_clients
 trace_check --allow-overlap
 stale=$(stale_refused)

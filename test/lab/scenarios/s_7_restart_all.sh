@@ -21,10 +21,10 @@ durable_epochs() {
 	done
 }
 # max_granted [FROM_US]: the highest fence granted (cs_enter) in any log since FROM_US.
-max_granted() { all_events cs_enter "us > ${1:-0}" | jq -s '[.[].fence] | max // 0'; }
+max_granted() { all_logs cs_enter "us > ${1:-0}" | jq -s '[.[].fence] | max // 0'; }
 
 start_clients 1 2 3 4 5
-wait_for 20000 at_least 15 writes_above 0 || fail "the clients wrote $(writes_above 0) lines in 20 s, want 15"
+wait_until 20 at_least 15 writes_above 0 || fail "the clients wrote $(writes_above 0) lines in 20 s, want 15"
 stop_clients
 F_last=$(max_granted)
 before=$(durable_epochs | tr '\n' ' ')
@@ -35,14 +35,14 @@ stopped=$(durable_epochs | tr '\n' ' ')
 say "all stopped; durable epochs $stopped"
 t_restart=$(now_us)
 for ((i = 1; i <= N; i++)); do lab restart $i || fail "lab.sh restart $i failed"; done
-wait_for 20000 ring_whole $N || fail "the ring did not form again within 20 s of the restarts: $(ring_json)"
+wait_until 20 ring_whole $N || fail "the ring did not form again within 20 s of the restarts: $(ring_json)"
 after=$(durable_epochs | tr '\n' ' ')
 say "restarted: one token, all $N alive; durable epochs $after"
 
 start_clients 1 2 3 4 5
-wait_for 20000 at_least 10 writes_above "$F_last" || fail "no 10 grants above fence $F_last within 20 s of the restart"
+wait_until 20 at_least 10 writes_above "$F_last" || fail "no 10 grants above fence $F_last within 20 s of the restart"
 stop_clients
-first=$(all_events cs_enter "us > $t_restart" | jq -s 'sort_by(.ts) | .[0].fence // 0')
+first=$(all_logs cs_enter "us > $t_restart" | jq -s 'sort_by(.ts) | .[0].fence // 0')
 trace_strict
 trace_result
 
@@ -55,7 +55,7 @@ for ((i = 1; i <= N; i++)); do
 	((b <= s && s <= a)) || fail "host $i: the durable epoch went back: $b before, $s stopped, $a after"
 done
 ((first > F_last)) || fail "the first fence granted after the restart ($(fence_str "$first")) is not above the last before it ($(fence_str "$F_last"))"
-low=$(all_events cs_enter "us > $t_restart and .fence <= $F_last" | head -n 1)
+low=$(all_logs cs_enter "us > $t_restart and .fence <= $F_last" | head -n 1)
 [[ -z $low ]] || fail "a fence at or below the last one before the restart was granted after it: $low"
 bad=$(fences_never_back) || fail "the fenced file's fences went back: $bad"
 pass "whole ring restarted: first fence after $(fence_str "$first") > last before $(fence_str "$F_last"); durable epochs never went back ($before-> $after)"

@@ -16,124 +16,66 @@ source "$(dirname "$0")/lib.sh"
 
 LOOPBACK=1 N=3 LOSS=500
 CONF=$LAB_DIR/ring.ini
+RINGD_ARGS=(-v) # token hops in the logs, for the trace
 
-# pick_base N: a random base in 30000..59000 with N consecutive UDP ports
-# that no socket uses (ss -Hlun for listeners, -Huan for every UDP socket).
-pick_base() {
-	local n=$1 try base p used
-	for ((try = 0; try < 50; try++)); do
-		base=$((30000 + (RANDOM * 32768 + RANDOM) % (59000 - 30000 - n + 1)))
-		used=$({ ss -Hlun; ss -Huan; } 2>/dev/null | awk '{ k = split($4, a, ":"); print a[k] }' | sort -u)
-		for ((p = base; p < base + n; p++)); do
-			grep -qx "$p" <<<"$used" && continue 2
-		done
-		echo "$base"
-		return 0
-	done
-	return 1
-}
-
-write_conf() { # BASE
-	{
-		echo "; written by test/lab/scenarios/s_8_loopback.sh"
-		echo "[ring]"
-		echo "name = lab-loop-$$"
-		echo "lease_ms = 5000"
-		echo "ack_timeout_ms = 20"
-		echo "retries = 3"
-		echo "heartbeat_ms = 50"
-		echo "loss_timeout_ms = $LOSS"
-		echo "idle_pass_ms = 10"
-		echo "quorum = majority"
-		echo "allow_inject = true"
-		echo "state_dir = $LAB_DIR/state"
-		local i
-		for ((i = 1; i <= N; i++)); do
-			printf '\n[node.%d]\nhost = 127.0.0.1\nport = %d\n' "$i" $(($1 + i - 1))
-		done
-	} >"$CONF"
-}
-
-# start_member I: ringd for member I, JSON log with hops (-v) in LAB_DIR/nI.log;
-# false when it exits at start (a port taken meanwhile) or stays silent 10 s.
-start_member() {
-	local i=$1 k
-	"$RINGD" -c "$CONF" -n "$i" --log-format json -v --log-file "$LAB_DIR/n$i.log" 2>>"$LAB_DIR/n$i.err" &
-	MEMBER_PID[$i]=$!
-	for ((k = 0; k < 200; k++)); do
-		"$RINGCTL" -c "$CONF" -n "$i" status --json >/dev/null 2>&1 && return 0
-		kill -0 "${MEMBER_PID[$i]}" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-
-stop_members() {
-	local p i
-	for p in "${MEMBER_PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for ((i = 0; i < 100; i++)); do
-		local left=0
-		for p in "${MEMBER_PID[@]}"; do kill -0 "$p" 2>/dev/null && left=1; done
-		((left)) || break
-		sleep 0.05
-	done
-	for p in "${MEMBER_PID[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	MEMBER_PID=()
-}
-
+# A port can still be taken between pick_ports and ringd's bind (by a socket
+# outside every lock): then new ports, at most 3 times.
 started=0
 for ((attempt = 1; attempt <= 3 && !started; attempt++)); do
-	base=$(pick_base $N) || fail "no $N free consecutive UDP ports in 30000..59000 after 50 tries"
-	write_conf "$base"
+	PORT_BASE=0
+	make_conf "$CONF" $N name=lab-loop-$$ lease_ms=5000 loss_timeout_ms=$LOSS idle_pass_ms=10 \
+		state_dir="$LAB_DIR/state"
 	rm -rf "$LAB_DIR/state" "$LAB_DIR"/n*.log "$LAB_DIR"/n*.err
 	mkdir -p "$LAB_DIR/state"
 	started=1
 	for ((i = 1; i <= N; i++)); do
-		start_member $i || {
-			say "member $i did not start on port $((base + i - 1)) ($(tail -n 1 "$LAB_DIR/n$i.err")): new ports"
-			stop_members
+		start_ringd $i
+		if ! WAIT_QUIET=1 wait_until 10 member_up $i || pid_gone "${PIDS[$i]}"; then
+			say "member $i did not start on port $((PORT_BASE + i - 1)) ($(tail -n 1 "$LAB_DIR/n$i.err")): new ports"
+			stop_pids "${PIDS[@]}"
+			PIDS=()
+			release_ports
 			started=0
 			break
-		}
+		fi
 	done
 done
 ((started)) || fail "the loopback ring did not start in 3 attempts"
-wait_for 10000 ring_whole $N || fail "the loopback ring did not form within 10 s: $(ring_json)"
+wait_until 10 ring_whole $N || fail "the loopback ring did not form within 10 s: $(ring_json)"
 : >"$LAB_DIR/faults.log"
-say "loopback ring of $N on 127.0.0.1:$base..$((base + N - 1)) formed; $CONF"
+say "loopback ring of $N on 127.0.0.1:$PORT_BASE..$((PORT_BASE + N - 1)) formed; $CONF"
 
 inject() { "$RINGCTL" -c "$CONF" -n "$1" inject "${@:2}"; }
 holds() { status "$1" | jq -e --argjson f "$2" '.has_token and .fence == $f'; }
-log_has() { [[ -n $(events "$@" | head -n 1) ]]; }
 
 # ---- 1. drop-token at the holder ----
 V=2
 start_clients 1 3
-wait_for 20000 at_least 6 writes_above 0 || fail "the clients wrote $(writes_above 0) lines in 20 s, want 6"
-spawn "$LAB_DIR/pin.client" "$RINGCTL" -c "$CONF" -n $V run -t 15000 -- sh -c '
+wait_until 20 at_least 6 writes_above 0 || fail "the clients wrote $(writes_above 0) lines in 20 s, want 6"
+SPAWN_OUT="$LAB_DIR/pin.client" spawn "$RINGCTL" -c "$CONF" -n $V run -t 15000 -- sh -c '
 	echo "$RING_FENCE" > "$0.in"
 	i=0; while [ ! -e "$0.go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done' "$LAB_DIR/pin"
 pin=$BG_PID
-wait_for 15000 test -s "$LAB_DIR/pin.in" || fail "the client at member $V was not granted within 15 s"
+wait_until 15 test -s "$LAB_DIR/pin.in" || fail "the client at member $V was not granted within 15 s"
 F_pin=$(cat "$LAB_DIR/pin.in")
-wait_for 3000 holds $V "$F_pin" || fail "member $V does not say it holds the token: $(status $V)"
+wait_until 3 holds $V "$F_pin" || fail "member $V does not say it holds the token: $(status $V)"
 t_drop=$(now_us)
 inject $V drop-token || fail "inject drop-token at member $V exited $?"
 fault_line "drop-token $V" "$t_drop" "$(now_us)"
 touch "$LAB_DIR/pin.go" # the visit ends; the token passed on is lost
-wait_pid "$pin" 10000 || fail "the client at member $V still runs 10 s after its release"
+wait_bg "$pin" 10 || fail "the client at member $V still runs 10 s after its release"
 ((BG_RC == 0)) || fail "the client at member $V exited $BG_RC"
 new_regen() { log_has "$1" token_regen "us > $t_drop"; }
 any_regen() { local i; for ((i = 1; i <= N; i++)); do new_regen $i && return 0; done; return 1; }
-wait_for $((LOSS + 8000)) any_regen || fail "no token_regen after the dropped token"
-wait_for 15000 at_least 3 writes_above "$F_pin" || fail "no grants after the regeneration"
-say "drop-token at member $V: regenerated ($(all_events token_regen "us > $t_drop" | jq -r '"epoch \(.epoch) by member \(.node)"' | head -n 1)); grants go on"
+wait_until "$(secs $((LOSS + 8000)))" any_regen || fail "no token_regen after the dropped token"
+wait_until 15 at_least 3 writes_above "$F_pin" || fail "no grants after the regeneration"
+say "drop-token at member $V: regenerated ($(all_logs token_regen "us > $t_drop" | jq -r '"epoch \(.epoch) by member \(.node)"' | head -n 1)); grants go on"
 
 # ---- 2. pause the member whose client is in the critical region ----
 P=3
 stop_clients 3
 start_clients 2
-spawn "$LAB_DIR/late.client" "$RINGCTL" -c "$CONF" -n $P run -t 15000 -- sh -c '
+SPAWN_OUT="$LAB_DIR/late.client" spawn "$RINGCTL" -c "$CONF" -n $P run -t 15000 -- sh -c '
 	trap "" TERM
 	echo "$RING_FENCE" > "$0.in"
 	i=0; while [ ! -e "$0.go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
@@ -142,30 +84,30 @@ spawn "$LAB_DIR/late.client" "$RINGCTL" -c "$CONF" -n $P run -t 15000 -- sh -c '
 	echo "late_append=$rc"
 	exit $rc' "$LAB_DIR/late" "$OUT" "$RINGCTL"
 late=$BG_PID
-wait_for 15000 test -s "$LAB_DIR/late.in" || fail "the client at member $P was not granted within 15 s"
+wait_until 15 test -s "$LAB_DIR/late.in" || fail "the client at member $P was not granted within 15 s"
 F0=$(cat "$LAB_DIR/late.in")
-wait_for 3000 holds $P "$F0" || fail "member $P does not say it holds the token: $(status $P)"
+wait_until 3 holds $P "$F0" || fail "member $P does not say it holds the token: $(status $P)"
 t_pause=$(now_us)
-spawn "$LAB_DIR/pause.out" "$RINGCTL" -c "$CONF" -n $P inject pause 1500
+SPAWN_OUT="$LAB_DIR/pause.out" spawn "$RINGCTL" -c "$CONF" -n $P inject pause 1500
 pauser=$BG_PID
 fault_line "pause $P 1500ms" "$t_pause" "$(now_us)"
-wait_for 15000 at_least 1 writes_above "$F0" || fail "no newer fence was written within 15 s of the pause"
+wait_until 15 at_least 1 writes_above "$F0" || fail "no newer fence was written within 15 s of the pause"
 H=$(max_fence)
-wait_pid "$pauser" 15000 || fail "inject pause 1500 has not returned after 15 s"
+wait_bg "$pauser" 15 || fail "inject pause 1500 has not returned after 15 s"
 ((BG_RC == 0)) || fail "inject pause 1500 exited $BG_RC: $(cat "$LAB_DIR/pause.out")"
-wait_for 5000 log_has $P pause_detected "us > $t_pause" || fail "member $P did not log pause_detected after the inject"
+wait_until 5 log_has $P pause_detected "us > $t_pause" || fail "member $P did not log pause_detected after the inject"
 touch "$LAB_DIR/late.go" # now the paused holder's client writes, with its old fence
-wait_pid "$late" 15000 || fail "the paused member's client still runs 15 s after the pause"
+wait_bg "$late" 15 || fail "the paused member's client still runs 15 s after the pause"
 run_rc=$BG_RC
 late_out=$(cat "$LAB_DIR/late.client")
 ((run_rc == 70)) || fail "the paused member's run exited $run_rc, want 70 (lease lost): $late_out"
 grep -q 'late_append=3' <<<"$late_out" || fail "the late write with fence $F0 after $H was not refused with exit 3: $late_out"
 grep -q "stale fence $F0 < " <<<"$late_out" || fail "fenced-append did not say 'stale fence $F0 < H': $late_out"
 grep -q ' late$' "$OUT" && fail "the late write reached the fenced file"
-pd=$(events $P pause_detected "us > $t_pause" | jq -r .ms | head -n 1)
+pd=$(log_events $P pause_detected "us > $t_pause" | jq -r .ms | head -n 1)
 say "pause 1500 at member $P: pause_detected ms=$pd, run exited 70, $(grep -o 'stale fence [0-9]* < [0-9]*' <<<"$late_out") (exit 3)"
 
-wait_for 10000 ring_whole $N || fail "the ring did not come back to one token after the pause: $(ring_json)"
+wait_until 10 ring_whole $N || fail "the ring did not come back to one token after the pause: $(ring_json)"
 stop_clients
 trace_check --allow-overlap
 trace_result --allow-overlap $(($(stale_refused) + 1))

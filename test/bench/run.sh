@@ -5,34 +5,34 @@
 # critical-region throughput and grant latency under contention, recovery
 # after kill -9 of the holder, an idle ring's CPU and memory per member, and
 # datagrams per critical-region entry. Prints a table and writes
-# bench/results.json. Method and limits: docs/benchmarks.md.
+# build/bench/results.json. Method and limits: docs/benchmarks.md.
 #
 #   BENCH_SECONDS=2     each measured interval
 #   BENCH_TRIALS=5      recovery trials
 #   BENCH_SIZES="3 5 16 64"  ring sizes for rotation time
 #   BENCH_PINGS=20000   ping-pong round trips
-#   BENCH_OUT=FILE      where the JSON goes (default bench/results.json)
+#   BENCH_OUT=FILE      where the JSON goes (default build/bench/results.json)
 #   BENCH_RINGD=PATH    another ringd to measure (before/after comparisons)
 #
 # Every process it starts is recorded and stopped by its PID; every wait for
 # something to happen is bounded polling. Only the measured intervals are
-# fixed sleeps. Needs root (or CAP_NET_RAW) for bench/wirecap, which counts
+# fixed sleeps. Needs root (or CAP_NET_RAW) for build/bench/wirecap, which counts
 # the ring's datagrams on lo with kernel timestamps; without it the wire
 # figures are left out (null) and hop latency comes from the -v logs only.
 set -u
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RINGD=${BENCH_RINGD:-$ROOT/ring/ringd}
-RINGCTL=$ROOT/ring/ringctl
+# test/lib.sh: ports (reserved against every other suite), starting and
+# stopping members by PID, wait_until, cleanup on every exit.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+RINGD=${BENCH_RINGD:-$RINGD}
 BIN=$ROOT/build/bench
-OUT=${BENCH_OUT:-$ROOT/bench/results.json}
+OUT=${BENCH_OUT:-$ROOT/build/bench/results.json}
 W=${BENCH_SECONDS:-2}
 TRIALS=${BENCH_TRIALS:-5}
 SIZES=${BENCH_SIZES:-3 5 16 64}
 PINGS=${BENCH_PINGS:-20000}
 LOSS_MS=500        # loss_timeout_ms of the recovery rings
 CONTENDERS="1 2 4 5"
-PORT_LOCKS=/tmp/ring-it-ports # shared with test/integration: one directory per port in use
 MAX_N=64
 
 for f in "$RINGD" "$RINGCTL" "$BIN"/udp_pingpong "$BIN"/udp_relay "$BIN"/wirecap \
@@ -45,13 +45,14 @@ done
 [[ $W =~ ^[0-9]+(\.[0-9]+)?$ && $TRIALS =~ ^[0-9]+$ && $PINGS =~ ^[0-9]+$ ]] ||
 	{ echo "bench: BENCH_SECONDS, BENCH_TRIALS, BENCH_PINGS must be numbers" >&2; exit 2; }
 
-T=$(mktemp -d /tmp/ring-bench.XXXXXX) || exit 1
+lib_init ring-bench
 T0=$EPOCHREALTIME
-declare -A PIDS=() # member id -> ringd pid, for the ring that is up
-BG=()              # helpers in the background
-PORTS_HELD=()
-CONF= RDIR= N=0 PORT_BASE=0
+BG=()  # helpers in the background (plain children, not process groups)
+RDIR= N=0
 VERBOSE=0
+WAIT_QUIET=1 # every wait here has its own message
+bench_cleanup() { ((${#BG[@]})) && stop_pids "${BG[@]}"; }
+CLEANUP_HOOKS+=(bench_cleanup)
 
 # ---- small tools ----
 
@@ -62,97 +63,11 @@ die() {
 	exit 1
 }
 
-pid_gone() { # PID: true once it has exited (or is a zombie)
-	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
-	s=${s##*) }
-	[[ ${s:0:1} == Z ]]
-}
-
-# wait_for SECONDS CMD...: runs CMD every 20 ms until it succeeds; 1 on timeout.
-wait_for() {
-	local limit=$1 deadline
-	shift
-	deadline=$(calc "$EPOCHREALTIME + $limit")
-	while :; do
-		"$@" >/dev/null 2>&1 && return 0
-		awk "BEGIN { exit !($EPOCHREALTIME >= $deadline) }" && return 1
-		sleep 0.02
-	done
-}
-
-# wait_gone PID SECONDS: true once PID has exited (polling, bounded).
-wait_gone() {
-	local i
-	for ((i = 0; i < $2 * 50; i++)); do
-		pid_gone "$1" && return 0
-		sleep 0.02
-	done
-	return 1
-}
-
 # bg_forget PID: it has been reaped; never signal that number again.
 bg_forget() {
 	local keep=() p
 	for p in "${BG[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
 	BG=("${keep[@]}")
-}
-
-# stop PID...: SIGTERM, at most 3 s, then SIGKILL; reaps them.
-stop() {
-	local pid
-	for pid in "$@"; do kill -TERM "$pid" 2>/dev/null; done
-	for pid in "$@"; do wait_gone "$pid" 3 || kill -KILL "$pid" 2>/dev/null; done
-	for pid in "$@"; do wait "$pid" 2>/dev/null; done
-}
-
-cleanup() {
-	local rc=$? p
-	trap - EXIT INT TERM
-	exec 2>/dev/null
-	((${#BG[@]})) && stop "${BG[@]}"
-	((${#PIDS[@]})) && stop "${PIDS[@]}"
-	for p in "${PORTS_HELD[@]}"; do rm -rf "${PORT_LOCKS:?}/$p"; done
-	[[ ${KEEP:-0} == 1 ]] && echo "bench: KEEP=1: files left in $T" >&2 || rm -rf "$T"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'echo "bench: interrupted" >&2; exit 130' INT TERM
-
-# pick_ports N: N consecutive free UDP ports below the ephemeral range,
-# reserved against the integration tests running at the same time.
-pick_ports() {
-	local n=$1 try base p ok used eph_lo=32768 eph_hi lo=20000 hi
-	read -r eph_lo eph_hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
-	mkdir -p "$PORT_LOCKS"
-	for ((try = 0; try < 50; try++)); do
-		hi=$((59000 - n))
-		((eph_lo > lo + 1000 && eph_lo - n < hi)) && hi=$((eph_lo - n))
-		base=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
-		used=" $(ss -Huan 2>/dev/null | awk '{n = split($4, a, ":"); printf "%s ", a[n]}')"
-		ok=1
-		for ((p = base; p < base + n; p++)); do
-			[[ $used == *" $p "* ]] && { ok=0; break; }
-		done
-		((ok)) || continue
-		local got=()
-		for ((p = base; p < base + n; p++)); do
-			if mkdir "$PORT_LOCKS/$p" 2>/dev/null; then
-				echo $$ >"$PORT_LOCKS/$p/owner"
-				got+=("$p")
-			else
-				ok=0
-				break
-			fi
-		done
-		if ((ok)); then
-			PORTS_HELD+=("${got[@]}")
-			PORT_BASE=$base
-			return 0
-		fi
-		for p in "${got[@]}"; do rm -rf "${PORT_LOCKS:?}/$p"; done
-	done
-	die "no $n free consecutive UDP ports after 50 tries"
 }
 
 # ---- rings ----
@@ -183,27 +98,18 @@ ring_up() {
 	RDIR=$T/$name
 	CONF=$RDIR/ring.ini
 	mkdir -p "$RDIR"
-	{
-		echo "[ring]"
-		echo "name = bench-$name-$$"
-		echo "state_dir = $RDIR/state"
-		for kv in "$@"; do echo "${kv%%=*} = ${kv#*=}"; done
-		for ((i = 1; i <= N; i++)); do
-			printf '\n[node.%d]\nhost = 127.0.0.1\nport = %d\n' "$i" $((PORT_BASE + i - 1))
-		done
-	} >"$CONF"
+	# Only what the bench sets: every other key keeps ringd's default.
+	CONF_DEFAULT=()
+	make_conf "$CONF" "$N" name="bench-$name-$$" state_dir="$RDIR/state" "$@"
 	"$RINGD" -c "$CONF" --check >/dev/null 2>"$RDIR/check.err" ||
 		die "ring $name: configuration refused: $(cat "$RDIR/check.err")"
-	local v=()
-	((VERBOSE)) && v=(-v)
-	for ((i = 1; i <= N; i++)); do
-		"$RINGD" -c "$CONF" -n "$i" --log-format json --log-file "$RDIR/n$i.log" "${v[@]}" \
-			2>>"$RDIR/n$i.err" &
-		PIDS[$i]=$!
-	done
+	RINGD_ARGS=()
+	((VERBOSE)) && RINGD_ARGS=(-v)
+	LOG_DIR=$RDIR
+	for ((i = 1; i <= N; i++)); do start_ringd "$i"; done
 	LAST_HOPS=-1
 	local t=$EPOCHREALTIME
-	if ! wait_for $((10 + N / 4)) ready; then
+	if ! wait_until $((10 + N / 4)) ready; then
 		ring_json | jq -c '.[] | {node, state, epoch, alive: (.alive | length)}' 2>/dev/null | head -5 >&2
 		die "ring $name ($N members) did not start circulating"
 	fi
@@ -212,7 +118,7 @@ ring_up() {
 
 ring_down() {
 	local t=$EPOCHREALTIME
-	((${#PIDS[@]})) && stop "${PIDS[@]}"
+	((${#PIDS[@]})) && stop_pids "${PIDS[@]}"
 	PIDS=()
 	say "  stopped in $(calc "$EPOCHREALTIME - $t") s"
 }
@@ -285,9 +191,9 @@ capture() {
 		2>"$T/$name.wire.err" &
 	pid=$!
 	BG+=("$pid")
-	wait_for 5 test -e "$T/ready" # or it failed: its status says
+	wait_until 5 test -e "$T/ready" # or it failed: its status says
 	if ! wait_gone "$pid" $((${W%.*} + 10)); then
-		stop "$pid"
+		stop_pids "$pid"
 		die "wirecap did not end"
 	fi
 	wait "$pid"
@@ -403,7 +309,7 @@ for k in $CONTENDERS; do
 		BG+=($!)
 	done
 	# Going: every client has been granted at least once.
-	wait_for 5 eval '(($(cs_entries) >= base + 2 * k))' || die "contention $k: no grants"
+	wait_until 5 eval '(($(cs_entries) >= base + 2 * k))' || die "contention $k: no grants"
 	window "cs$k"
 	capture "cs$k"
 	kill -TERM "${clients[@]}" # they report what they measured and exit

@@ -13,9 +13,9 @@
 # named at the end; everything else it started or created is removed.
 set -u
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RINGD=$ROOT/ring/ringd
-RINGCTL=$ROOT/ring/ringctl
+# test/lib.sh: pid_alive, wait_gone, wait_until (bounded polling, seconds).
+# The demo keeps its own demo_cleanup: it shows its steps and keeps its output.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 CONF=$ROOT/conf/local5.ini
 CS_MS=300 # how long each visit keeps the critical region (sleep after the append)
 
@@ -96,19 +96,17 @@ note() {
 }
 elapsed_ms() { echo $(((${EPOCHREALTIME/./} - T0_US) / 1000)); }
 
-alive() { [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null; }
+alive() { [[ -n ${1:-} ]] && pid_alive "$1"; }
 
-# Waits up to $2 tenths of a second for PID $1 to end; 0 if it did.
-wait_gone() {
-	local pid=$1 n=$2
-	while ((n-- > 0)); do
-		alive "$pid" || { wait "$pid" 2>/dev/null; return 0; }
-		sleep 0.1
-	done
-	return 1
+# ended PID SECONDS: true once PID has exited (then reaped), polling; false
+# after SECONDS.
+ended() {
+	wait_gone "$1" "$2" || return 1
+	wait "$1" 2>/dev/null
+	return 0
 }
 
-start_member() {
+start_demo_member() {
 	local id=$1
 	"$RINGD" -c "$CONF" -n "$id" -v --log-file "$LOG" 2>>"$OUT/ringd-$id.err" &
 	RPID[$id]=$!
@@ -124,7 +122,8 @@ workload() {
 	local cs='"$0" fenced-append "$1" "node=$RING_NODE epoch=$RING_EPOCH count=$((RING_FENCE & 4294967295)) fence=$RING_FENCE" && exec sleep "$2"'
 	local hold
 	hold=$(printf '%d.%03d' $((CS_MS / 1000)) $((CS_MS % 1000)))
-	while [[ -z $stop ]]; do
+	local n=0
+	while [[ -z $stop ]] && ((n++ < SECS * 20 + 100)); do # at most 20 visits a second
 		"$RINGCTL" -c "$CONF" -n "$id" run -t 5000 -- sh -c "$cs" "$RINGCTL" "$SHARED" "$hold" \
 			>>"$OUT/work-$id.out" 2>&1 &
 		child=$!
@@ -207,13 +206,24 @@ start_view() {
 
 # ---- stopping, by PID, whatever the demo started ---------------------------
 
-cleanup() {
+# tail_caught_up: tail's read offset in the merged log is the log's size.
+tail_caught_up() {
+	local fd pos
+	for fd in /proc/"$TAIL_PID"/fd/*; do
+		[[ $(readlink "$fd") == "$LOG" ]] || continue
+		pos=$(awk '/^pos:/ { print $2 }' "/proc/$TAIL_PID/fdinfo/${fd##*/}")
+		((pos >= $(stat -c %s "$LOG"))) && return 0
+	done
+	return 1
+}
+
+demo_cleanup() {
 	((CLEANED)) && return
 	CLEANED=1
 	trap '' INT TERM
 	local id pid
 	for id in "${!WPID[@]}"; do alive "${WPID[$id]}" && kill -TERM "${WPID[$id]}" 2>/dev/null; done
-	for id in "${!WPID[@]}"; do wait_gone "${WPID[$id]}" 30 || kill -KILL "${WPID[$id]}" 2>/dev/null; done
+	for id in "${!WPID[@]}"; do ended "${WPID[$id]}" 3 || kill -KILL "${WPID[$id]}" 2>/dev/null; done
 	if ((STARTED && INTERRUPTED)); then
 		note stop "Ctrl-C: members leave on SIGINT; SIGTERM to any still running"
 	elif ((STARTED)); then
@@ -223,20 +233,21 @@ cleanup() {
 	local left=0
 	for id in "${!RPID[@]}"; do
 		pid=${RPID[$id]}
-		if ! wait_gone "$pid" 50; then
+		if ! ended "$pid" 5; then
 			echo "demo: member $id (pid $pid) did not leave within 5 s; kill -9" >&2
 			kill -KILL "$pid" 2>/dev/null
 			wait "$pid" 2>/dev/null
 			left=1
 		fi
 	done
-	# Let the view show the last lines, then end it.
+	# Let the view show the last lines (tail has read the whole log: its
+	# offset in it is the log's size), then end it.
 	if alive "$TAIL_PID"; then
-		sleep 0.4
+		WAIT_QUIET=1 wait_until 2 tail_caught_up
 		kill -TERM "$TAIL_PID" 2>/dev/null
 		wait "$TAIL_PID" 2>/dev/null
 	fi
-	alive "$VIEW_PID" && { wait_gone "$VIEW_PID" 20 || kill -TERM "$VIEW_PID" 2>/dev/null; }
+	alive "$VIEW_PID" && { ended "$VIEW_PID" 2 || kill -TERM "$VIEW_PID" 2>/dev/null; }
 	wait "$VIEW_PID" 2>/dev/null
 	rm -f "$FIFO" "$OUT/.tail.err"
 	# The ring's state is the demo's own (wiped at every start); the
@@ -326,14 +337,14 @@ summary() {
 }
 
 finish() {
-	cleanup
+	demo_cleanup
 	((STARTED)) && summary
 }
 
 # ---- the run ---------------------------------------------------------------
 
 trap on_signal INT TERM
-trap cleanup EXIT
+trap demo_cleanup EXIT
 rm -rf -- "$STATE_DIR"
 : >"$LOG"
 start_view
@@ -346,20 +357,17 @@ Output and full logs: $OUT   (Ctrl-C stops early)
     time $(for id in "${IDS[@]}"; do printf ' %s' "$id"; done)   event
 EOF
 
-for id in "${IDS[@]}"; do start_member "$id"; done
+for id in "${IDS[@]}"; do start_demo_member "$id"; done
 STARTED=1
 # Every member must be up (answering on its control socket) before the work starts.
+answers() { alive "${RPID[$1]}" && "$RINGCTL" -c "$CONF" -n "$1" status >/dev/null 2>&1; }
 for id in "${IDS[@]}"; do
-	n=50
-	until "$RINGCTL" -c "$CONF" -n "$id" status >/dev/null 2>&1; do
-		if ! alive "${RPID[$id]}" || ((--n == 0)); then
-			echo "demo: member $id did not start:" >&2
-			cat "$OUT/ringd-$id.err" >&2
-			finish
-			exit 1
-		fi
-		sleep 0.1
-	done
+	if ! WAIT_QUIET=1 wait_until 5 answers "$id"; then
+		echo "demo: member $id did not start:" >&2
+		cat "$OUT/ringd-$id.err" >&2
+		finish
+		exit 1
+	fi
 done
 for id in "${IDS[@]}"; do
 	workload "$id" &
@@ -399,7 +407,8 @@ holder() {
 		grep '"state":"holding"' | head -n 1 | sed 's/.*"node":\([0-9]*\).*/\1/'
 }
 
-while :; do
+# Bounded in time (T_END) and in count (a tick every 100 ms, and slack).
+for ((tick = 0; tick < SECS * 10 + 600; tick++)); do
 	t=$(elapsed_ms)
 	if ((t >= T_END)); then
 		((step < 4)) && note late "time is up before the demo could run all its faults: this machine stalls (see pause_detected)"
@@ -425,7 +434,7 @@ while :; do
 	1) if ((t >= T_BACK1)); then
 		if [[ -n $VICTIM1 ]]; then
 			note restart "ringd -n $VICTIM1 again (its epoch file survived): expect member_rejoin"
-			start_member "$VICTIM1"
+			start_demo_member "$VICTIM1"
 		fi
 		step=2
 	fi ;;
@@ -446,7 +455,7 @@ while :; do
 	3) if ((t >= T_BACK2)); then
 		if [[ -n $VICTIM2 ]]; then
 			note restart "ringd -n $VICTIM2 again: expect member_rejoin"
-			start_member "$VICTIM2"
+			start_demo_member "$VICTIM2"
 		fi
 		step=4
 	fi ;;
