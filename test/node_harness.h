@@ -17,7 +17,7 @@
 #define MS 1000ULL          /* microseconds per millisecond */
 #define T0 (1000 * MS)      /* the clock starts at 1 s: time 0 is not special */
 #define LATENCY (1 * MS)    /* every datagram takes one millisecond */
-#define SIM_MAX 8
+#define SIM_MAX 12
 #define FLIGHT_MAX 4096
 #define RUN_STEPS_MAX 500000 /* a run that takes more steps is stuck */
 

@@ -672,6 +672,87 @@ static void test_skips_down_to_a_minority_drop_the_token(void)
 	sim_free(s);
 }
 
+/* ---- §7: joins per step ---- */
+
+/* The MEMBER_REJOIN logs in member I's last update. */
+static size_t rejoins_in_last(const struct sim *s)
+{
+	size_t c = 0;
+	for (size_t k = 0; k < s->last.n; k++)
+		c += s->last.action[k].type == RING_ACTION_LOG &&
+		     s->last.action[k].u.log.event == RING_LOG_MEMBER_REJOIN;
+	return c;
+}
+
+/* §7: a holder admits at most eight joiners in one step; the rest wait for
+ * a later step. A step's actions must stay bounded whatever the ring's
+ * size: a member_rejoin log per joiner grew with the ring, and 255 of them
+ * would not fit RING_UPDATE_MAX. Member M of twelve hears JOINs from ten
+ * others (they restarted and claim epochs ahead of the token, so each is a
+ * readmission) before the token comes: the step that takes the token
+ * readmits eight and no more, and the two others are readmitted in a later
+ * step. Kills joins-uncapped. */
+static void test_holder_readmits_at_most_eight_joiners_in_one_step(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 12);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t m = successor_of(s, successor_of(s, h));
+	uint32_t e = status_of(s, m).epoch;
+	uint64_t mark = s->seq;
+	size_t joiners = 0;
+	for (size_t i = 0; i < s->n && joiners < 10; i++) {
+		if (i == m || i == h)
+			continue;
+		struct ring_msg j = {.type = RING_MSG_JOIN};
+		/* The last two claim an epoch above what the first eight's
+		 * readmission mints, so that they are still due after it. */
+		j.u.join.epoch = e + ((joiners < 8 ? 16u : 32u) << 8);
+		inject(s, m, i, j);
+		joiners++;
+	}
+	CU_ASSERT_FATAL(joiners == 10);
+	CU_ASSERT_EQUAL(count_logs(s, m, mark, RING_LOG_MEMBER_REJOIN), 0);
+	CU_ASSERT_FATAL(run_until_log(s, (int)m, RING_LOG_TOKEN_RECV, 2000 * MS));
+	CU_ASSERT_EQUAL(rejoins_in_last(s), 8);
+	sim_run_for(s, 500 * MS);
+	CU_ASSERT_EQUAL(count_logs(s, m, mark, RING_LOG_MEMBER_REJOIN), 10);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* §5.3: a member left out of the alive set asks in at most once a
+ * heartbeat_ms, however many heartbeats tell it it is out: every JOIN costs
+ * the holder a readmission's work, and a storm of them a datagram each for
+ * nothing. Member J hears a heartbeat without itself five times in 50 ms.
+ * Kills join-every-heartbeat. */
+static void test_member_left_out_asks_in_once_a_heartbeat(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t j = successor_of(s, h);
+	struct ring_status st = status_of(s, h);
+	struct ring_msg hb = {.type = RING_MSG_HEARTBEAT};
+	hb.u.heartbeat.epoch = st.token_epoch;
+	hb.u.heartbeat.alive = st.alive;
+	ring_set_del(&hb.u.heartbeat.alive, j);
+	uint64_t mark = s->seq;
+	for (int k = 0; k < 5; k++) {
+		inject(s, j, h, hb);
+		s->now += 10 * MS;
+	}
+	CU_ASSERT_EQUAL(count_sends(s, j, mark, RING_MSG_JOIN, id_of(h)), 1);
+	s->now += (uint64_t)l.heartbeat_ms * MS;
+	inject(s, j, h, hb);
+	CU_ASSERT_EQUAL(count_sends(s, j, mark, RING_MSG_JOIN, id_of(h)), 2);
+	sim_free(s);
+}
+
 int ring_test_rules_members_suite(void)
 {
 	static const struct {
@@ -694,6 +775,8 @@ int ring_test_rules_members_suite(void)
 		T_(test_holder_removes_a_leaver_so_no_pass_is_wasted_on_it),
 		T_(test_leaves_down_to_a_minority_drop_the_token),
 		T_(test_skips_down_to_a_minority_drop_the_token),
+		T_(test_holder_readmits_at_most_eight_joiners_in_one_step),
+		T_(test_member_left_out_asks_in_once_a_heartbeat),
 #undef T_
 		{NULL, NULL},
 	};
