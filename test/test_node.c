@@ -1241,47 +1241,35 @@ static void test_member_left_alone_while_resting_does_not_spin(void)
 	sim_free(s);
 }
 
-int ring_test_node_suite(void)
-{
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_node_new_refuses_an_id_outside_the_ring),
-		T_(test_fresh_member_elects_after_listening_two_heartbeats),
-		T_(test_three_members_bootstrap_to_exactly_one_token),
-		T_(test_grants_only_while_holding_with_growing_fences_one_per_visit),
-		T_(test_duplicate_token_is_reacked_not_accepted),
-		T_(test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_epoch),
-		T_(test_stale_token_is_dropped_and_its_sender_drops_its_copy),
-		T_(test_lease_expiry_revokes_and_moves_the_token_on),
-		T_(test_pause_past_half_the_loss_timeout_revokes_before_anything_else),
-		T_(test_late_tick_within_half_the_loss_timeout_is_no_pause),
-		T_(test_restarted_member_refuses_its_stored_epoch_and_joins_under_a_new_one),
-		T_(test_hostile_datagrams_are_counted_never_acted_on),
-		T_(test_majority_ring_without_quorum_never_regenerates_or_grants),
-		T_(test_ring_without_quorum_rule_regenerates_with_two_of_five),
-		T_(test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it),
-		T_(test_acquire_twice_is_busy_and_release_cancels_a_waiting_client),
-		T_(test_state_and_log_names_are_those_of_the_spec),
-		T_(test_leave_racing_its_ack_makes_no_second_token),
-		T_(test_leave_after_a_reepoch_still_names_the_hop_it_took),
-		T_(test_leaving_member_refuses_a_new_pass_by_name),
-		T_(test_stale_join_does_not_take_a_pass_back),
-		T_(test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration),
-		T_(test_exhausted_epochs_are_fatal_not_repeated),
-		T_(test_counter_exhaustion_reepochs_without_granting_unconfirmed),
-		T_(test_wiped_member_never_grants_an_old_fence_again),
-		T_(test_update_overflow_is_fatal_and_final),
-		T_(test_member_left_alone_while_resting_does_not_spin),
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_node_tests[] = {
+	T_(test_node_new_refuses_an_id_outside_the_ring),
+	T_(test_fresh_member_elects_after_listening_two_heartbeats),
+	T_(test_three_members_bootstrap_to_exactly_one_token),
+	T_(test_grants_only_while_holding_with_growing_fences_one_per_visit),
+	T_(test_duplicate_token_is_reacked_not_accepted),
+	T_(test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_epoch),
+	T_(test_stale_token_is_dropped_and_its_sender_drops_its_copy),
+	T_(test_lease_expiry_revokes_and_moves_the_token_on),
+	T_(test_pause_past_half_the_loss_timeout_revokes_before_anything_else),
+	T_(test_late_tick_within_half_the_loss_timeout_is_no_pause),
+	T_(test_restarted_member_refuses_its_stored_epoch_and_joins_under_a_new_one),
+	T_(test_hostile_datagrams_are_counted_never_acted_on),
+	T_(test_majority_ring_without_quorum_never_regenerates_or_grants),
+	T_(test_ring_without_quorum_rule_regenerates_with_two_of_five),
+	T_(test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it),
+	T_(test_acquire_twice_is_busy_and_release_cancels_a_waiting_client),
+	T_(test_state_and_log_names_are_those_of_the_spec),
+	T_(test_leave_racing_its_ack_makes_no_second_token),
+	T_(test_leave_after_a_reepoch_still_names_the_hop_it_took),
+	T_(test_leaving_member_refuses_a_new_pass_by_name),
+	T_(test_stale_join_does_not_take_a_pass_back),
+	T_(test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration),
+	T_(test_exhausted_epochs_are_fatal_not_repeated),
+	T_(test_counter_exhaustion_reepochs_without_granting_unconfirmed),
+	T_(test_wiped_member_never_grants_an_old_fence_again),
+	T_(test_update_overflow_is_fatal_and_final),
+	T_(test_member_left_alone_while_resting_does_not_spin),
+	CU_TEST_INFO_NULL,
+};
 #undef T_
-	};
-	CU_pSuite s = CU_add_suite("node", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}

@@ -888,39 +888,26 @@ static void test_election_back_after_its_time_is_abandoned(void)
 	sim_free(s);
 }
 
-int ring_test_rules_election_suite(void)
-{
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_paused_holders_client_is_out_before_the_new_holders_grant_overlaps),
-		T_(test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_under_it),
-		T_(test_paused_resting_holder_hands_its_token_on_instead_of_granting_under_it),
-		T_(test_holder_ends_an_election_so_no_second_token_is_made),
-		T_(test_member_that_heard_the_token_ends_a_lonely_members_election),
-		T_(test_leave_below_quorum_drops_the_token_and_nothing_is_granted),
-		T_(test_member_carrying_a_no_quorum_election_reports_no_quorum),
-		T_(test_initiator_waking_from_a_pause_drops_the_election_it_started_before),
-		T_(test_regenerated_epoch_is_above_an_epoch_only_a_participant_knew),
-		T_(test_retransmitted_election_is_acked_but_carried_once),
-		T_(test_carrier_of_a_higher_election_swallows_a_lower_one),
-		T_(test_carrier_defers_its_own_election_while_the_carried_one_runs),
-		T_(test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_token),
-		T_(test_heartbeat_ends_the_initiators_election_at_once),
-		T_(test_election_back_after_its_time_is_abandoned),
-		T_(test_stalled_member_reads_the_newer_heartbeat_before_its_old_token),
-		T_(test_initiator_swallows_a_lower_election_and_carries_a_higher_one),
-		T_(test_woken_member_grants_nothing_for_two_heartbeats_then_grants),
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_rules_election_tests[] = {
+	T_(test_paused_holders_client_is_out_before_the_new_holders_grant_overlaps),
+	T_(test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_under_it),
+	T_(test_paused_resting_holder_hands_its_token_on_instead_of_granting_under_it),
+	T_(test_holder_ends_an_election_so_no_second_token_is_made),
+	T_(test_member_that_heard_the_token_ends_a_lonely_members_election),
+	T_(test_leave_below_quorum_drops_the_token_and_nothing_is_granted),
+	T_(test_member_carrying_a_no_quorum_election_reports_no_quorum),
+	T_(test_initiator_waking_from_a_pause_drops_the_election_it_started_before),
+	T_(test_regenerated_epoch_is_above_an_epoch_only_a_participant_knew),
+	T_(test_retransmitted_election_is_acked_but_carried_once),
+	T_(test_carrier_of_a_higher_election_swallows_a_lower_one),
+	T_(test_carrier_defers_its_own_election_while_the_carried_one_runs),
+	T_(test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_token),
+	T_(test_heartbeat_ends_the_initiators_election_at_once),
+	T_(test_election_back_after_its_time_is_abandoned),
+	T_(test_stalled_member_reads_the_newer_heartbeat_before_its_old_token),
+	T_(test_initiator_swallows_a_lower_election_and_carries_a_higher_one),
+	T_(test_woken_member_grants_nothing_for_two_heartbeats_then_grants),
+	CU_TEST_INFO_NULL,
+};
 #undef T_
-		{NULL, NULL},
-	};
-	CU_pSuite s = CU_add_suite("rules_election", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; tests[i].fn; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}

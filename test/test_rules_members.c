@@ -753,38 +753,25 @@ static void test_member_left_out_asks_in_once_a_heartbeat(void)
 	sim_free(s);
 }
 
-int ring_test_rules_members_suite(void)
-{
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_restarted_member_refuses_a_late_copy_whatever_its_sender_lost),
-		T_(test_wiped_member_refuses_tokens_up_to_the_floor_a_majority_gave),
-		T_(test_unproven_member_is_no_participant_so_no_epoch_below_a_granted_one),
-		T_(test_unproven_holder_drops_the_token_rather_than_mint_for_a_skip),
-		T_(test_refused_pass_waits_an_ack_timeout_for_an_ack_of_the_past_life),
-		T_(test_waiting_for_proof_costs_no_epoch_per_query_resend),
-		T_(test_member_left_out_of_the_alive_set_asks_in_and_is_served),
-		T_(test_readmission_mints_above_the_joiners_epoch),
-		T_(test_member_ahead_of_the_ring_joins_within_a_heartbeat_and_a_rotation),
-		T_(test_restarted_member_still_in_the_set_is_readmitted_above_its_epoch),
-		T_(test_stale_join_takes_no_pass_back_so_no_second_region),
-		T_(test_leaving_holder_revokes_its_client_and_hands_the_token_on_at_once),
-		T_(test_holder_removes_a_leaver_so_no_pass_is_wasted_on_it),
-		T_(test_leaves_down_to_a_minority_drop_the_token),
-		T_(test_skips_down_to_a_minority_drop_the_token),
-		T_(test_holder_readmits_at_most_eight_joiners_in_one_step),
-		T_(test_member_left_out_asks_in_once_a_heartbeat),
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_rules_members_tests[] = {
+	T_(test_restarted_member_refuses_a_late_copy_whatever_its_sender_lost),
+	T_(test_wiped_member_refuses_tokens_up_to_the_floor_a_majority_gave),
+	T_(test_unproven_member_is_no_participant_so_no_epoch_below_a_granted_one),
+	T_(test_unproven_holder_drops_the_token_rather_than_mint_for_a_skip),
+	T_(test_refused_pass_waits_an_ack_timeout_for_an_ack_of_the_past_life),
+	T_(test_waiting_for_proof_costs_no_epoch_per_query_resend),
+	T_(test_member_left_out_of_the_alive_set_asks_in_and_is_served),
+	T_(test_readmission_mints_above_the_joiners_epoch),
+	T_(test_member_ahead_of_the_ring_joins_within_a_heartbeat_and_a_rotation),
+	T_(test_restarted_member_still_in_the_set_is_readmitted_above_its_epoch),
+	T_(test_stale_join_takes_no_pass_back_so_no_second_region),
+	T_(test_leaving_holder_revokes_its_client_and_hands_the_token_on_at_once),
+	T_(test_holder_removes_a_leaver_so_no_pass_is_wasted_on_it),
+	T_(test_leaves_down_to_a_minority_drop_the_token),
+	T_(test_skips_down_to_a_minority_drop_the_token),
+	T_(test_holder_readmits_at_most_eight_joiners_in_one_step),
+	T_(test_member_left_out_asks_in_once_a_heartbeat),
+	CU_TEST_INFO_NULL,
+};
 #undef T_
-		{NULL, NULL},
-	};
-	CU_pSuite s = CU_add_suite("rules_members", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; tests[i].fn; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}
