@@ -455,6 +455,7 @@ static void ring_step(struct cmp_run *run, uint32_t i, enum ring_event_type type
 	} else if (type == RING_EVENT_ACQUIRE || type == RING_EVENT_RELEASE) {
 		ev.u.client.client = CMP_HANDLE_BASE + i + 1;
 	}
+	run->rup.cap = RING_UPDATE_MAX / 2; /* as the simulator: §7's margin, or "fatal" */
 	ring_node_step(mb->ring, &ev, &run->rup);
 	ring_node_status(mb->ring, run->now, &mb->status);
 	ring_apply(run, i);

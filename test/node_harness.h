@@ -45,6 +45,7 @@ struct sim {
 	struct ring_node *node[SIM_MAX];
 	bool up[SIM_MAX]; /* gets events; datagrams to a member that is not up are lost */
 	uint64_t deadline[SIM_MAX];
+	bool broken[SIM_MAX]; /* returned a FATAL: every later step returns one too */
 	uint64_t now;
 
 	/* The network: one FIFO, since every hop takes the same time. */
