@@ -2,6 +2,7 @@
 #include "node_harness.h"
 
 #include <CUnit/CUnit.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -530,4 +531,70 @@ void assert_ring_safe(const struct sim *s)
 	CU_ASSERT(s->max_granted <= 1);
 	CU_ASSERT_EQUAL(s->bad_grants, 0);
 	CU_ASSERT_EQUAL(s->fence_regressions, 0);
+}
+
+/* ---- golden traces ---- */
+
+const char *step_trace(const struct sim *s)
+{
+	static char buf[2048];
+	size_t at = 0;
+	buf[0] = '\0';
+	for (size_t k = 0; k < s->last.n && at < sizeof buf; k++) {
+		const struct ring_action *a = &s->last.action[k];
+		const char *sep = k ? ", " : "";
+		struct ring_msg m;
+		int w = 0;
+		switch (a->type) {
+		case RING_ACTION_PERSIST:
+			w = snprintf(buf + at, sizeof buf - at, "%spersist", sep);
+			break;
+		case RING_ACTION_SEND:
+			if (decode_send(a, &m) && a->u.send.to == 0)
+				w = snprintf(buf + at, sizeof buf - at, "%ssend %s>*", sep,
+					     ring_msg_name(m.type));
+			else if (decode_send(a, &m))
+				w = snprintf(buf + at, sizeof buf - at, "%ssend %s>%u", sep,
+					     ring_msg_name(m.type), (unsigned)a->u.send.to);
+			else
+				w = snprintf(buf + at, sizeof buf - at, "%ssend ?", sep);
+			break;
+		case RING_ACTION_GRANT:
+			w = snprintf(buf + at, sizeof buf - at, "%sgrant", sep);
+			break;
+		case RING_ACTION_REVOKE:
+			w = snprintf(buf + at, sizeof buf - at, "%srevoke", sep);
+			break;
+		case RING_ACTION_DENY:
+			w = snprintf(buf + at, sizeof buf - at, "%sdeny", sep);
+			break;
+		case RING_ACTION_LOG:
+			w = snprintf(buf + at, sizeof buf - at, "%s%s", sep,
+				     ring_log_info(a->u.log.event)->name);
+			break;
+		case RING_ACTION_LEFT:
+			w = snprintf(buf + at, sizeof buf - at, "%sleft", sep);
+			break;
+		case RING_ACTION_FATAL:
+			w = snprintf(buf + at, sizeof buf - at, "%sfatal", sep);
+			break;
+		}
+		if (w < 0)
+			break;
+		at += (size_t)w;
+	}
+	return buf;
+}
+
+void assert_step_trace(const struct sim *s, const char *want, const char *file, int line)
+{
+	const char *got = step_trace(s);
+	if (strcmp(got, want) == 0) {
+		CU_PASS("step trace");
+		return;
+	}
+	char msg[3072];
+	snprintf(msg, sizeof msg, "step of n%d: want \"%s\", got \"%s\"", s->last_node, want,
+		 got);
+	CU_assertImplementation(CU_FALSE, (unsigned)line, msg, file, "", CU_FALSE);
 }

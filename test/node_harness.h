@@ -125,4 +125,14 @@ size_t sim_settle(struct sim *s);
 void sim_boot(struct sim *s);
 void assert_ring_safe(const struct sim *s);
 
+/* ---- golden traces ----
+ * The last step's actions in order, one phrase each, without the numbers
+ * that vary from run to run: "persist", "send token>30" (the receiver's
+ * id; ">*" for everyone), "grant", "revoke", "deny", a log event by its
+ * name ("token_pass"), "left", "fatal"; joined by ", ". */
+const char *step_trace(const struct sim *s);
+/* Fails, showing both, when the last step's trace is not WANT. */
+void assert_step_trace(const struct sim *s, const char *want, const char *file, int line);
+#define ASSERT_STEP_TRACE(s, want) assert_step_trace((s), (want), __FILE__, __LINE__)
+
 #endif

@@ -240,6 +240,40 @@ static void test_duplicate_token_is_reacked_not_accepted(void)
 	sim_free(s);
 }
 
+/* Golden traces (PROTOCOL.md §7: the order of a step's actions is the
+ * order the driver carries them out in): an epoch is persisted before
+ * anything that carries it leaves, a grant comes after the token's receipt
+ * is acked, and the token's pass after its heartbeat. Each step of the
+ * token's first round, action by action. */
+static void test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	for (size_t i = 0; i < 3; i++)
+		sim_start(s, i);
+	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_REGEN, 2000 * MS));
+	size_t m = (size_t)s->last_node;
+	CU_ASSERT_FATAL(m == 2); /* the highest id wins the boot's elections */
+	/* The election's last hop acked, the epoch stored before the
+	 * heartbeat that tells it; nobody waits, so the token rests. */
+	ASSERT_STEP_TRACE(s, "send election_ack>20, election_won, persist, token_regen, "
+			     "send heartbeat>*");
+	size_t next = successor_of(s, m);
+	sim_acquire(s, next, 7);
+	ASSERT_STEP_TRACE(s, ""); /* queued: the token is not here */
+	CU_ASSERT_FATAL(run_until_log(s, (int)m, RING_LOG_TOKEN_PASS, 500 * MS));
+	ASSERT_STEP_TRACE(s, "send token>10, token_pass"); /* the rest is over */
+	CU_ASSERT_FATAL(run_until_log(s, (int)next, RING_LOG_TOKEN_RECV, 500 * MS));
+	/* Acked before anything else, then granted: a client is waiting. */
+	ASSERT_STEP_TRACE(s, "send token_ack>30, token_recv, grant, cs_enter");
+	sim_release(s, next, 7);
+	/* One grant per visit: the release moves the token on at once. */
+	ASSERT_STEP_TRACE(s, "cs_exit, send token>20, token_pass");
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
 /* Whether two encoded tokens are the same but for quiet_us. */
 static bool same_token_but_quiet(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
@@ -281,6 +315,8 @@ static void test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_e
 	}
 
 	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_SUCCESSOR_SKIP, 500 * MS));
+	/* The new epoch is stored before its heartbeat and the token leave. */
+	ASSERT_STEP_TRACE(s, "persist, successor_skip, send heartbeat>*, send token>30, token_pass");
 	CU_ASSERT_EQUAL(s->now, at + l.ack_timeout_ms * MS);
 	CU_ASSERT_EQUAL(last_log(s, RING_LOG_RETRANSMIT), -1);
 	int skip = last_log(s, RING_LOG_SUCCESSOR_SKIP);
@@ -1249,6 +1285,7 @@ CU_TestInfo ring_test_node_tests[] = {
 	T_(test_grants_only_while_holding_with_growing_fences_one_per_visit),
 	T_(test_duplicate_token_is_reacked_not_accepted),
 	T_(test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_epoch),
+	T_(test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass),
 	T_(test_stale_token_is_dropped_and_its_sender_drops_its_copy),
 	T_(test_lease_expiry_revokes_and_moves_the_token_on),
 	T_(test_pause_past_half_the_loss_timeout_revokes_before_anything_else),
