@@ -154,7 +154,7 @@ sim: $(B)/sim
 # centralized, Ricart-Agrawala and the ring's core on the simulator's network.
 # `make compare` prints the table (also in build/compare.txt); compare-check
 # runs the invariants on COMPARE_SEEDS random seeds per algorithm.
-COMPARE_SRC = test/compare.c test/alg_central.c test/alg_ra.c test/simnet.c
+COMPARE_SRC = test/compare.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c
 COMPARE_OBJ = $(COMPARE_SRC:%.c=$(B)/%.o)
 COMPARE_SEEDS ?= 200
 .PHONY: compare compare-check
