@@ -49,6 +49,7 @@ void cluster_free(struct cluster *c)
 void cluster_fail_record(struct cluster *c, const char *inv, const char *what)
 {
 	if (c->on_fail) {
+		c->failed = true; /* the record is the driver's */
 		c->on_fail(c->fail_arg, inv, what);
 		return;
 	}
@@ -207,17 +208,18 @@ const struct ring_update *cluster_step(struct cluster *c, uint32_t i,
 	struct cluster_member *m = &c->m[i];
 	if (ev->type == RING_EVENT_TICK)
 		m->tick_at = CLUSTER_NEVER; /* the tick it was is spent */
-	c->upd.cap = RING_UPDATE_MAX / 2;
-	ring_node_step(m->rn, ev, &c->upd);
+	struct ring_update *up = c->step_into ? c->step_into : &c->upd;
+	up->cap = RING_UPDATE_MAX / 2;
+	ring_node_step(m->rn, ev, up);
 	ring_node_status(m->rn, c->now, &m->status);
 	m->have_status = true;
-	return &c->upd;
+	return up;
 }
 
 void cluster_arm(struct cluster *c, uint32_t i)
 {
 	struct cluster_member *m = &c->m[i];
-	uint64_t d = c->upd.deadline_us;
+	uint64_t d = (c->step_into ? c->step_into : &c->upd)->deadline_us;
 	if (d == CLUSTER_NEVER) {
 		m->tick_gen++;
 		m->tick_at = CLUSTER_NEVER;

@@ -55,11 +55,12 @@ struct cluster {
 	uint64_t same_time, same_time_at, same_time_cap; /* items at one instant */
 	bool trace;
 	struct ring_update upd;          /* the last step's */
+	struct ring_update *step_into;   /* where steps write instead, when set */
 	/* The first failure, the one to replay: "t=S.US what". */
 	bool failed;
 	char inv[16];
 	char what[640];
-	cluster_fail_fn on_fail;         /* when set, failures go there instead */
+	cluster_fail_fn on_fail;         /* when set, failures are recorded there instead */
 	void *fail_arg;
 };
 
@@ -117,9 +118,9 @@ struct ring_event cluster_event(const struct cluster *c, enum ring_event_type ty
 				const struct simnet_item *it, uint64_t client);
 /* Steps member I's core with EV, giving it half of RING_UPDATE_MAX: a step
  * that outgrew PROTOCOL.md §7's estimate (about forty actions) ends in one
- * FATAL that the driver reports. The update is c->upd; the member's
- * status is taken after the step. Its actions are the driver's to carry
- * out, and then cluster_arm. */
+ * FATAL that the driver reports. The update is c->upd (or *c->step_into);
+ * the member's status is taken after the step. Its actions are the
+ * driver's to carry out, and then cluster_arm. */
 const struct ring_update *cluster_step(struct cluster *c, uint32_t i,
 				       const struct ring_event *ev);
 /* Schedules member I's next tick at the deadline of its last update (now,

@@ -46,11 +46,10 @@ struct sim *sim_new(const struct ring_layout *l)
 	s->n = l->n;
 	s->now = T0;
 	s->last_node = -1;
+	CU_ASSERT_FATAL(cluster_set_layout(&s->cl, l));
+	s->cl.step_into = &s->last;
 	for (size_t i = 0; i < s->n; i++) {
-		int err = 1;
-		s->node[i] = ring_node_new(l, l->members[i].id, 0, &err);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(s->node[i]);
-		CU_ASSERT_EQUAL(err, 0);
+		CU_ASSERT_FATAL(cluster_start(&s->cl, (uint32_t)i, 0));
 		s->up[i] = true;
 		s->deadline[i] = NEVER;
 	}
@@ -59,10 +58,9 @@ struct sim *sim_new(const struct ring_layout *l)
 
 void sim_free(struct sim *s)
 {
-	for (size_t i = 0; i < s->n; i++) {
-		ring_node_free(s->node[i]);
+	for (size_t i = 0; i < s->n; i++)
 		free(s->rec[i]);
-	}
+	cluster_free(&s->cl);
 	free(s->flight);
 	free(s);
 }
@@ -70,10 +68,8 @@ void sim_free(struct sim *s)
 /* Member I crashed and comes back with the epoch it had stored. */
 void sim_restart(struct sim *s, size_t i, uint32_t stored_epoch)
 {
-	ring_node_free(s->node[i]);
-	int err = 1;
-	s->node[i] = ring_node_new(&s->layout, id_of(i), stored_epoch, &err);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(s->node[i]);
+	cluster_stop(&s->cl, (uint32_t)i, NULL);
+	CU_ASSERT_FATAL(cluster_start(&s->cl, (uint32_t)i, stored_epoch));
 	s->deadline[i] = NEVER;
 	s->broken[i] = false;
 }
@@ -81,7 +77,7 @@ void sim_restart(struct sim *s, size_t i, uint32_t stored_epoch)
 struct ring_status status_of(const struct sim *s, size_t i)
 {
 	struct ring_status st;
-	ring_node_status(s->node[i], s->now, &st);
+	ring_node_status(s->cl.m[i].rn, s->now, &st);
 	return st;
 }
 
@@ -164,12 +160,13 @@ static void watch(struct sim *s, size_t i)
 void sim_step(struct sim *s, size_t i, struct ring_event ev)
 {
 	ev.now_us = s->now;
-	/* Half the room the core may use, as in the simulator: a step that
-	 * outgrew PROTOCOL.md §7's estimate (about forty actions) ends in one
-	 * FATAL of -RING_EOVERFLOW, which no test expects. A member that
-	 * returned a FATAL (its epochs ran out) returns one on every step. */
-	s->last.cap = RING_UPDATE_MAX / 2;
-	ring_node_step(s->node[i], &ev, &s->last);
+	/* The cluster gives the core half the room, as in the simulator: a
+	 * step that outgrew PROTOCOL.md §7's estimate (about forty actions)
+	 * ends in one FATAL of -RING_EOVERFLOW, which no test expects. A
+	 * member that returned a FATAL (its epochs ran out) returns one on
+	 * every step. */
+	s->cl.now = s->now;
+	cluster_step(&s->cl, (uint32_t)i, &ev);
 	bool fatal = s->last.n > 0 && s->last.action[0].type == RING_ACTION_FATAL;
 	CU_ASSERT_FATAL(!fatal || s->last.n == 1);
 	CU_ASSERT_FATAL(!fatal || s->broken[i] ||

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cluster.h"
 #include "layout.h"
 #include "node.h"
 #include "set.h"
@@ -42,7 +43,12 @@ struct rec {
 struct sim {
 	struct ring_layout layout;
 	size_t n;
-	struct ring_node *node[SIM_MAX];
+	/* The members' cores: booted, stepped, stopped and restarted by the
+	 * one test cluster (cluster.h). The network and the timers below are
+	 * the harness's own: one FIFO, every datagram 1 ms, and a delivery
+	 * before a deadline at the same instant, which the unit tests'
+	 * timings are written against. */
+	struct cluster cl;
 	bool up[SIM_MAX]; /* gets events; datagrams to a member that is not up are lost */
 	uint64_t deadline[SIM_MAX];
 	bool broken[SIM_MAX]; /* returned a FATAL: every later step returns one too */
