@@ -76,9 +76,13 @@ void cluster_free(struct cluster *c);
 
 /* ---- failures and the trace ---- */
 
+/* The run failed: INV names what broke ("I1", "progress", "sim", ...), the
+ * rest says how. Only the first failure is kept, as "t=S.US what", and
+ * printed as "FAILED here: ..." when tracing; with on_fail set it goes
+ * there instead. */
 void cluster_fail(struct cluster *c, const char *inv, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Records what the driver's own checker found (its record is kept). */
+/* The same with WHAT already formatted. */
 void cluster_fail_record(struct cluster *c, const char *inv, const char *what);
 bool cluster_failed(const struct cluster *c);
 /* One line "t=   S.US ..." when tracing. */

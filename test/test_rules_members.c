@@ -672,6 +672,37 @@ static void test_skips_down_to_a_minority_drop_the_token(void)
 	sim_free(s);
 }
 
+/* §5.3: a member that cannot be proven asks again with growing intervals,
+ * from heartbeat_ms doubling up to loss_timeout_ms: one left alone (the
+ * others down, or cut off) must not cost the network a broadcast every
+ * heartbeat for ever, and must still be heard from once the others are
+ * back. Member 0 starts alone and asks at 0, 100, 300, 700 and 1500 ms,
+ * then once a second. Kills query-no-backoff. */
+static void test_unproven_member_asks_again_with_doubling_intervals(void)
+{
+	struct ring_layout l;
+	make_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	s->up[1] = s->up[2] = false;
+	uint64_t t0 = s->now;
+	sim_start(s, 0);
+	sim_run_for(s, 3600 * MS);
+	uint64_t want[] = {0, 100, 300, 700, 1500, 2500, 3500};
+	size_t got = 0;
+	struct ring_msg m;
+	for (size_t k = 0; k < s->n_rec[0]; k++) {
+		const struct rec *r = &s->rec[0][k];
+		if (!decode_send(&r->a, &m) || m.type != RING_MSG_EPOCH_QUERY)
+			continue;
+		if (got < sizeof want / sizeof want[0])
+			CU_ASSERT_EQUAL(r->at - t0, want[got] * MS);
+		got++;
+	}
+	CU_ASSERT_EQUAL(got, sizeof want / sizeof want[0]);
+	CU_ASSERT(!status_of(s, 0).has_token);
+	sim_free(s);
+}
+
 /* ---- §7: joins per step ---- */
 
 /* The MEMBER_REJOIN logs in member I's last update. */
@@ -772,6 +803,7 @@ CU_TestInfo ring_test_rules_members_tests[] = {
 	T_(test_skips_down_to_a_minority_drop_the_token),
 	T_(test_holder_readmits_at_most_eight_joiners_in_one_step),
 	T_(test_member_left_out_asks_in_once_a_heartbeat),
+	T_(test_unproven_member_asks_again_with_doubling_intervals),
 	CU_TEST_INFO_NULL,
 };
 #undef T_
