@@ -27,8 +27,8 @@ CORE_SRC = ring/err.c ring/layout.c ring/wire.c ring/node.c
 UNIT_SRC = test/unit_main.c test/test_wire.c test/node_harness.c test/test_node.c test/test_layout.c \
 	   test/test_fence_file.c test/test_epoch_store.c ring/epoch_store.c test/test_net.c test/test_conf.c test/test_control.c test/test_trace.c \
 	   test/test_auth.c test/test_simcheck.c test/simcheck.c test/test_rules_token.c \
-	   test/test_rules_members.c test/test_rules_election.c
-SIM_SRC  = test/sim.c test/simnet.c test/simcheck.c
+	   test/test_rules_members.c test/test_rules_election.c test/cluster.c test/simnet.c
+SIM_SRC  = test/sim.c test/cluster.c test/simnet.c test/simcheck.c
 # What ringd and ringctl share beyond the core, without libevent, so the unit
 # binary tests it too: the INI file (inih), the control protocol, the log,
 # the fenced resource.
@@ -156,7 +156,7 @@ sim: $(B)/sim
 # centralized, Ricart-Agrawala and the ring's core on the simulator's network.
 # `make compare` prints the table (also in build/compare.txt); compare-check
 # runs the invariants on COMPARE_SEEDS random seeds per algorithm.
-COMPARE_SRC = test/compare.c test/alg_central.c test/alg_ra.c test/simnet.c
+COMPARE_SRC = test/compare.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c
 COMPARE_OBJ = $(COMPARE_SRC:%.c=$(B)/%.o)
 COMPARE_SEEDS ?= 200
 .PHONY: compare compare-check

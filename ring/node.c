@@ -228,10 +228,13 @@ static void fatal(struct ring_node *node, struct ring_update *up, int reason)
 	up->action[0].u.fatal.reason = reason;
 }
 
-/* The next action slot. RING_UPDATE_MAX is sized for the longest step
- * (§7), so running out is a bug; it must not be a silent one, since a lost
- * PERSIST would let a member act on an epoch it never stored. Callers stop
- * when this returns NULL: the update is already one FATAL. */
+/* The next action slot. RING_UPDATE_MAX (96) is more than twice what the
+ * longest step we know of needs (about forty, §7), but that is an estimate,
+ * not a proof, and a driver may give less room (update.cap). Running out
+ * must not be silent, since a lost PERSIST would let a member act on an
+ * epoch it never stored: the update becomes one FATAL and the member is
+ * broken, so this and every later push of the step return NULL and add
+ * nothing to it. */
 static struct ring_action *push(struct ring_node *node, struct ring_update *up,
 				enum ring_action_type type)
 {
@@ -1130,8 +1133,12 @@ static void query_start(struct ring_node *node, struct ring_update *up, uint64_t
 {
 	node->query_active = true;
 	node->query_at_start = at_start;
-	/* The driver's clock grows across restarts: this life's answers are
-	 * told from a previous one's by it. */
+	/* Nonces grow within this life, and the driver's clock (the daemon's
+	 * CLOCK_BOOTTIME) grows across restarts of the process, so answers to
+	 * a previous life's queries are not taken for this one's (§5.3). It
+	 * starts again near 0 at a reboot; there what keeps a previous life's
+	 * answers out is that none outlives the reboot (its socket and queues
+	 * are gone, and no datagram lingers in the network that long). */
 	node->query_nonce = now + 1 > node->query_nonce ? now + 1 : node->query_nonce + 1;
 	if (at_start)
 		node->first_nonce = node->query_nonce;
@@ -1205,44 +1212,90 @@ static void on_epoch_reply(struct ring_node *node, struct ring_update *up, size_
 	log_event(node, up, RING_LOG_EPOCH_LEARNED, floor, have, node->query_at_start);
 }
 
+/* Admission (§2): what every datagram must pass before its type is looked
+ * at. It must decode, come from a member other than us under its own id, be
+ * of our configuration, be for us (or for everyone), and carry epochs
+ * within reach (§4.2). Returns the sender's ring index, or -1 when the
+ * datagram goes no further (counted and logged here). */
+static int admit(struct ring_node *node, struct ring_update *up, const struct ring_event *ev,
+		 struct ring_msg *m)
+{
+	uint64_t now = ev->now_us;
+	uint16_t from = ev->u.datagram.from_id;
+	int err = ring_wire_decode(ev->u.datagram.buf, ev->u.datagram.len, m);
+	if (err < 0) {
+		bad_packet(node, up, from, err);
+		return -1;
+	}
+	int idx = ring_layout_index(&node->layout, from);
+	if (from == 0 || idx < 0) {
+		bad_packet(node, up, from, -RING_ENOTMEMBER);
+		return -1;
+	}
+	if (m->fingerprint != node->fingerprint) {
+		node->counters.config_mismatches++;
+		log_event(node, up, RING_LOG_CONFIG_MISMATCH, from, 0, 0);
+		return -1;
+	}
+	if (m->from != from || from == node->id) {
+		bad_packet(node, up, from, -RING_ESPOOF);
+		return -1;
+	}
+	if (m->to != 0 && m->to != node->id) {
+		bad_packet(node, up, from, -RING_ENOTFORME);
+		return -1;
+	}
+	if (!epochs_ok(node, m)) {
+		bad_packet(node, up, from, -RING_EJUMP);
+		/* Forged, or the ring moved on while we were away: the others
+		 * will tell which (§5.3). */
+		if (!node->query_active && now >= node->query_next)
+			query_start(node, up, now, false);
+		return -1;
+	}
+	return idx;
+}
+
+/* Every election hop is acked, even one we go on to swallow (§6.1). */
+static void on_election(struct ring_node *node, struct ring_update *up, uint16_t from,
+			const struct ring_msg_election *e, uint64_t now)
+{
+	struct ring_msg ack = {.type = RING_MSG_ELECTION_ACK};
+	ack.u.election_ack.initiator = e->initiator;
+	ack.u.election_ack.round = e->round;
+	ack.u.election_ack.hops = e->hops;
+	send_msg(node, up, from, &ack);
+	election_arrive(node, up, e, now);
+}
+
+/* The ack of the election hop we are forwarding, and of no other. */
+static void on_election_ack(struct ring_node *node, size_t from_idx,
+			    const struct ring_msg_election_ack *a)
+{
+	if (node->fwd.active && from_idx == node->fwd.to &&
+	    a->initiator == node->fwd.msg.initiator && a->round == node->fwd.msg.round &&
+	    a->hops == node->fwd.msg.hops)
+		node->fwd.active = false;
+}
+
+/* "What epoch do you know?" (§5.3): the one we persisted. */
+static void on_epoch_query(struct ring_node *node, struct ring_update *up, uint16_t from,
+			   const struct ring_msg_epoch_query *q)
+{
+	struct ring_msg r = {.type = RING_MSG_EPOCH_REPLY};
+	r.u.epoch_reply.nonce = q->nonce;
+	r.u.epoch_reply.epoch = node->epoch;
+	send_msg(node, up, from, &r);
+}
+
 static void on_datagram(struct ring_node *node, struct ring_update *up,
 			const struct ring_event *ev)
 {
 	uint64_t now = ev->now_us;
 	uint16_t from = ev->u.datagram.from_id;
 	struct ring_msg m;
-	int err = ring_wire_decode(ev->u.datagram.buf, ev->u.datagram.len, &m);
-	if (err < 0) {
-		bad_packet(node, up, from, err);
-		return;
-	}
-	int idx = ring_layout_index(&node->layout, from);
-	if (from == 0 || idx < 0) {
-		bad_packet(node, up, from, -RING_ENOTMEMBER);
-		return;
-	}
-	if (m.fingerprint != node->fingerprint) {
-		node->counters.config_mismatches++;
-		log_event(node, up, RING_LOG_CONFIG_MISMATCH, from, 0, 0);
-		return;
-	}
-	if (m.from != from || from == node->id) {
-		bad_packet(node, up, from, -RING_ESPOOF);
-		return;
-	}
-	if (m.to != 0 && m.to != node->id) {
-		bad_packet(node, up, from, -RING_ENOTFORME);
-		return;
-	}
-	if (!epochs_ok(node, &m)) {
-		bad_packet(node, up, from, -RING_EJUMP);
-		/* Forged, or the ring moved on while we were away: the others
-		 * will tell which (§5.3). */
-		if (!node->query_active && now >= node->query_next)
-			query_start(node, up, now, false);
-		return;
-	}
-	if (node->left)
+	int idx = admit(node, up, ev, &m);
+	if (idx < 0 || node->left)
 		return;
 	switch (m.type) {
 	case RING_MSG_TOKEN:
@@ -1254,36 +1307,21 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 	case RING_MSG_HEARTBEAT:
 		on_heartbeat(node, up, from, &m.u.heartbeat, now);
 		break;
-	case RING_MSG_ELECTION: {
-		struct ring_msg ack = {.type = RING_MSG_ELECTION_ACK};
-		ack.u.election_ack.initiator = m.u.election.initiator;
-		ack.u.election_ack.round = m.u.election.round;
-		ack.u.election_ack.hops = m.u.election.hops;
-		send_msg(node, up, from, &ack);
-		election_arrive(node, up, &m.u.election, now);
+	case RING_MSG_ELECTION:
+		on_election(node, up, from, &m.u.election, now);
 		break;
-	}
-	case RING_MSG_ELECTION_ACK: {
-		const struct ring_msg_election_ack *a = &m.u.election_ack;
-		if (node->fwd.active && (size_t)idx == node->fwd.to &&
-		    a->initiator == node->fwd.msg.initiator && a->round == node->fwd.msg.round &&
-		    a->hops == node->fwd.msg.hops)
-			node->fwd.active = false;
+	case RING_MSG_ELECTION_ACK:
+		on_election_ack(node, (size_t)idx, &m.u.election_ack);
 		break;
-	}
 	case RING_MSG_JOIN:
 		on_join(node, up, (size_t)idx, &m.u.join, now);
 		break;
 	case RING_MSG_LEAVE:
 		on_leave(node, up, (size_t)idx, &m.u.leave, now);
 		break;
-	case RING_MSG_EPOCH_QUERY: {
-		struct ring_msg r = {.type = RING_MSG_EPOCH_REPLY};
-		r.u.epoch_reply.nonce = m.u.epoch_query.nonce;
-		r.u.epoch_reply.epoch = node->epoch;
-		send_msg(node, up, from, &r);
+	case RING_MSG_EPOCH_QUERY:
+		on_epoch_query(node, up, from, &m.u.epoch_query);
 		break;
-	}
 	case RING_MSG_EPOCH_REPLY:
 		on_epoch_reply(node, up, (size_t)idx, &m.u.epoch_reply, now);
 		break;
@@ -1522,8 +1560,13 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 		if (node->started)
 			break;
 		node->started = true;
-		/* Rounds must differ from a previous run's; the monotonic
-		 * clock is a source that keeps growing across restarts. */
+		/* Rounds should differ from a previous life's. The daemon's
+		 * clock (CLOCK_BOOTTIME) keeps growing across restarts of the
+		 * process, but starts again near 0 when the host reboots, so a
+		 * round may repeat then. That costs liveness at most: a round
+		 * only tells an election's hops and acks from another's (§6.1);
+		 * what a regeneration mints is bounded by epochs and the proof
+		 * of §5.3, not by rounds. */
 		node->elect_round = (uint32_t)(now / 1000);
 		/* Listen for a live ring briefly before calling an election. */
 		node->loss_deadline = now + 2 * ms(node->layout.heartbeat_ms);

@@ -14,6 +14,7 @@
 #include "alg.h"
 #include "alg_central.h"
 #include "alg_ra.h"
+#include "cluster.h"
 #include "err.h"
 #include "layout.h"
 #include "node.h"
@@ -101,10 +102,10 @@ struct cmp_config {
 /* ---- the run ---- */
 
 enum cmp_kind {
-	EV_START,   /* ring: a member starts */
-	EV_TICK,    /* ring: a member's deadline; stale unless gen is its tick_gen */
-	EV_DELIVER, /* a datagram arrives */
-	EV_CLIENT,  /* a client's next move; stale unless gen is the client's */
+	EV_START = CLUSTER_EV_START,     /* ring: a member starts */
+	EV_TICK = CLUSTER_EV_TICK,       /* ring: a member's deadline (cluster.h) */
+	EV_DELIVER = CLUSTER_EV_DELIVER, /* a datagram arrives */
+	EV_CLIENT = CLUSTER_EV_DRIVER,   /* a client's next move; stale unless gen is the client's */
 	EV_CRASH,   /* the crash looks for its victim */
 	EV_CHECK,   /* a request's grant deadline */
 };
@@ -119,12 +120,8 @@ struct cmp_request {
 
 struct cmp_member {
 	bool up;
-	struct ring_node *ring;
-	struct alg_central *central;
+	struct alg_central *central; /* the ring's core is the cluster's: run->cl.m[i] */
 	struct alg_ra *ra;
-	uint32_t tick_gen;
-	uint64_t tick_at;
-	struct ring_status status; /* ring, as of its last step */
 	/* its one client */
 	enum client_state cl;
 	uint32_t cl_gen;
@@ -145,20 +142,16 @@ struct cmp_result {
 	uint64_t grants;
 	bool failed;
 	char inv[16];
-	char what[512];
+	char what[640]; /* as cluster.h keeps it */
 };
 
 struct cmp_run {
 	const struct cmp_config *cfg;
-	bool trace;
 	size_t n;
-	struct simnet_rng rng;
-	struct simnet_queue q;
-	struct simnet_link net;
-	uint64_t now, events;
-	struct ring_layout layout;
+	/* The cores, queue, network, random source, time, trace and first
+	 * failure (cluster.h); the textbook algorithms use all but the cores. */
+	struct cluster cl;
 	struct cmp_member m[CMP_MAX_N];
-	struct ring_update rup;
 	struct alg_update aup;
 	uint64_t bound_us;
 	uint32_t in_cs;
@@ -175,7 +168,7 @@ struct cmp_run {
 
 static bool failed(const struct cmp_run *run)
 {
-	return run->res.failed;
+	return cluster_failed(&run->cl);
 }
 
 static void fail(struct cmp_run *run, const char *inv, const char *fmt, ...)
@@ -183,34 +176,15 @@ static void fail(struct cmp_run *run, const char *inv, const char *fmt, ...)
 
 static void fail(struct cmp_run *run, const char *inv, const char *fmt, ...)
 {
-	if (run->res.failed)
-		return; /* the first failure is the one to replay */
-	run->res.failed = true;
-	snprintf(run->res.inv, sizeof run->res.inv, "%s", inv);
-	int off = snprintf(run->res.what, sizeof run->res.what, "t=%" PRIu64 ".%06" PRIu64 " ",
-			   run->now / SEC, run->now % SEC);
+	char what[sizeof run->cl.what];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(run->res.what + off, sizeof run->res.what - (size_t)off, fmt, ap);
+	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	if (run->trace)
-		printf("FAILED here: %s: %s\n", inv, run->res.what);
+	cluster_fail_record(&run->cl, inv, what);
 }
 
-static void trace(const struct cmp_run *run, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void trace(const struct cmp_run *run, const char *fmt, ...)
-{
-	if (!run->trace)
-		return;
-	printf("t=%4" PRIu64 ".%06" PRIu64 " ", run->now / SEC, run->now % SEC);
-	va_list ap;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
+#define trace(run, ...) cluster_trace(&(run)->cl, __VA_ARGS__)
 
 static const char *msg_name(const struct cmp_run *run, const uint8_t *buf, size_t len)
 {
@@ -224,30 +198,15 @@ static const char *msg_name(const struct cmp_run *run, const uint8_t *buf, size_
 
 static bool in_window(const struct cmp_run *run)
 {
-	return run->now >= run->cfg->t_warm && run->now < run->cfg->t_end;
+	return run->cl.now >= run->cfg->t_warm && run->cl.now < run->cfg->t_end;
 }
 
-/* ---- the event queue and the network (simnet.c) ---- */
-
-static void nomem_check(struct cmp_run *run)
-{
-	if (run->q.nomem)
-		fail(run, "sim", "%s", run->q.nomem);
-}
+/* ---- the event queue and the network (cluster.c, simnet.c) ---- */
 
 static void schedule(struct cmp_run *run, uint64_t t, enum cmp_kind kind, uint32_t node,
 		     uint32_t arg, uint32_t gen)
 {
-	uint32_t i = simnet_item_new(&run->q, (int)kind);
-	if (i == UINT32_MAX) {
-		nomem_check(run);
-		return;
-	}
-	run->q.items[i].node = node;
-	run->q.items[i].arg = arg;
-	run->q.items[i].gen = gen;
-	if (!simnet_push(&run->q, t, i))
-		nomem_check(run);
+	cluster_schedule(&run->cl, t, (int)kind, node, arg, gen);
 }
 
 /* One datagram from SRC to DST, serving member OWNER's entry (-1: none). */
@@ -260,10 +219,11 @@ static void send_one(struct cmp_run *run, uint32_t src, uint32_t dst, const uint
 	if (owner >= 0 && (size_t)owner < run->n)
 		run->m[owner].owned++;
 	trace(run, "    n%u -> send %s to n%u", src, msg_name(run, buf, len), dst);
-	if (simnet_send(&run->net, &run->rng, &run->q, run->now, EV_DELIVER, src, dst, buf, len) ==
+	if (simnet_send(&run->cl.net, &run->cl.rng, &run->cl.q, run->cl.now, EV_DELIVER, src, dst, buf, len) ==
 	    SIMNET_DUPLICATED)
 		trace(run, "    .. n%u->n%u duplicated", src, dst);
-	nomem_check(run);
+	if (run->cl.q.nomem)
+		fail(run, "sim", "%s", run->cl.q.nomem);
 }
 
 /* ---- clients ---- */
@@ -272,7 +232,7 @@ static void member_step(struct cmp_run *run, uint32_t i, int type, const struct 
 
 static uint64_t think_us(struct cmp_run *run)
 {
-	return run->cfg->heavy ? 0 : simnet_rng_range(&run->rng, 0, run->cfg->think_max_us);
+	return run->cfg->heavy ? 0 : simnet_rng_range(&run->cl.rng, 0, run->cfg->think_max_us);
 }
 
 static void client_think(struct cmp_run *run, uint32_t i)
@@ -280,7 +240,7 @@ static void client_think(struct cmp_run *run, uint32_t i)
 	struct cmp_member *mb = &run->m[i];
 	mb->cl = CL_THINK;
 	mb->cl_gen++;
-	schedule(run, run->now + think_us(run), EV_CLIENT, i, 0, mb->cl_gen);
+	schedule(run, run->cl.now + think_us(run), EV_CLIENT, i, 0, mb->cl_gen);
 }
 
 /* A request's grant deadline: the bound from when it asked, or from the
@@ -307,7 +267,7 @@ static void client_acquire(struct cmp_run *run, uint32_t i)
 		run->req_cap = cap;
 	}
 	size_t r = run->req_n++;
-	run->req[r] = (struct cmp_request){i, run->now, NEVER, false};
+	run->req[r] = (struct cmp_request){i, run->cl.now, NEVER, false};
 	mb->cl = CL_WAIT;
 	mb->cl_gen++;
 	mb->req = r;
@@ -346,7 +306,7 @@ static void on_grant(struct cmp_run *run, uint32_t i)
 		     run->in_cs);
 	run->in_cs++;
 	struct cmp_request *rq = &run->req[mb->req];
-	rq->t_grant = run->now;
+	rq->t_grant = run->cl.now;
 	run->res.grants++;
 	if (in_window(run)) {
 		run->res.entries++;
@@ -355,7 +315,7 @@ static void on_grant(struct cmp_run *run, uint32_t i)
 	}
 	run->since_entry = 0;
 	if (rq->t_req >= run->cfg->t_warm && rq->t_req < run->cfg->t_end) {
-		uint64_t d = run->now - rq->t_req;
+		uint64_t d = run->cl.now - rq->t_req;
 		run->res.delays++;
 		run->res.delay_sum_us += d;
 		if (d > run->res.delay_max_us)
@@ -364,12 +324,12 @@ static void on_grant(struct cmp_run *run, uint32_t i)
 	if (run->t_crash != NEVER) {
 		run->served |= (uint64_t)1 << i;
 		if (run->served == run->survivors && run->t_all_served == NEVER)
-			run->t_all_served = run->now;
+			run->t_all_served = run->cl.now;
 	}
 	mb->cl = CL_CS;
 	mb->cl_gen++;
-	uint64_t cs = simnet_rng_range(&run->rng, run->cfg->cs_min_us, run->cfg->cs_max_us);
-	schedule(run, run->now + cs, EV_CLIENT, i, 0, mb->cl_gen);
+	uint64_t cs = simnet_rng_range(&run->cl.rng, run->cfg->cs_min_us, run->cfg->cs_max_us);
+	schedule(run, run->cl.now + cs, EV_CLIENT, i, 0, mb->cl_gen);
 }
 
 static void client_fire(struct cmp_run *run, uint32_t i)
@@ -391,7 +351,7 @@ static void client_fire(struct cmp_run *run, uint32_t i)
 
 static void ring_apply(struct cmp_run *run, uint32_t i)
 {
-	const struct ring_update *up = &run->rup;
+	const struct ring_update *up = &run->cl.upd;
 	for (size_t k = 0; k < up->n && !failed(run); k++) {
 		const struct ring_action *a = &up->action[k];
 		switch (a->type) {
@@ -424,7 +384,7 @@ static void ring_apply(struct cmp_run *run, uint32_t i)
 			     ring_strerror(a->u.deny.reason));
 			break;
 		case RING_ACTION_LOG:
-			if (run->trace && (unsigned)a->u.log.event < RING_LOG_COUNT_) {
+			if (run->cl.trace && (unsigned)a->u.log.event < RING_LOG_COUNT_) {
 				const struct ring_log_info *info = ring_log_info(a->u.log.event);
 				trace(run, "    -> log %s %s=%" PRIu64 " %s=%" PRIu64, info->name,
 				      info->field[0] ? info->field[0] : "-", a->u.log.field[0],
@@ -446,31 +406,10 @@ static void ring_apply(struct cmp_run *run, uint32_t i)
 static void ring_step(struct cmp_run *run, uint32_t i, enum ring_event_type type,
 		      const struct simnet_item *it)
 {
-	struct cmp_member *mb = &run->m[i];
-	struct ring_event ev = {.type = type, .now_us = run->now};
-	if (type == RING_EVENT_DATAGRAM) {
-		ev.u.datagram.buf = it->buf;
-		ev.u.datagram.len = it->len;
-		ev.u.datagram.from_id = (uint16_t)(it->src + 1);
-	} else if (type == RING_EVENT_ACQUIRE || type == RING_EVENT_RELEASE) {
-		ev.u.client.client = CMP_HANDLE_BASE + i + 1;
-	}
-	ring_node_step(mb->ring, &ev, &run->rup);
-	ring_node_status(mb->ring, run->now, &mb->status);
+	struct ring_event ev = cluster_event(&run->cl, type, it, CMP_HANDLE_BASE + i + 1);
+	cluster_step(&run->cl, i, &ev);
 	ring_apply(run, i);
-	uint64_t d = run->rup.deadline_us;
-	if (d == NEVER) {
-		mb->tick_gen++;
-		mb->tick_at = NEVER;
-	} else {
-		if (d < run->now)
-			d = run->now;
-		if (d != mb->tick_at) {
-			mb->tick_gen++;
-			mb->tick_at = d;
-			schedule(run, d, EV_TICK, i, 0, mb->tick_gen);
-		}
-	}
+	cluster_arm(&run->cl, i);
 }
 
 /* Steps member I with an alg_event type (ACQUIRE, RELEASE, MESSAGE with IT)
@@ -519,9 +458,9 @@ static bool fits(const struct cmp_run *run, uint32_t i, enum cmp_victim v, bool 
 	case CMP_VICTIM_NOT_IN_CS:
 		return mb->cl != CL_CS;
 	case CMP_VICTIM_HOLDER: /* holds it, preferably with its client inside */
-		return mb->status.token_held && (!strict || mb->status.granted);
+		return run->cl.m[i].status.token_held && (!strict || run->cl.m[i].status.granted);
 	case CMP_VICTIM_NON_HOLDER:
-		return !mb->status.has_token;
+		return !run->cl.m[i].status.has_token;
 	case CMP_VICTIM_NONE:
 		break;
 	}
@@ -533,19 +472,17 @@ static void crash(struct cmp_run *run, uint32_t i)
 	struct cmp_member *mb = &run->m[i];
 	trace(run, "CRASH n%u (%s)", i, victim_names[run->cfg->victim]);
 	mb->up = false;
-	ring_node_free(mb->ring);
+	cluster_stop(&run->cl, i, NULL);
 	alg_central_free(mb->central);
 	alg_ra_free(mb->ra);
-	mb->ring = NULL;
 	mb->central = NULL;
 	mb->ra = NULL;
-	mb->tick_gen++;
 	if (mb->cl == CL_CS)
 		run->in_cs--; /* the CS dies with its process */
 	mb->cl = CL_DOWN;
 	mb->cl_gen++;
 	run->victim = (int)i;
-	run->t_crash = run->now;
+	run->t_crash = run->cl.now;
 	run->res.crashes++;
 	run->survivors = 0;
 	for (uint32_t j = 0; j < run->n; j++)
@@ -573,12 +510,12 @@ static void crash_fire(struct cmp_run *run, uint32_t attempt)
 				cand[nc++] = i;
 	if (nc == 0) {
 		if (attempt < 100000)
-			schedule(run, run->now + 50, EV_CRASH, 0, attempt + 1, 0);
+			schedule(run, run->cl.now + 50, EV_CRASH, 0, attempt + 1, 0);
 		else
 			fail(run, "sim", "no member is ever a %s", victim_names[run->cfg->victim]);
 		return;
 	}
-	crash(run, cand[simnet_rng_below(&run->rng, nc)]);
+	crash(run, cand[simnet_rng_below(&run->cl.rng, nc)]);
 }
 
 /* ---- one run ---- */
@@ -636,24 +573,26 @@ static void setup(struct cmp_run *run)
 	run->victim = -1;
 	run->t_crash = NEVER;
 	run->t_all_served = NEVER;
-	run->net.min_delay_us = c->min_delay_us;
-	run->net.max_delay_us = run->net.slow_delay_us = c->max_delay_us;
-	run->net.loss_on = c->p_dup > 0; /* duplication only: p_loss and p_slow stay 0 */
-	run->net.p_dup = c->p_dup;
+	run->cl.net.min_delay_us = c->min_delay_us;
+	run->cl.net.max_delay_us = run->cl.net.slow_delay_us = c->max_delay_us;
+	run->cl.net.loss_on = c->p_dup > 0; /* duplication only: p_loss and p_slow stay 0 */
+	run->cl.net.p_dup = c->p_dup;
 	if (c->n < 2 || c->n > CMP_MAX_N) {
 		fail(run, "setup", "n=%zu is outside 2..%d", c->n, CMP_MAX_N);
 		return;
 	}
 	char why[256];
-	if (ring_layout_for(c, &run->layout, why, sizeof why) < 0) {
+	struct ring_layout layout;
+	if (ring_layout_for(c, &layout, why, sizeof why) < 0) {
 		fail(run, "setup", "ring_layout_check: %s", why);
 		return;
 	}
-	run->bound_us = bound_us(c, &run->layout);
+	if (!cluster_set_layout(&run->cl, &layout))
+		return;
+	run->bound_us = bound_us(c, &run->cl.layout);
 	for (uint32_t i = 0; i < c->n; i++) {
 		struct cmp_member *mb = &run->m[i];
 		mb->up = true;
-		mb->tick_at = NEVER;
 		int err = 0;
 		switch (c->alg) {
 		case CMP_ALG_CENTRAL:
@@ -665,7 +604,8 @@ static void setup(struct cmp_run *run)
 			err = mb->ra ? 0 : -RING_ENOMEM;
 			break;
 		case CMP_ALG_RING:
-			mb->ring = ring_node_new(&run->layout, (uint16_t)(i + 1), 0, &err);
+			if (!cluster_start(&run->cl, i, 0))
+				return;
 			break;
 		case CMP_ALG_COUNT_:
 			break;
@@ -693,9 +633,8 @@ static void dispatch(struct cmp_run *run, const struct simnet_item *it)
 		}
 		break;
 	case EV_TICK:
-		if (!mb->up || it->gen != mb->tick_gen)
+		if (!mb->up || !cluster_tick_current(&run->cl, it))
 			break;
-		mb->tick_at = NEVER;
 		ring_step(run, it->node, RING_EVENT_TICK, NULL);
 		break;
 	case EV_DELIVER:
@@ -717,12 +656,12 @@ static void dispatch(struct cmp_run *run, const struct simnet_item *it)
 		 * while a majority is up (PROTOCOL.md §6.3). */
 		bool blocked_by_design = run->t_crash != NEVER &&
 			(run->cfg->alg != CMP_ALG_RING ||
-			 run->n - 1 < ring_layout_quorum(&run->layout));
+			 run->n - 1 < ring_layout_quorum(&run->cl.layout));
 		if (rq->t_grant == NEVER && run->m[rq->member].up && !blocked_by_design &&
-		    run->now > request_deadline(run, rq))
+		    run->cl.now > request_deadline(run, rq))
 			fail(run, "starvation", "c%u asked at %.6f s and is still waiting %.3f s"
 			     " later (bound %.3f s)", rq->member, (double)rq->t_req / 1e6,
-			     (double)(run->now - rq->t_req) / 1e6, (double)run->bound_us / 1e6);
+			     (double)(run->cl.now - rq->t_req) / 1e6, (double)run->bound_us / 1e6);
 		break;
 	}
 	}
@@ -733,8 +672,8 @@ static void run_finish(struct cmp_run *run)
 	struct cmp_result *r = &run->res;
 	const struct cmp_config *c = run->cfg;
 	r->window_us = c->t_end > c->t_warm ? c->t_end - c->t_warm : 0;
-	r->copies = run->net.copies;
-	r->copy_delay_sum_us = run->net.delay_sum_us;
+	r->copies = run->cl.net.copies;
+	r->copy_delay_sum_us = run->cl.net.delay_sum_us;
 	if (run->t_crash != NEVER) {
 		for (size_t k = 0; k < run->req_n; k++) {
 			const struct cmp_request *rq = &run->req[k];
@@ -754,11 +693,13 @@ static void run_finish(struct cmp_run *run)
 		}
 	}
 	for (uint32_t i = 0; i < run->n; i++) {
-		ring_node_free(run->m[i].ring);
 		alg_central_free(run->m[i].central);
 		alg_ra_free(run->m[i].ra);
 	}
-	simnet_queue_free(&run->q);
+	r->failed = run->cl.failed;
+	snprintf(r->inv, sizeof r->inv, "%s", run->cl.inv);
+	snprintf(r->what, sizeof r->what, "%s", run->cl.what);
+	cluster_free(&run->cl);
 	free(run->req);
 }
 
@@ -774,23 +715,15 @@ static void run_one(const struct cmp_config *cfg, uint64_t seed, const char *sal
 		return;
 	}
 	run->cfg = cfg;
-	run->trace = trace_on;
-	simnet_queue_init(&run->q);
-	simnet_rng_seed(&run->rng, seed, salt);
+	cluster_init(&run->cl, seed, salt, trace_on, CMP_EVENT_CAP, 0);
 	setup(run);
-	while (!failed(run) && run->q.heap_n > 0 && run->q.heap[0].t <= cfg->t_end) {
-		struct simnet_slot s = simnet_pop(&run->q);
-		run->now = s.t;
-		if (++run->events > CMP_EVENT_CAP) {
-			fail(run, "progress", "more than %llu events in one run",
-			     (unsigned long long)CMP_EVENT_CAP);
-			break;
-		}
-		dispatch(run, &run->q.items[s.item]);
-		simnet_item_free(&run->q, s.item);
+	uint32_t item;
+	while (cluster_next(&run->cl, cfg->t_end, &item)) {
+		dispatch(run, &run->cl.q.items[item]);
+		cluster_item_free(&run->cl, item);
 	}
 	if (!failed(run))
-		run->now = cfg->t_end;
+		run->cl.now = cfg->t_end;
 	if (!failed(run) && cfg->victim != CMP_VICTIM_NONE && run->t_crash == NEVER)
 		fail(run, "sim", "the crash never happened");
 	run_finish(run);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cluster.h"
 #include "layout.h"
 #include "node.h"
 #include "set.h"
@@ -17,7 +18,7 @@
 #define MS 1000ULL          /* microseconds per millisecond */
 #define T0 (1000 * MS)      /* the clock starts at 1 s: time 0 is not special */
 #define LATENCY (1 * MS)    /* every datagram takes one millisecond */
-#define SIM_MAX 8
+#define SIM_MAX 12
 #define FLIGHT_MAX 4096
 #define RUN_STEPS_MAX 500000 /* a run that takes more steps is stuck */
 
@@ -42,9 +43,15 @@ struct rec {
 struct sim {
 	struct ring_layout layout;
 	size_t n;
-	struct ring_node *node[SIM_MAX];
+	/* The members' cores: booted, stepped, stopped and restarted by the
+	 * one test cluster (cluster.h). The network and the timers below are
+	 * the harness's own: one FIFO, every datagram 1 ms, and a delivery
+	 * before a deadline at the same instant, which the unit tests'
+	 * timings are written against. */
+	struct cluster cl;
 	bool up[SIM_MAX]; /* gets events; datagrams to a member that is not up are lost */
 	uint64_t deadline[SIM_MAX];
+	bool broken[SIM_MAX]; /* returned a FATAL: every later step returns one too */
 	uint64_t now;
 
 	/* The network: one FIFO, since every hop takes the same time. */
@@ -123,5 +130,15 @@ bool ring_settled(const struct sim *s, const void *arg);
 size_t sim_settle(struct sim *s);
 void sim_boot(struct sim *s);
 void assert_ring_safe(const struct sim *s);
+
+/* ---- golden traces ----
+ * The last step's actions in order, one phrase each, without the numbers
+ * that vary from run to run: "persist", "send token>30" (the receiver's
+ * id; ">*" for everyone), "grant", "revoke", "deny", a log event by its
+ * name ("token_pass"), "left", "fatal"; joined by ", ". */
+const char *step_trace(const struct sim *s);
+/* Fails, showing both, when the last step's trace is not WANT. */
+void assert_step_trace(const struct sim *s, const char *want, const char *file, int line);
+#define ASSERT_STEP_TRACE(s, want) assert_step_trace((s), (want), __FILE__, __LINE__)
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cluster.h"
 #include "err.h"
 #include "layout.h"
 #include "node.h"
@@ -73,10 +74,10 @@ static bool vec_push(struct u32vec *vec, uint32_t x)
 /* ---- the run ---- */
 
 enum sim_kind {
-	EV_START,   /* a node's first start */
-	EV_TICK,    /* a node's deadline; stale unless gen is the node's tick_gen */
-	EV_DELIVER, /* a datagram arrives */
-	EV_CLIENT,  /* a client's next move; stale unless gen is the client's */
+	EV_START = CLUSTER_EV_START,     /* a node's first start */
+	EV_TICK = CLUSTER_EV_TICK,       /* a node's deadline (cluster.h) */
+	EV_DELIVER = CLUSTER_EV_DELIVER, /* a datagram arrives */
+	EV_CLIENT = CLUSTER_EV_DRIVER,   /* a client's next move; stale unless gen is the client's */
 	EV_FAULT,   /* the fault schedule */
 	EV_CHECK,   /* I4: a request's grant deadline */
 	EV_HEAL,    /* T_heal: the faults are over */
@@ -96,13 +97,11 @@ enum disk_fate {
 
 enum node_life { NODE_OFF, NODE_UP, NODE_DOWN };
 
+/* What the simulator knows of member I besides its core, its timer and its
+ * last status, which are the cluster's (run->cl.m[i]). */
 struct sim_node {
-	uint16_t id;
 	enum node_life life;
 	bool paused;
-	struct ring_node *rn;
-	uint32_t tick_gen;
-	uint64_t tick_at;       /* the pending tick, NEVER if none */
 	uint32_t disk;          /* epoch on its disk, kept across crashes */
 	uint32_t hist[SIM_DISK_HIST]; /* the epochs it persisted, newest last */
 	uint32_t hist_n;
@@ -115,9 +114,7 @@ struct sim_node {
 	struct ring_update *deferred; /* actions after a slow PERSIST, carried out on resume */
 	size_t deferred_from;
 	uint64_t start_at;
-	bool have_status;
 	bool left;              /* reported LEFT: stops once its step is done */
-	struct ring_status status; /* as of the node's last step */
 	struct u32vec held_clients; /* client events that came during a pause */
 	struct u32vec held_events;  /* ticks and datagrams that came during a pause */
 	uint32_t first_client, nclients;
@@ -196,22 +193,13 @@ struct sim_result {
 struct sim_run {
 	enum sim_class cls;
 	uint64_t seed;
-	bool trace;
 	bool keep_disks; /* --keep-disks: every restart finds its disk intact */
-	struct simnet_rng rng;
-	struct ring_layout layout;
-	size_t n;
+	/* The cores, their timers, the queue, the network, the random source,
+	 * time and the trace (cluster.h); failures go to chk's record. */
+	struct cluster cl;
 	struct sim_node *nodes;
 	struct sim_client *clients;
 	uint32_t nclients;
-
-	/* event queue (simnet.h) */
-	struct simnet_queue q;
-	uint64_t now;
-	uint64_t events, same_time, same_time_at;
-
-	/* network (simnet.h) */
-	struct simnet_link net;
 
 	/* the plan */
 	struct sim_fault faults[SIM_MAX_FAULTS];
@@ -238,7 +226,6 @@ struct sim_run {
 	uint64_t res_high;
 	bool res_any;
 
-	struct ring_update upd;
 	struct sim_result res;
 };
 
@@ -263,29 +250,24 @@ static void fail(struct sim_run *run, const char *inv, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	run->chk.now = run->now;
+	run->chk.now = run->cl.now;
 	simcheck_fail(&run->chk, inv, "%s", what);
 }
 
-static void trace(const struct sim_run *run, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+#define trace(run, ...) cluster_trace(&(run)->cl, __VA_ARGS__)
 
-static void trace(const struct sim_run *run, const char *fmt, ...)
+/* The cluster's own failures (a queue out of memory, a core not made, an
+ * event cap) join the checker's record too. */
+static void cluster_failed_hook(void *arg, const char *inv, const char *what)
 {
-	if (!run->trace)
-		return;
-	printf("t=%4" PRIu64 ".%06" PRIu64 " ", run->now / 1000000, run->now % 1000000);
-	va_list ap;
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
+	struct sim_run *run = arg;
+	fail(run, inv, "%s", what);
 }
 
 /* "n3" for the member at ring index 3, from its id. */
 static const char *id_name(const struct sim_run *run, uint64_t id, char *buf, size_t cap)
 {
-	int i = id <= UINT16_MAX ? ring_layout_index(&run->layout, (uint16_t)id) : -1;
+	int i = id <= UINT16_MAX ? ring_layout_index(&run->cl.layout, (uint16_t)id) : -1;
 	if (id == 0)
 		snprintf(buf, cap, "all");
 	else if (i < 0)
@@ -332,7 +314,7 @@ static void msg_text(const struct sim_run *run, const uint8_t *buf, size_t len, 
 	}
 	switch (m.type) {
 	case RING_MSG_TOKEN:
-		set_text(&m.u.token.alive, run->n, set, sizeof set);
+		set_text(&m.u.token.alive, run->cl.n, set, sizeof set);
 		snprintf(out, cap, "token epoch=%" PRIu32 " seq=%" PRIu32 " counter=%" PRIu32
 			 " quiet_us=%" PRIu32 " alive=%s", m.u.token.epoch, m.u.token.seq,
 			 m.u.token.counter, m.u.token.quiet_us, set);
@@ -344,14 +326,14 @@ static void msg_text(const struct sim_run *run, const uint8_t *buf, size_t len, 
 			 m.u.token_ack.flags & RING_ACK_STALE ? " STALE" : "");
 		break;
 	case RING_MSG_HEARTBEAT:
-		set_text(&m.u.heartbeat.alive, run->n, set, sizeof set);
+		set_text(&m.u.heartbeat.alive, run->cl.n, set, sizeof set);
 		snprintf(out, cap, "heartbeat epoch=%" PRIu32 " seq=%" PRIu32 " counter=%" PRIu32
 			 " alive=%s", m.u.heartbeat.epoch, m.u.heartbeat.seq,
 			 m.u.heartbeat.counter, set);
 		break;
 	case RING_MSG_ELECTION: {
 		char who[16];
-		set_text(&m.u.election.participants, run->n, set, sizeof set);
+		set_text(&m.u.election.participants, run->cl.n, set, sizeof set);
 		snprintf(out, cap, "election initiator=%s round=%" PRIu32 " hops=%u max_epoch=%"
 			 PRIu32 " participants=%s",
 			 id_name(run, m.u.election.initiator, who, sizeof who), m.u.election.round,
@@ -379,51 +361,35 @@ static void msg_text(const struct sim_run *run, const uint8_t *buf, size_t len, 
 	}
 }
 
-/* ---- the event queue (simnet.c); running out of memory fails the run ---- */
+/* ---- the event queue (cluster.c); running out of memory fails the run ---- */
 
 static void nomem_check(struct sim_run *run)
 {
-	if (run->q.nomem)
-		fail(run, "sim", "%s", run->q.nomem);
+	if (run->cl.q.nomem)
+		fail(run, "sim", "%s", run->cl.q.nomem);
 }
 
 static void heap_push(struct sim_run *run, uint64_t t, uint32_t item)
 {
-	if (!simnet_push(&run->q, t, item))
-		nomem_check(run);
-}
-
-/* A fresh item, or UINT32_MAX (the run has failed) when memory runs out. */
-static uint32_t item_new(struct sim_run *run, enum sim_kind kind)
-{
-	uint32_t i = simnet_item_new(&run->q, (int)kind);
-	if (i == UINT32_MAX)
-		nomem_check(run);
-	return i;
+	cluster_push(&run->cl, t, item);
 }
 
 static void item_free(struct sim_run *run, uint32_t i)
 {
-	simnet_item_free(&run->q, i);
+	cluster_item_free(&run->cl, i);
 }
 
 static void schedule(struct sim_run *run, uint64_t t, enum sim_kind kind, uint32_t node,
 		     uint32_t arg, uint32_t gen)
 {
-	uint32_t i = item_new(run, kind);
-	if (i == UINT32_MAX)
-		return;
-	run->q.items[i].node = node;
-	run->q.items[i].arg = arg;
-	run->q.items[i].gen = gen;
-	heap_push(run, t, i);
+	cluster_schedule(&run->cl, t, (int)kind, node, arg, gen);
 }
 
 /* ---- the network (simnet.c) ---- */
 
 static bool link_cut(const struct sim_run *run, uint32_t a, uint32_t b)
 {
-	return simnet_link_cut(&run->net, a, b);
+	return simnet_link_cut(&run->cl.net, a, b);
 }
 
 /* I2's precondition (PROTOCOL.md §8) ends here, for the reason given. It holds
@@ -448,7 +414,7 @@ static void i2_off(struct sim_run *run, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
-	run->chk.now = run->now;
+	run->chk.now = run->cl.now;
 	simcheck_i2_off(&run->chk, why);
 	trace(run, "    (I2 no longer checked: %s)", why);
 }
@@ -459,12 +425,12 @@ static void net_send(struct sim_run *run, uint32_t src, uint32_t dst, const uint
 	/* Heartbeats alone lost: the token and the acks pass, so only the
 	 * members' idea of who is alive can go wrong (§5.1, §6.2). */
 	if (run->p_hb_loss > 0 && ring_wire_peek_type(buf, len) == RING_MSG_HEARTBEAT &&
-	    simnet_rng_chance(&run->rng, run->p_hb_loss)) {
+	    simnet_rng_chance(&run->cl.rng, run->p_hb_loss)) {
 		trace(run, "    .. n%u->n%u heartbeat lost", src, dst);
 		i2_off(run, "a heartbeat n%u->n%u was lost", src, dst);
 		return;
 	}
-	switch (simnet_send(&run->net, &run->rng, &run->q, run->now, EV_DELIVER, src, dst, buf,
+	switch (simnet_send(&run->cl.net, &run->cl.rng, &run->cl.q, run->cl.now, EV_DELIVER, src, dst, buf,
 			    len)) {
 	case SIMNET_CUT:
 		trace(run, "    .. n%u->n%u cut by the partition", src, dst);
@@ -480,11 +446,11 @@ static void net_send(struct sim_run *run, uint32_t src, uint32_t dst, const uint
 	case SIMNET_SENT:
 		break;
 	}
-	if (run->net.last_delay_us >= run->late_us) {
+	if (run->cl.net.last_delay_us >= run->late_us) {
 		trace(run, "    .. n%u->n%u delayed %.3f ms", src, dst,
-		      (double)run->net.last_delay_us / 1e3);
+		      (double)run->cl.net.last_delay_us / 1e3);
 		i2_off(run, "a datagram n%u->n%u was delayed %.3f ms", src, dst,
-		       (double)run->net.last_delay_us / 1e3);
+		       (double)run->cl.net.last_delay_us / 1e3);
 	}
 	nomem_check(run);
 }
@@ -511,23 +477,23 @@ static void resource_write(struct sim_run *run, uint32_t c, const char *when)
 		      fence >> 32, fence & 0xffffffffu, run->res_high >> 32,
 		      run->res_high & 0xffffffffu);
 	}
-	run->chk.now = run->now;
+	run->chk.now = run->cl.now;
 	simcheck_write(&run->chk, cl->gid, ok);
 }
 
 static uint64_t think_us(struct sim_run *run)
 {
-	return run->contention ? 0 : simnet_rng_range(&run->rng, 0, 50 * MS);
+	return run->contention ? 0 : simnet_rng_range(&run->cl.rng, 0, 50 * MS);
 }
 
 static uint64_t cs_us(struct sim_run *run)
 {
 	if (run->contention)
 		return run->cs_fixed_us;
-	if (run->overrun && simnet_rng_chance(&run->rng, 0.05))
-		return run->layout.lease_ms * MS + simnet_rng_range(&run->rng, 1 * MS,
-							     run->layout.lease_ms * MS);
-	return simnet_rng_range(&run->rng, 1 * MS, run->cs_cap_us);
+	if (run->overrun && simnet_rng_chance(&run->cl.rng, 0.05))
+		return run->cl.layout.lease_ms * MS + simnet_rng_range(&run->cl.rng, 1 * MS,
+							     run->cl.layout.lease_ms * MS);
+	return simnet_rng_range(&run->cl.rng, 1 * MS, run->cs_cap_us);
 }
 
 static void client_think(struct sim_run *run, uint32_t c)
@@ -535,7 +501,7 @@ static void client_think(struct sim_run *run, uint32_t c)
 	struct sim_client *cl = &run->clients[c];
 	cl->state = CL_THINK;
 	cl->gen++;
-	schedule(run, run->now + think_us(run), EV_CLIENT, cl->node, c, cl->gen);
+	schedule(run, run->cl.now + think_us(run), EV_CLIENT, cl->node, c, cl->gen);
 }
 
 static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type,
@@ -553,11 +519,11 @@ static void client_acquire(struct sim_run *run, uint32_t c)
 	cl->gen++;
 	trace(run, "c%u@n%u acquire", c, cl->node);
 	/* A few clients give up waiting (a cancel is a RELEASE while waiting). */
-	if (!run->contention && simnet_rng_chance(&run->rng, 0.02))
-		schedule(run, run->now + simnet_rng_range(&run->rng, 1 * MS, 2 * run->layout.lease_ms * MS),
+	if (!run->contention && simnet_rng_chance(&run->cl.rng, 0.02))
+		schedule(run, run->cl.now + simnet_rng_range(&run->cl.rng, 1 * MS, 2 * run->cl.layout.lease_ms * MS),
 			 EV_CLIENT, cl->node, c, cl->gen);
 	if (run->healed)
-		schedule(run, run->now + run->bound_us + 1, EV_CHECK, cl->node, (uint32_t)r, 0);
+		schedule(run, run->cl.now + run->bound_us + 1, EV_CHECK, cl->node, (uint32_t)r, 0);
 	node_step(run, cl->node, RING_EVENT_ACQUIRE, NULL, client_handle(c));
 }
 
@@ -616,15 +582,15 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 		return;
 	}
 	size_t gid = simcheck_grant(&run->chk, i, c, a->u.grant.fence, a->u.grant.epoch,
-				    run->nodes[i].status.epoch);
+				    run->cl.m[i].status.epoch);
 	if (gid == SIZE_MAX)
 		return;
 	simcheck_request_end(&run->chk, cl->req, SIMCHECK_GRANTED);
 	if (run->healed) {
 		uint64_t t_req = run->chk.req[cl->req].t_req;
 		uint64_t from = t_req > run->t_heal ? t_req : run->t_heal;
-		if (run->now - from > run->res.worst_us)
-			run->res.worst_us = run->now - from;
+		if (run->cl.now - from > run->res.worst_us)
+			run->res.worst_us = run->cl.now - from;
 	}
 	run->res.grants++;
 	cl->state = CL_CS;
@@ -632,7 +598,7 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 	cl->gid = gid;
 	cl->gen++;
 	resource_write(run, c, "start");
-	schedule(run, run->now + cs_us(run), EV_CLIENT, i, c, cl->gen);
+	schedule(run, run->cl.now + cs_us(run), EV_CLIENT, i, c, cl->gen);
 }
 
 static void on_revoke(struct sim_run *run, uint32_t i, const struct ring_action *a)
@@ -706,20 +672,20 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 	}
 	if (to == 0 && ring_wire_peek_type(a->u.send.buf, a->u.send.len) == RING_MSG_HEARTBEAT)
 		run->heartbeats++;
-	int dst = to ? ring_layout_index(&run->layout, to) : -1;
+	int dst = to ? ring_layout_index(&run->cl.layout, to) : -1;
 	if (to && (dst < 0 || (uint32_t)dst == i)) {
 		fail(run, "send", "n%u sends to id %u, %s", i, to,
 		     dst < 0 ? "not a member" : "itself");
 		return;
 	}
-	if (run->trace) {
+	if (run->cl.trace) {
 		char text[256], who[16];
 		msg_text(run, a->u.send.buf, len, text, sizeof text);
 		int name = (int)strcspn(text, " ");
 		trace(run, "    -> send %.*s to %s:%s", name, text, id_name(run, to, who, sizeof who),
 		      text + name);
 	}
-	for (uint32_t j = 0; j < run->n; j++)
+	for (uint32_t j = 0; j < run->cl.n; j++)
 		if (to ? j == (uint32_t)dst : j != i)
 			net_send(run, i, j, a->u.send.buf, len);
 }
@@ -744,17 +710,17 @@ static void disk_write(struct sim_node *nd, uint32_t epoch)
  * in flight or lost: the handover of §5.4 under the worst timing. */
 static void maybe_leave_after_token(struct sim_run *run, uint32_t i)
 {
-	if (run->leaves_left == 0 || run->healed || !simnet_rng_chance(&run->rng, run->p_leave_recv))
+	if (run->leaves_left == 0 || run->healed || !simnet_rng_chance(&run->cl.rng, run->p_leave_recv))
 		return;
-	uint64_t at = run->now + (simnet_rng_chance(&run->rng, 0.5)
-					  ? simnet_rng_range(&run->rng, 1, 1 * MS)
-					  : simnet_rng_range(&run->rng, 1 * MS, 5 * MS));
-	uint64_t back = at + simnet_rng_range(&run->rng, 20 * MS, 1500 * MS);
+	uint64_t at = run->cl.now + (simnet_rng_chance(&run->cl.rng, 0.5)
+					  ? simnet_rng_range(&run->cl.rng, 1, 1 * MS)
+					  : simnet_rng_range(&run->cl.rng, 1 * MS, 5 * MS));
+	uint64_t back = at + simnet_rng_range(&run->cl.rng, 20 * MS, 1500 * MS);
 	if (back + 1 * MS >= run->t_heal)
 		return; /* it must be back before T_heal */
 	run->leaves_left--;
-	uint32_t fate = simnet_rng_chance(&run->rng, 0.8) ? DISK_KEPT
-			: simnet_rng_chance(&run->rng, 0.5) ? DISK_LOST
+	uint32_t fate = simnet_rng_chance(&run->cl.rng, 0.8) ? DISK_KEPT
+			: simnet_rng_chance(&run->cl.rng, 0.5) ? DISK_LOST
 							    : DISK_ROLLBACK;
 	trace(run, "    (n%u will be told to leave at %.6f s, back at %.6f s)", i,
 	      (double)at / 1e6, (double)back / 1e6);
@@ -771,10 +737,6 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 			  size_t from)
 {
 	struct sim_node *nd = &run->nodes[i];
-	if (up->n > RING_UPDATE_MAX) {
-		fail(run, "action", "n%u returned %zu actions", i, up->n);
-		return;
-	}
 	size_t end = up->n;
 	if (nd->tear) {
 		for (size_t k = from; k < up->n && end == up->n; k++) {
@@ -784,7 +746,7 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 			while (s < up->n && up->action[s].type != RING_ACTION_SEND)
 				s++;
 			if (s < up->n) {
-				end = (size_t)simnet_rng_range(&run->rng, k + 1, s);
+				end = (size_t)simnet_rng_range(&run->cl.rng, k + 1, s);
 				nd->tear = false;
 				nd->torn = true;
 				trace(run, "    (torn: n%u dies after action %zu of %zu, before its send)",
@@ -792,7 +754,7 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 			}
 		}
 	}
-	run->chk.now = run->now;
+	run->chk.now = run->cl.now;
 	for (size_t k = from; k < end && !failed(run); k++) {
 		const struct ring_action *a = &up->action[k];
 		switch (a->type) {
@@ -833,7 +795,7 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 				     (int)a->u.log.event);
 				break;
 			}
-			if (run->trace)
+			if (run->cl.trace)
 				trace_log(run, a);
 			check_suspicion(run, i, a);
 			if (a->u.log.event == RING_LOG_TOKEN_RECV)
@@ -844,6 +806,12 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 		case RING_ACTION_LEFT:
 			trace(run, "    -> left");
 			nd->left = true;
+			break;
+		case RING_ACTION_FATAL:
+			/* Out of room for a step's actions (the simulator gives
+			 * half of RING_UPDATE_MAX: node_step), or out of epochs. */
+			trace(run, "    -> fatal: %s", ring_strerror(a->u.fatal.reason));
+			fail(run, "action", "n%u stopped: %s", i, ring_strerror(a->u.fatal.reason));
 			break;
 		default:
 			fail(run, "action", "n%u returned action type %d", i, (int)a->type);
@@ -858,8 +826,8 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
  * learn them before any action is carried out. */
 static void note_hops(struct sim_run *run, uint32_t i, const struct ring_update *up)
 {
-	run->chk.now = run->now;
-	for (size_t k = 0; k < up->n && k < RING_UPDATE_MAX; k++) {
+	run->chk.now = run->cl.now;
+	for (size_t k = 0; k < up->n; k++) {
 		const struct ring_action *a = &up->action[k];
 		if (a->type != RING_ACTION_LOG)
 			continue;
@@ -877,13 +845,13 @@ static void note_hops(struct sim_run *run, uint32_t i, const struct ring_update 
 static void check_status(struct sim_run *run, uint32_t i)
 {
 	struct sim_node *nd = &run->nodes[i];
-	const struct ring_status *st = &nd->status;
-	if (st->node != nd->id)
+	const struct ring_status *st = &run->cl.m[i].status;
+	if (st->node != run->cl.m[i].id)
 		fail(run, "status", "n%u reports id %u", i, st->node);
 	struct simcheck_status s = {st->epoch, st->has_token, st->token_held, st->token_epoch,
 				    nd->deferred != NULL};
-	run->chk.now = run->now;
-	simcheck_status(&run->chk, i, &s, run->healed && run->now >= run->t_settle);
+	run->chk.now = run->cl.now;
+	simcheck_status(&run->chk, i, &s, run->healed && run->cl.now >= run->t_settle);
 }
 
 /* What a step leaves to do once its actions are carried out: a torn step
@@ -912,36 +880,15 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 		      const struct simnet_item *it, uint64_t client)
 {
 	struct sim_node *nd = &run->nodes[i];
-	struct ring_event ev = {.type = type, .now_us = run->now};
-	if (type == RING_EVENT_DATAGRAM) {
-		ev.u.datagram.buf = it->buf;
-		ev.u.datagram.len = it->len;
-		ev.u.datagram.from_id = run->nodes[it->src].id;
-	} else if (type == RING_EVENT_ACQUIRE || type == RING_EVENT_RELEASE) {
-		ev.u.client.client = client;
-	}
-	ring_node_step(nd->rn, &ev, &run->upd);
-	ring_node_status(nd->rn, run->now, &nd->status);
-	nd->have_status = true;
-	note_hops(run, i, &run->upd);
-	apply_actions(run, i, &run->upd, 0);
+	struct ring_event ev = cluster_event(&run->cl, type, it, client);
+	cluster_step(&run->cl, i, &ev);
+	note_hops(run, i, &run->cl.upd);
+	apply_actions(run, i, &run->cl.upd, 0);
 	if (nd->torn) {
 		after_actions(run, i);
 		return;
 	}
-	uint64_t d = run->upd.deadline_us;
-	if (d == NEVER) {
-		nd->tick_gen++;
-		nd->tick_at = NEVER;
-	} else {
-		if (d < run->now)
-			d = run->now;
-		if (d != nd->tick_at) {
-			nd->tick_gen++;
-			nd->tick_at = d;
-			schedule(run, d, EV_TICK, i, 0, nd->tick_gen);
-		}
-	}
+	cluster_arm(&run->cl, i);
 	/* A step stalled in its fsync is not over: its disk is checked again
 	 * when its last actions are carried out (node_resume). */
 	check_status(run, i);
@@ -953,18 +900,11 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 static void node_start(struct sim_run *run, uint32_t i)
 {
 	struct sim_node *nd = &run->nodes[i];
-	int err = 0;
-	nd->rn = ring_node_new(&run->layout, nd->id, nd->disk, &err);
-	if (!nd->rn) {
-		fail(run, "setup", "ring_node_new(n%u, epoch %" PRIu32 "): %s", i, nd->disk,
-		     ring_strerror(err));
+	if (!cluster_start(&run->cl, i, nd->disk))
 		return;
-	}
 	nd->life = NODE_UP;
 	nd->life_gen++;
-	nd->tick_gen++;
-	nd->tick_at = NEVER;
-	run->chk.now = run->now;
+	run->chk.now = run->cl.now;
 	simcheck_start(&run->chk, i, nd->disk);
 	trace(run, "n%u start (epoch %" PRIu32 " on disk)", i, nd->disk);
 	node_step(run, i, RING_EVENT_START, NULL, 0);
@@ -980,14 +920,11 @@ static void add_counters(struct sim_run *run, const struct ring_counters *k)
 
 static void node_stop(struct sim_run *run, uint32_t i)
 {
-	struct sim_node *nd = &run->nodes[i];
-	if (!nd->rn)
+	if (!run->cl.m[i].rn)
 		return;
 	struct ring_status st;
-	ring_node_status(nd->rn, run->now, &st);
+	cluster_stop(&run->cl, i, &st);
 	add_counters(run, &st.counters);
-	ring_node_free(nd->rn);
-	nd->rn = NULL;
 }
 
 static void node_crash(struct sim_run *run, uint32_t i)
@@ -997,11 +934,9 @@ static void node_crash(struct sim_run *run, uint32_t i)
 	node_stop(run, i);
 	nd->life = NODE_DOWN;
 	nd->life_gen++;
-	nd->have_status = false;
-	nd->tick_gen++;
-	nd->tick_at = NEVER;
+	cluster_stop(&run->cl, i, NULL); /* its timer, even if it had no core */
 	nd->tear = nd->slow_fsync = false;
-	run->chk.now = run->now;
+	run->chk.now = run->cl.now;
 	simcheck_stop(&run->chk, i);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++) {
 		struct sim_client *cl = &run->clients[c];
@@ -1031,14 +966,14 @@ static void node_crash(struct sim_run *run, uint32_t i)
  * quorum = none nothing but the disk remembers a member's epochs. */
 static bool disk_fault_covered(const struct sim_run *run, uint32_t i, enum disk_fate fate)
 {
-	if (run->layout.quorum != RING_QUORUM_MAJORITY)
+	if (run->cl.layout.quorum != RING_QUORUM_MAJORITY)
 		return false;
 	/* A rolled-back disk is caught by the answers of members that know a
 	 * newer epoch; §5.3 promises it only while they can answer, on a
 	 * clean network: the disk class, not mixed. */
 	if (fate == DISK_ROLLBACK && run->cls != SIM_CLASS_DISK)
 		return false;
-	for (uint32_t j = 0; j < run->n; j++) {
+	for (uint32_t j = 0; j < run->cl.n; j++) {
 		const struct sim_node *o = &run->nodes[j];
 		if (j != i && (o->life != NODE_UP || o->paused || (o->damaged && !o->proven)))
 			return false;
@@ -1070,7 +1005,7 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 		while (nd->hist_n > 0 && nd->hist[nd->hist_n - 1] >= was)
 			nd->hist_n--;
 		if (nd->hist_n > 0)
-			older = nd->hist[simnet_rng_below(&run->rng, nd->hist_n)];
+			older = nd->hist[simnet_rng_below(&run->cl.rng, nd->hist_n)];
 		while (nd->hist_n > 0 && nd->hist[nd->hist_n - 1] > older)
 			nd->hist_n--;
 		nd->disk = older;
@@ -1110,13 +1045,13 @@ static void node_resume(struct sim_run *run, uint32_t i)
 	 * the core asks for (ring_node_rx_rank: tokens last), in the order they
 	 * came within a rank. */
 	for (size_t k = 0; k < nd->held_clients.n; k++)
-		heap_push(run, run->now, nd->held_clients.v[k]);
+		heap_push(run, run->cl.now, nd->held_clients.v[k]);
 	for (int rank = 0; rank < 2; rank++)
 		for (size_t k = 0; k < nd->held_events.n; k++) {
-			const struct simnet_item *it = &run->q.items[nd->held_events.v[k]];
+			const struct simnet_item *it = &run->cl.q.items[nd->held_events.v[k]];
 			int r = it->kind == EV_DELIVER ? ring_node_rx_rank(it->buf, it->len) : 0;
 			if (r == rank)
-				heap_push(run, run->now, nd->held_events.v[k]);
+				heap_push(run, run->cl.now, nd->held_events.v[k]);
 		}
 	nd->held_clients.n = nd->held_events.n = 0;
 }
@@ -1128,13 +1063,13 @@ static void node_pause(struct sim_run *run, uint32_t i, uint64_t len, const char
 	nd->pause_gen++;
 	trace(run, "FAULT pause n%u (%s) for %.3f ms", i, why, (double)len / 1e3);
 	i2_off(run, "n%u paused (%s)", i, why);
-	schedule(run, run->now + len, EV_RESUME, i, 0, nd->pause_gen);
+	schedule(run, run->cl.now + len, EV_RESUME, i, 0, nd->pause_gen);
 }
 
 static uint32_t nodes_down(const struct sim_run *run)
 {
 	uint32_t d = 0;
-	for (uint32_t i = 0; i < run->n; i++)
+	for (uint32_t i = 0; i < run->cl.n; i++)
 		d += run->nodes[i].life != NODE_UP;
 	return d;
 }
@@ -1145,15 +1080,15 @@ static int pick_node(struct sim_run *run, int want)
 {
 	uint32_t cand[SIM_MAX_N], nc = 0;
 	for (int pass = want ? 0 : 1; pass < 2 && nc == 0; pass++)
-		for (uint32_t i = 0; i < run->n; i++) {
+		for (uint32_t i = 0; i < run->cl.n; i++) {
 			const struct sim_node *nd = &run->nodes[i];
 			if (nd->life != NODE_UP || nd->paused)
 				continue;
-			if (pass == 0 && !(want == 1 ? nd->status.has_token : nd->status.granted))
+			if (pass == 0 && !(want == 1 ? run->cl.m[i].status.has_token : run->cl.m[i].status.granted))
 				continue;
 			cand[nc++] = i;
 		}
-	return nc ? (int)cand[simnet_rng_below(&run->rng, nc)] : -1;
+	return nc ? (int)cand[simnet_rng_below(&run->cl.rng, nc)] : -1;
 }
 
 /* How long a pause of LEN's kind lasts, for a member whose next deadline
@@ -1161,19 +1096,19 @@ static int pick_node(struct sim_run *run, int want)
  * edges are placed around the deadline plus loss_timeout_ms / 2. */
 static uint64_t pause_us(struct sim_run *run, enum pause_len len, uint64_t tick)
 {
-	uint64_t thr = run->layout.loss_timeout_ms * MS / 2;
-	uint64_t base = tick != NEVER && tick > run->now ? tick - run->now : 0;
+	uint64_t thr = run->cl.layout.loss_timeout_ms * MS / 2;
+	uint64_t base = tick != NEVER && tick > run->cl.now ? tick - run->cl.now : 0;
 	switch (len) {
 	case PL_SHORT:
-		return simnet_rng_range(&run->rng, 1, thr / 2);
+		return simnet_rng_range(&run->cl.rng, 1, thr / 2);
 	case PL_JUST_BELOW:
-		return base + thr - simnet_rng_range(&run->rng, 1, 1 * MS);
+		return base + thr - simnet_rng_range(&run->cl.rng, 1, 1 * MS);
 	case PL_JUST_ABOVE:
-		return base + thr + simnet_rng_range(&run->rng, 0, 1 * MS);
+		return base + thr + simnet_rng_range(&run->cl.rng, 0, 1 * MS);
 	case PL_LONG:
 		break;
 	}
-	return simnet_rng_range(&run->rng, 2 * thr, 6 * thr);
+	return simnet_rng_range(&run->cl.rng, 2 * thr, 6 * thr);
 }
 
 static void fault_fire(struct sim_run *run, uint32_t k)
@@ -1181,7 +1116,7 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 	struct sim_fault *f = &run->faults[k];
 	switch (f->kind) {
 	case F_CRASH:
-		if (run->crash_minority && (nodes_down(run) + 1) * 2 >= run->n) {
+		if (run->crash_minority && (nodes_down(run) + 1) * 2 >= run->cl.n) {
 			trace(run, "FAULT crash skipped: a majority must stay up");
 			f->node = run->faults[f->pair].node = -1;
 			break;
@@ -1221,10 +1156,10 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 			node_resume(run, (uint32_t)f->node);
 		break;
 	case F_PAUSE_ANY: {
-		f->node = pick_node(run, simnet_rng_chance(&run->rng, 0.3) ? 2 : 0);
+		f->node = pick_node(run, simnet_rng_chance(&run->cl.rng, 0.3) ? 2 : 0);
 		if (f->node < 0)
 			break;
-		uint64_t len = pause_us(run, f->len, run->nodes[f->node].tick_at);
+		uint64_t len = pause_us(run, f->len, run->cl.m[f->node].tick_at);
 		if (len > f->max_us)
 			len = f->max_us;
 		static const char *const kinds[] = {"short", "just below detection",
@@ -1233,13 +1168,13 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 		break;
 	}
 	case F_PARTITION:
-		run->net.cut = true;
-		run->net.side = f->side;
+		run->cl.net.cut = true;
+		run->cl.net.side = f->side;
 		i2_off(run, "a partition");
-		if (run->trace) {
+		if (run->cl.trace) {
 			char a[200] = "", b[200] = "";
 			size_t la = 0, lb = 0;
-			for (uint32_t i = 0; i < run->n; i++) {
+			for (uint32_t i = 0; i < run->cl.n; i++) {
 				if ((f->side >> i) & 1)
 					lb += (size_t)snprintf(b + lb, lb < sizeof b ? sizeof b - lb : 0,
 							       " n%u", i);
@@ -1254,22 +1189,22 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 		break;
 	case F_HEAL:
 		trace(run, "FAULT heal the partition");
-		run->net.cut = false;
+		run->cl.net.cut = false;
 		break;
 	case F_DCUT: {
 		/* One member deaf to all, all deaf to one, or random one-way
 		 * pairs: A hears B while B does not hear A. */
-		uint32_t x = (uint32_t)simnet_rng_below(&run->rng, run->n);
-		memset(run->net.deaf, 0, sizeof run->net.deaf);
-		for (uint32_t a = 0; a < run->n; a++)
-			for (uint32_t b = 0; b < run->n; b++) {
+		uint32_t x = (uint32_t)simnet_rng_below(&run->cl.rng, run->cl.n);
+		memset(run->cl.net.deaf, 0, sizeof run->cl.net.deaf);
+		for (uint32_t a = 0; a < run->cl.n; a++)
+			for (uint32_t b = 0; b < run->cl.n; b++) {
 				bool drop = a != b && (f->dcut == 0 ? b == x
 						       : f->dcut == 1 ? a == x
-						       : simnet_rng_chance(&run->rng, 0.3));
+						       : simnet_rng_chance(&run->cl.rng, 0.3));
 				if (drop)
-					run->net.deaf[b] |= 1ull << a;
+					run->cl.net.deaf[b] |= 1ull << a;
 			}
-		run->net.dcut = true;
+		run->cl.net.dcut = true;
 		i2_off(run, "a directed cut");
 		trace(run, "FAULT directed cut: %s n%u", f->dcut == 0 ? "deaf to all:"
 			   : f->dcut == 1 ? "nobody hears" : "random one-way pairs, e.g. around", x);
@@ -1277,8 +1212,8 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 	}
 	case F_DHEAL:
 		trace(run, "FAULT heal the directed cut");
-		run->net.dcut = false;
-		memset(run->net.deaf, 0, sizeof run->net.deaf);
+		run->cl.net.dcut = false;
+		memset(run->cl.net.deaf, 0, sizeof run->cl.net.deaf);
 		break;
 	case F_TEAR:
 		f->node = run->faults[f->pair].node = pick_node(run, 0);
@@ -1292,7 +1227,7 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 		if (f->node >= 0) {
 			struct sim_node *nd = &run->nodes[f->node];
 			nd->slow_fsync = true;
-			nd->fsync_us = pause_us(run, f->len, nd->tick_at);
+			nd->fsync_us = pause_us(run, f->len, run->cl.m[f->node].tick_at);
 			if (nd->fsync_us > f->max_us)
 				nd->fsync_us = f->max_us;
 			if (nd->fsync_us == 0)
@@ -1313,7 +1248,7 @@ static void fault_fire(struct sim_run *run, uint32_t k)
 			break;
 		}
 		trace(run, "FAULT the network starts losing, duplicating and delaying");
-		run->net.loss_on = true;
+		run->cl.net.loss_on = true;
 		run->p_hb_loss = run->hb_loss_planned;
 		break;
 	}
@@ -1325,20 +1260,20 @@ static void heal_point(struct sim_run *run)
 {
 	trace(run, "HEAL: faults over; every request must now be granted within %" PRIu64
 	      " ms", run->bound_us / MS);
-	run->net.loss_on = false;
+	run->cl.net.loss_on = false;
 	run->p_hb_loss = 0;
-	if (run->net.max_delay_us > 2 * MS)
-		run->net.max_delay_us = 2 * MS;
+	if (run->cl.net.max_delay_us > 2 * MS)
+		run->cl.net.max_delay_us = 2 * MS;
 	/* A clean network answers within the ack timeout, however short. */
-	if (run->cls == SIM_CLASS_MIXED && run->net.max_delay_us > run->layout.ack_timeout_ms * MS / 3)
-		run->net.max_delay_us = run->layout.ack_timeout_ms * MS / 3;
+	if (run->cls == SIM_CLASS_MIXED && run->cl.net.max_delay_us > run->cl.layout.ack_timeout_ms * MS / 3)
+		run->cl.net.max_delay_us = run->cl.layout.ack_timeout_ms * MS / 3;
 	run->healed = true;
-	for (uint32_t i = 0; i < run->n; i++) {
+	for (uint32_t i = 0; i < run->cl.n; i++) {
 		run->nodes[i].tear = run->nodes[i].slow_fsync = false;
 		if (run->nodes[i].life == NODE_DOWN || run->nodes[i].paused)
 			fail(run, "sim", "n%u is still down or paused at T_heal", i);
 	}
-	if (run->net.cut || run->net.dcut)
+	if (run->cl.net.cut || run->cl.net.dcut)
 		fail(run, "sim", "a partition is still in place at T_heal");
 	for (uint32_t c = 0; c < run->nclients; c++)
 		if (run->clients[c].state == CL_WAIT)
@@ -1360,16 +1295,16 @@ static void add_fault_pair(struct sim_run *run, enum fault_kind kind, uint64_t t
 
 static enum disk_fate draw_fate(struct sim_run *run, double p_kept)
 {
-	if (simnet_rng_chance(&run->rng, p_kept))
+	if (simnet_rng_chance(&run->cl.rng, p_kept))
 		return DISK_KEPT;
-	return simnet_rng_chance(&run->rng, 0.5) ? DISK_LOST : DISK_ROLLBACK;
+	return simnet_rng_chance(&run->cl.rng, 0.5) ? DISK_LOST : DISK_ROLLBACK;
 }
 
 /* A crash (or a leave) and its restart between FROM and TO ms. */
 static uint64_t plan_crash(struct sim_run *run, uint64_t from, uint64_t to, double p_kept,
 			   bool tear)
 {
-	struct simnet_rng *r = &run->rng;
+	struct simnet_rng *r = &run->cl.rng;
 	uint64_t t = simnet_rng_range(r, from, to) * MS;
 	uint64_t back = t + simnet_rng_range(r, 50, 3000) * MS;
 	add_fault_pair(run, tear ? F_TEAR : F_CRASH, t, F_RESTART, back);
@@ -1384,7 +1319,7 @@ static uint64_t plan_crash(struct sim_run *run, uint64_t from, uint64_t to, doub
  * it may last is fixed now, so that it ends before T_heal. */
 static uint64_t plan_stall(struct sim_run *run, bool fsync, uint64_t from, uint64_t to)
 {
-	struct simnet_rng *r = &run->rng;
+	struct simnet_rng *r = &run->cl.rng;
 	uint64_t t = simnet_rng_range(r, from, to) * MS;
 	uint64_t t_undo = fsync ? t + simnet_rng_range(r, 100, 2000) * MS : t + 1;
 	add_fault_pair(run, fsync ? F_SLOW_FSYNC : F_PAUSE_ANY, t, F_DISARM, t_undo);
@@ -1392,8 +1327,8 @@ static uint64_t plan_stall(struct sim_run *run, bool fsync, uint64_t from, uint6
 	f->len = (enum pause_len)simnet_rng_below(r, 4);
 	/* The edges sit past the member's next deadline, at most a lease or a
 	 * loss timeout away; a long pause is up to 3 loss timeouts. */
-	uint64_t lt = run->layout.loss_timeout_ms * MS;
-	uint64_t lease = run->layout.lease_ms * MS;
+	uint64_t lt = run->cl.layout.loss_timeout_ms * MS;
+	uint64_t lease = run->cl.layout.lease_ms * MS;
 	f->max_us = (lease > lt ? lease : lt) + 3 * lt + 2 * MS;
 	return t_undo + f->max_us;
 }
@@ -1401,7 +1336,7 @@ static uint64_t plan_stall(struct sim_run *run, bool fsync, uint64_t from, uint6
 /* mixed: every fault at once, drawn while the run goes (§8). */
 static uint64_t plan_mixed(struct sim_run *run)
 {
-	struct simnet_rng *r = &run->rng;
+	struct simnet_rng *r = &run->cl.rng;
 	uint64_t last = 0, e;
 	run->crash_minority = simnet_rng_chance(r, 0.5);
 	if (run->nfaults < SIM_MAX_FAULTS) {
@@ -1439,8 +1374,8 @@ static uint64_t plan_mixed(struct sim_run *run)
 				       directed ? F_DHEAL : F_HEAL, t + len);
 			struct sim_fault *f = &run->faults[run->nfaults - 2];
 			f->dcut = (int)simnet_rng_below(r, 3);
-			uint64_t all = run->n == 64 ? UINT64_MAX : (1ull << run->n) - 1;
-			f->side = simnet_rng_chance(r, 0.5) ? 1ull << simnet_rng_below(r, run->n)
+			uint64_t all = run->cl.n == 64 ? UINT64_MAX : (1ull << run->cl.n) - 1;
+			f->side = simnet_rng_chance(r, 0.5) ? 1ull << simnet_rng_below(r, run->cl.n)
 							    : (simnet_rng_next(r) & all);
 			if (f->side == 0 || f->side == all)
 				f->side = 1;
@@ -1462,7 +1397,7 @@ static uint64_t plan_mixed(struct sim_run *run)
  * and slow fsyncs, on a clean network. */
 static uint64_t plan_disk(struct sim_run *run)
 {
-	struct simnet_rng *r = &run->rng;
+	struct simnet_rng *r = &run->cl.rng;
 	uint64_t last = 0, e;
 	run->crash_minority = simnet_rng_chance(r, 0.5);
 	uint64_t k = simnet_rng_range(r, 1, 4);
@@ -1486,18 +1421,18 @@ static uint64_t plan_disk(struct sim_run *run)
 
 static uint64_t plan_faults(struct sim_run *run)
 {
-	struct simnet_rng *r = &run->rng;
+	struct simnet_rng *r = &run->cl.rng;
 	uint64_t last = 0;
 	switch (run->cls) {
 	case SIM_CLASS_HEALTHY:
 		return 0;
 	case SIM_CLASS_LOSSY:
-		run->net.loss_on = true;
-		run->net.p_loss = (double)simnet_rng_range(r, 1, 10) / 100.0;
-		run->net.p_dup = (double)simnet_rng_range(r, 0, 5) / 100.0;
-		run->net.p_slow = 0.02;
-		run->net.max_delay_us = 5 * MS;
-		run->net.slow_delay_us = 30 * MS;
+		run->cl.net.loss_on = true;
+		run->cl.net.p_loss = (double)simnet_rng_range(r, 1, 10) / 100.0;
+		run->cl.net.p_dup = (double)simnet_rng_range(r, 0, 5) / 100.0;
+		run->cl.net.p_slow = 0.02;
+		run->cl.net.max_delay_us = 5 * MS;
+		run->cl.net.slow_delay_us = 30 * MS;
 		return simnet_rng_range(r, 3000, 8000) * MS;
 	case SIM_CLASS_CRASH: {
 		run->crash_minority = simnet_rng_chance(r, 0.5);
@@ -1517,7 +1452,7 @@ static uint64_t plan_faults(struct sim_run *run)
 		uint64_t k = simnet_rng_range(r, 1, 3);
 		for (uint64_t j = 0; j < k; j++) {
 			uint64_t t = simnet_rng_range(r, 500, 5000) * MS;
-			uint64_t len = run->layout.loss_timeout_ms * simnet_rng_range(r, 500, 3000);
+			uint64_t len = run->cl.layout.loss_timeout_ms * simnet_rng_range(r, 500, 3000);
 			add_fault_pair(run, F_PAUSE, t, F_RESUME, t + len);
 			if (t + len > last)
 				last = t + len;
@@ -1527,12 +1462,12 @@ static uint64_t plan_faults(struct sim_run *run)
 	case SIM_CLASS_PARTITION: {
 		uint64_t k = simnet_rng_range(r, 1, 3);
 		uint64_t t = simnet_rng_range(r, 300, 1500) * MS;
-		uint64_t all = run->n == 64 ? UINT64_MAX : (1ull << run->n) - 1;
+		uint64_t all = run->cl.n == 64 ? UINT64_MAX : (1ull << run->cl.n) - 1;
 		for (uint64_t j = 0; j < k; j++) {
 			uint64_t len = simnet_rng_range(r, 1000, 5000) * MS;
 			uint64_t side = 0;
 			if (simnet_rng_chance(r, 0.5)) {
-				side = 1ull << simnet_rng_below(r, run->n);
+				side = 1ull << simnet_rng_below(r, run->cl.n);
 			} else {
 				for (int tries = 0; tries < 100 && (side == 0 || side == all); tries++)
 					side = simnet_rng_next(r) & all;
@@ -1564,8 +1499,8 @@ static uint64_t plan_faults(struct sim_run *run)
  * both idle passes and both quorum rules. */
 static void plan_timings(struct sim_run *run)
 {
-	struct simnet_rng *r = &run->rng;
-	struct ring_layout *L = &run->layout;
+	struct simnet_rng *r = &run->cl.rng;
+	struct ring_layout *L = &run->cl.layout; /* cluster_set_layout below takes it */
 	L->loss_timeout_ms = (uint32_t)simnet_rng_range(r, 200, 1000);
 	L->heartbeat_ms = L->loss_timeout_ms / (uint32_t)simnet_rng_range(r, 4, 12);
 	L->retries = (uint32_t)simnet_rng_range(r, 0, 5);
@@ -1582,18 +1517,18 @@ static void plan_timings(struct sim_run *run)
  * timeout, or a 2 ms ack could never be met. */
 static void plan_network(struct sim_run *run)
 {
-	struct simnet_rng *r = &run->rng;
-	const struct ring_layout *L = &run->layout;
+	struct simnet_rng *r = &run->cl.rng;
+	const struct ring_layout *L = &run->cl.layout;
 	/* The network's faults begin at F_NETWORK, so every run has a fault-free
 	 * start where I2 is checked. */
-	run->net.loss_on = false;
-	run->net.p_loss = (double)simnet_rng_range(r, 0, 8) / 100.0;
-	run->net.p_dup = (double)simnet_rng_range(r, 0, 5) / 100.0;
-	run->net.p_slow = (double)simnet_rng_range(r, 0, 20) / 1000.0;
+	run->cl.net.loss_on = false;
+	run->cl.net.p_loss = (double)simnet_rng_range(r, 0, 8) / 100.0;
+	run->cl.net.p_dup = (double)simnet_rng_range(r, 0, 5) / 100.0;
+	run->cl.net.p_slow = (double)simnet_rng_range(r, 0, 20) / 1000.0;
 	uint64_t third = L->ack_timeout_ms * MS / 3;
-	run->net.max_delay_us = third < 2 * MS ? third : 2 * MS;
-	run->net.slow_delay_us = L->loss_timeout_ms * MS * simnet_rng_range(r, 1, 4);
-	run->in_flight_us = run->net.slow_delay_us;
+	run->cl.net.max_delay_us = third < 2 * MS ? third : 2 * MS;
+	run->cl.net.slow_delay_us = L->loss_timeout_ms * MS * simnet_rng_range(r, 1, 4);
+	run->in_flight_us = run->cl.net.slow_delay_us;
 	run->hb_loss_planned = simnet_rng_chance(r, 0.5) ? (double)simnet_rng_range(r, 5, 40) / 100.0 : 0;
 	run->leaves_left = (uint32_t)simnet_rng_range(r, 0, 3);
 	run->p_leave_recv = 0.01;
@@ -1602,12 +1537,12 @@ static void plan_network(struct sim_run *run)
 /* Chooses the ring, its timings, its clients and its faults from the seed. */
 static void plan(struct sim_run *run)
 {
-	struct simnet_rng *r = &run->rng;
-	struct ring_layout *L = &run->layout;
+	struct simnet_rng *r = &run->cl.rng;
+	struct ring_layout *L = &run->cl.layout;
 	uint64_t pick = simnet_rng_below(r, 100);
 	size_t n = pick < 1 ? 64 : pick < 4 ? 16 : (size_t)simnet_rng_range(r, 2, 9);
 	bool big = n >= 16;
-	run->n = n;
+	run->cl.n = n;
 	simcheck_init(&run->chk, &(struct simcheck_config){.n = n});
 
 	ring_layout_defaults(L);
@@ -1655,14 +1590,14 @@ static void plan(struct sim_run *run)
 	run->cs_max_us = run->contention ? run->cs_fixed_us
 			 : run->overrun  ? L->lease_ms * MS
 					 : run->cs_cap_us;
-	run->net.min_delay_us = SIM_MIN_DELAY_US;
-	run->net.max_delay_us = 2 * MS;
-	run->net.slow_delay_us = 2 * MS;
+	run->cl.net.min_delay_us = SIM_MIN_DELAY_US;
+	run->cl.net.max_delay_us = 2 * MS;
+	run->cl.net.slow_delay_us = 2 * MS;
 	/* Some healthy rings run at loopback speed, hops of a few microseconds:
 	 * whatever the token measures of time must still add up there. */
 	if ((run->cls == SIM_CLASS_HEALTHY || run->cls == SIM_CLASS_CRASH) && simnet_rng_chance(r, 0.3)) {
-		run->net.min_delay_us = 5;
-		run->net.max_delay_us = run->net.slow_delay_us = 30;
+		run->cl.net.min_delay_us = 5;
+		run->cl.net.max_delay_us = run->cl.net.slow_delay_us = 30;
 	}
 	/* I2 holds while no copy is later than half of the smaller of the
 	 * retry budget and the heartbeat: a pass and its ack, there and back,
@@ -1675,6 +1610,8 @@ static void plan(struct sim_run *run)
 	if (run->cls == SIM_CLASS_MIXED)
 		plan_network(run);
 
+	if (!cluster_set_layout(&run->cl, L))
+		return;
 	run->nodes = calloc(n, sizeof *run->nodes);
 	/* 1..3 clients per member; big rings get fewer: one per member at 16,
 	 * one on each of up to 16 random members at 64. */
@@ -1696,8 +1633,6 @@ static void plan(struct sim_run *run)
 	uint32_t c = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct sim_node *nd = &run->nodes[i];
-		nd->id = L->members[i].id;
-		nd->tick_at = NEVER;
 		nd->first_client = c;
 		nd->nclients = per[i];
 		for (uint32_t k = 0; k < per[i]; k++, c++)
@@ -1729,15 +1664,15 @@ static void plan(struct sim_run *run)
 
 static void trace_plan(const struct sim_run *run)
 {
-	const struct ring_layout *L = &run->layout;
+	const struct ring_layout *L = &run->cl.layout;
 	printf("sim %s seed %" PRIu64 ": n=%zu quorum=%s lease=%" PRIu32 "ms ack=%" PRIu32
 	       "ms retries=%" PRIu32 " heartbeat=%" PRIu32 "ms loss_timeout=%" PRIu32
-	       "ms idle_pass=%" PRIu32 "ms\n", class_names[run->cls], run->seed, run->n,
+	       "ms idle_pass=%" PRIu32 "ms\n", class_names[run->cls], run->seed, run->cl.n,
 	       L->quorum == RING_QUORUM_NONE ? "none" : "majority", L->lease_ms,
 	       L->ack_timeout_ms, L->retries, L->heartbeat_ms, L->loss_timeout_ms,
 	       L->idle_pass_ms);
 	printf("  members:");
-	for (size_t i = 0; i < run->n; i++)
+	for (size_t i = 0; i < run->cl.n; i++)
 		printf(" n%zu=id%u(%u client%s)", i, L->members[i].id, run->nodes[i].nclients,
 		       run->nodes[i].nclients == 1 ? "" : "s");
 	printf("\n  clients: %s, cs up to %" PRIu64 " ms%s; cs_max %" PRIu64 " ms\n",
@@ -1747,9 +1682,9 @@ static void trace_plan(const struct sim_run *run)
 	if (run->cls == SIM_CLASS_LOSSY || run->cls == SIM_CLASS_MIXED)
 		printf("  network: loss %.0f%% dup %.0f%% delay up to %.3f ms (%.1f%% up to %" PRIu64
 		       " ms), heartbeats lost alone %.0f%%, %u leave(s) after a token at %.0f%%"
-		       " until T_heal; I2 needs copies below %.3f ms\n", run->net.p_loss * 100,
-		       run->net.p_dup * 100, (double)run->net.max_delay_us / 1e3,
-		       run->net.p_slow * 100, run->net.slow_delay_us / MS, run->p_hb_loss * 100,
+		       " until T_heal; I2 needs copies below %.3f ms\n", run->cl.net.p_loss * 100,
+		       run->cl.net.p_dup * 100, (double)run->cl.net.max_delay_us / 1e3,
+		       run->cl.net.p_slow * 100, run->cl.net.slow_delay_us / MS, run->p_hb_loss * 100,
 		       run->leaves_left, run->p_leave_recv * 100, (double)run->late_us / 1e3);
 	if (run->cls == SIM_CLASS_MIXED)
 		printf("  (heartbeats: %.0f%% lost alone once the network's faults begin)\n",
@@ -1782,26 +1717,25 @@ static void hold(struct sim_run *run, struct u32vec *vec, uint32_t item)
 /* Returns true when the item was kept (held for a paused member). */
 static bool dispatch(struct sim_run *run, uint32_t idx)
 {
-	struct simnet_item *it = &run->q.items[idx];
+	struct simnet_item *it = &run->cl.q.items[idx];
 	struct sim_node *nd = &run->nodes[it->node];
 	switch ((enum sim_kind)it->kind) {
 	case EV_START:
 		node_start(run, it->node);
 		return false;
 	case EV_TICK:
-		if (nd->life != NODE_UP || it->gen != nd->tick_gen)
+		if (nd->life != NODE_UP || !cluster_tick_current(&run->cl, it))
 			return false;
 		if (nd->paused) {
 			hold(run, &nd->held_events, idx);
 			return true;
 		}
-		nd->tick_at = NEVER;
 		trace(run, "n%u tick", it->node);
 		node_step(run, it->node, RING_EVENT_TICK, NULL, 0);
 		return false;
 	case EV_DELIVER: {
 		bool up = nd->life == NODE_UP;
-		if (run->trace) {
+		if (run->cl.trace) {
 			char text[256];
 			msg_text(run, it->buf, it->len, text, sizeof text);
 			int name = (int)strcspn(text, " ");
@@ -1867,7 +1801,7 @@ static bool dispatch(struct sim_run *run, uint32_t idx)
 
 static void run_free(struct sim_run *run)
 {
-	for (uint32_t i = 0; run->nodes && i < run->n; i++) {
+	for (uint32_t i = 0; run->nodes && i < run->cl.n; i++) {
 		node_stop(run, i);
 		free(run->nodes[i].held_clients.v);
 		free(run->nodes[i].held_events.v);
@@ -1875,7 +1809,7 @@ static void run_free(struct sim_run *run)
 	}
 	free(run->nodes);
 	free(run->clients);
-	simnet_queue_free(&run->q);
+	cluster_free(&run->cl);
 	simcheck_free(&run->chk);
 }
 
@@ -1893,54 +1827,39 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 	}
 	run->cls = cls;
 	run->seed = seed;
-	run->trace = trace_on;
 	run->keep_disks = keep_disks;
-	simnet_queue_init(&run->q);
-	simnet_rng_seed(&run->rng, seed, class_names[cls]);
+	cluster_init(&run->cl, seed, class_names[cls], trace_on, SIM_EVENT_CAP, SIM_SAME_TIME_CAP);
+	run->cl.on_fail = cluster_failed_hook;
+	run->cl.fail_arg = run;
 	plan(run);
 	if (trace_on && !failed(run))
 		trace_plan(run);
-	while (!failed(run) && run->q.heap_n > 0 && run->q.heap[0].t <= run->t_end) {
-		struct simnet_slot s = simnet_pop(&run->q);
-		if (s.t != run->same_time_at) {
-			run->same_time_at = s.t;
-			run->same_time = 0;
-		}
-		run->now = s.t;
-		run->chk.now = s.t;
-		if (++run->events > SIM_EVENT_CAP) {
-			fail(run, "progress", "more than %llu events in one run",
-			     (unsigned long long)SIM_EVENT_CAP);
-			break;
-		}
-		if (++run->same_time > SIM_SAME_TIME_CAP) {
-			fail(run, "progress", "more than %llu events at one instant: time stands still",
-			     (unsigned long long)SIM_SAME_TIME_CAP);
-			break;
-		}
-		if (!dispatch(run, s.item))
-			item_free(run, s.item);
-		if (failed(run) && run->trace)
+	uint32_t item;
+	while (!failed(run) && cluster_next(&run->cl, run->t_end, &item)) {
+		run->chk.now = run->cl.now;
+		if (!dispatch(run, item))
+			item_free(run, item);
+		if (failed(run) && run->cl.trace)
 			printf("FAILED here: %s: %s\n", run->chk.inv, run->chk.what);
 	}
 	if (!failed(run))
-		run->now = run->t_end;
+		run->cl.now = run->t_end;
 	run->res.overlaps = run->chk.overlaps;
-	run->res.i2_us = run->chk.i2 ? run->now : run->chk.i2_off_at;
+	run->res.i2_us = run->chk.i2 ? run->cl.now : run->chk.i2_off_at;
 	trace(run, "end: %" PRIu64 " events, %" PRIu64 " grants, %" PRIu64 " overlaps, %" PRIu64
-	      " stale refused, %" PRIu64 " denied; I2 checked %s%s", run->events, run->res.grants,
+	      " stale refused, %" PRIu64 " denied; I2 checked %s%s", run->cl.events, run->res.grants,
 	      run->res.overlaps, run->res.stale, run->res.denies,
 	      run->chk.i2 ? "throughout" : "until ", run->chk.i2 ? "" : run->chk.i2_off);
 	/* One token heartbeats about once per heartbeat_ms, whoever holds it;
 	 * a healthy ring that sends far more has a storm (PROTOCOL.md §5.1). */
-	uint64_t hb_budget = 2 * run->now / (run->layout.heartbeat_ms * MS) + 4 * run->n + 10;
+	uint64_t hb_budget = 2 * run->cl.now / (run->cl.layout.heartbeat_ms * MS) + 4 * run->cl.n + 10;
 	if (run->cls == SIM_CLASS_HEALTHY && !failed(run) && run->heartbeats > hb_budget)
 		fail(run, "liveness", "%" PRIu64 " heartbeats in %.1f s, budget %" PRIu64,
-		     run->heartbeats, (double)run->now / 1e6, hb_budget);
-	run->res.virtual_us = run->now;
+		     run->heartbeats, (double)run->cl.now / 1e6, hb_budget);
+	run->res.virtual_us = run->cl.now;
 	run->res.bound_us = run->bound_us;
-	run->res.rotation_us = run->n * (run->cs_max_us + run->layout.ack_timeout_ms * MS);
-	run->res.n = run->n;
+	run->res.rotation_us = run->cl.n * (run->cs_max_us + run->cl.layout.ack_timeout_ms * MS);
+	run->res.n = run->cl.n;
 	if (run->chk.failed) {
 		run->res.failed = true;
 		snprintf(run->res.inv, sizeof run->res.inv, "%s", run->chk.inv);

@@ -1,21 +1,32 @@
-/* The CUnit suites of the unit-test binary, one per module. Each registers
- * its suite and returns 0, or a CUnit error code. */
+/* The CUnit suites of the unit-test binary, one per module: each
+ * test/test_NAME.c defines its table ring_test_NAME_tests[] (ended by
+ * CU_TEST_INFO_NULL), and test/unit_main.c registers one row per suite.
+ * A new suite is a line here and a row there. */
 #ifndef RING_TEST_SUITES_H
 #define RING_TEST_SUITES_H
 
-int ring_test_wire_suite(void);
-int ring_test_layout_suite(void);
-int ring_test_node_suite(void);
-int ring_test_fence_file_suite(void);
-int ring_test_epoch_store_suite(void);
-int ring_test_net_suite(void);
-int ring_test_conf_suite(void);
-int ring_test_control_suite(void);
-int ring_test_trace_suite(void);
-int ring_test_auth_suite(void);
-int ring_test_simcheck_suite(void);
-int ring_test_rules_token_suite(void);
-int ring_test_rules_members_suite(void);
-int ring_test_rules_election_suite(void);
+#include <CUnit/CUnit.h>
+
+extern CU_TestInfo ring_test_wire_tests[];
+extern CU_TestInfo ring_test_layout_tests[];
+extern CU_TestInfo ring_test_node_tests[];
+extern CU_TestInfo ring_test_fence_file_tests[];
+extern CU_TestInfo ring_test_epoch_store_tests[];
+extern CU_TestInfo ring_test_net_tests[];
+extern CU_TestInfo ring_test_conf_tests[];
+extern CU_TestInfo ring_test_control_tests[];
+extern CU_TestInfo ring_test_trace_tests[];
+extern CU_TestInfo ring_test_auth_tests[];
+extern CU_TestInfo ring_test_simcheck_tests[];
+extern CU_TestInfo ring_test_rules_token_tests[];
+extern CU_TestInfo ring_test_rules_members_tests[];
+extern CU_TestInfo ring_test_rules_election_tests[];
+
+/* Suite init and cleanup (a scratch directory), where a suite has them:
+ * 0 on success. */
+int ring_test_trace_init(void);
+int ring_test_trace_cleanup(void);
+int ring_test_auth_init(void);
+int ring_test_auth_cleanup(void);
 
 #endif

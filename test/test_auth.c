@@ -18,13 +18,13 @@
 
 static char dir[64];
 
-static int setup(void)
+int ring_test_auth_init(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/ring-auth-XXXXXX");
 	return mkdtemp(dir) ? 0 : -1;
 }
 
-static int teardown(void)
+int ring_test_auth_cleanup(void)
 {
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
@@ -200,29 +200,18 @@ static void test_keygen_writes_a_private_key_once(void)
 	ring_auth_free(a);
 }
 
-int ring_test_auth_suite(void)
-{
-	CU_pSuite s = CU_add_suite("auth", setup, teardown);
-	if (!s)
-		return (int)CU_get_error();
 #define T_(f) {#f, f}
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-		T_(test_sealed_datagram_opens_to_its_body),
-		T_(test_every_flipped_bit_is_refused),
-		T_(test_another_key_is_refused),
-		T_(test_a_copy_is_a_replay),
-		T_(test_old_and_future_timestamps_are_refused),
-		T_(test_reordering_within_the_window_is_accepted),
-		T_(test_seals_never_repeat_a_timestamp),
-		T_(test_bad_key_files_are_refused),
-		T_(test_rotation_accepts_both_keys_and_signs_with_the_first),
-		T_(test_keygen_writes_a_private_key_once),
-	};
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}
+CU_TestInfo ring_test_auth_tests[] = {
+	T_(test_sealed_datagram_opens_to_its_body),
+	T_(test_every_flipped_bit_is_refused),
+	T_(test_another_key_is_refused),
+	T_(test_a_copy_is_a_replay),
+	T_(test_old_and_future_timestamps_are_refused),
+	T_(test_reordering_within_the_window_is_accepted),
+	T_(test_seals_never_repeat_a_timestamp),
+	T_(test_bad_key_files_are_refused),
+	T_(test_rotation_accepts_both_keys_and_signs_with_the_first),
+	T_(test_keygen_writes_a_private_key_once),
+	CU_TEST_INFO_NULL,
+};
+#undef T_

@@ -704,47 +704,35 @@ static void test_docs_and_help_name_every_key(void)
 	free(help);
 }
 
-int ring_test_conf_suite(void)
-{
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_spec_example_parses_with_every_value),
-		T_(test_defaults_applied),
-		T_(test_table_defaults_are_the_layout_defaults),
-		T_(test_table_values_text_matches_bounds),
-		T_(test_relative_paths_resolve_against_the_files_folder),
-		T_(test_relative_config_path_gives_absolute_paths),
-		T_(test_default_successor_is_next_section_wrapping),
-		T_(test_explicit_successors_give_ring_order),
-		T_(test_mixed_successors),
-		T_(test_inline_comments_and_indentation),
-		T_(test_booleans_and_quorum_words),
-		T_(test_bounds_are_inclusive),
-		T_(test_errors_in_sections),
-		T_(test_errors_in_keys),
-		T_(test_errors_in_numbers),
-		T_(test_errors_in_words),
-		T_(test_errors_in_required_keys),
-		T_(test_errors_in_membership),
-		T_(test_errors_in_successors),
-		T_(test_errors_in_timings),
-		T_(test_errors_in_paths),
-		T_(test_errors_in_reading),
-		T_(test_first_error_wins),
-		T_(test_error_fits_a_small_buffer),
-		T_(test_describe_shows_members_and_timings),
-		T_(test_example_files_load),
-		T_(test_docs_and_help_name_every_key),
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_conf_tests[] = {
+	T_(test_spec_example_parses_with_every_value),
+	T_(test_defaults_applied),
+	T_(test_table_defaults_are_the_layout_defaults),
+	T_(test_table_values_text_matches_bounds),
+	T_(test_relative_paths_resolve_against_the_files_folder),
+	T_(test_relative_config_path_gives_absolute_paths),
+	T_(test_default_successor_is_next_section_wrapping),
+	T_(test_explicit_successors_give_ring_order),
+	T_(test_mixed_successors),
+	T_(test_inline_comments_and_indentation),
+	T_(test_booleans_and_quorum_words),
+	T_(test_bounds_are_inclusive),
+	T_(test_errors_in_sections),
+	T_(test_errors_in_keys),
+	T_(test_errors_in_numbers),
+	T_(test_errors_in_words),
+	T_(test_errors_in_required_keys),
+	T_(test_errors_in_membership),
+	T_(test_errors_in_successors),
+	T_(test_errors_in_timings),
+	T_(test_errors_in_paths),
+	T_(test_errors_in_reading),
+	T_(test_first_error_wins),
+	T_(test_error_fits_a_small_buffer),
+	T_(test_describe_shows_members_and_timings),
+	T_(test_example_files_load),
+	T_(test_docs_and_help_name_every_key),
+	CU_TEST_INFO_NULL,
+};
 #undef T_
-	};
-	CU_pSuite s = CU_add_suite("conf", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}

@@ -128,27 +128,16 @@ static void test_status_json_truncates_like_snprintf(void)
 	CU_ASSERT_EQUAL(strlen(small), sizeof small - 1);
 }
 
-int ring_test_control_suite(void)
-{
-	CU_pSuite s = CU_add_suite("control", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
 #define T_(f) {#f, f}
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-		T_(test_acquire_with_and_without_timeout),
-		T_(test_acquire_with_a_bad_timeout_is_refused),
-		T_(test_release_and_status_take_no_argument),
-		T_(test_unknown_empty_and_junk_lines_are_refused),
-		T_(test_every_inject_parses_with_its_argument),
-		T_(test_bad_injects_are_refused),
-		T_(test_status_json_has_the_spec_fields),
-		T_(test_status_json_truncates_like_snprintf),
-	};
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}
+CU_TestInfo ring_test_control_tests[] = {
+	T_(test_acquire_with_and_without_timeout),
+	T_(test_acquire_with_a_bad_timeout_is_refused),
+	T_(test_release_and_status_take_no_argument),
+	T_(test_unknown_empty_and_junk_lines_are_refused),
+	T_(test_every_inject_parses_with_its_argument),
+	T_(test_bad_injects_are_refused),
+	T_(test_status_json_has_the_spec_fields),
+	T_(test_status_json_truncates_like_snprintf),
+	CU_TEST_INFO_NULL,
+};
+#undef T_

@@ -287,31 +287,19 @@ static void test_error_fits_a_small_buffer(void)
 	tmp_close(&t);
 }
 
-int ring_test_epoch_store_suite(void)
-{
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_open_creates_the_state_dir_private),
-		T_(test_missing_file_is_epoch_0),
-		T_(test_saved_epoch_is_loaded_by_a_new_store),
-		T_(test_save_leaves_the_file_0600_and_no_temp_file),
-		T_(test_unreadable_contents_are_refused_not_guessed),
-		T_(test_file_without_newline_is_read),
-		T_(test_file_that_cannot_be_read_is_an_io_error),
-		T_(test_state_dir_that_cannot_be_created_is_an_io_error),
-		T_(test_failed_save_names_the_file_and_keeps_the_old_epoch),
-		T_(test_save_succeeds_when_descriptors_have_run_out),
-		T_(test_error_fits_a_small_buffer),
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_epoch_store_tests[] = {
+	T_(test_open_creates_the_state_dir_private),
+	T_(test_missing_file_is_epoch_0),
+	T_(test_saved_epoch_is_loaded_by_a_new_store),
+	T_(test_save_leaves_the_file_0600_and_no_temp_file),
+	T_(test_unreadable_contents_are_refused_not_guessed),
+	T_(test_file_without_newline_is_read),
+	T_(test_file_that_cannot_be_read_is_an_io_error),
+	T_(test_state_dir_that_cannot_be_created_is_an_io_error),
+	T_(test_failed_save_names_the_file_and_keeps_the_old_epoch),
+	T_(test_save_succeeds_when_descriptors_have_run_out),
+	T_(test_error_fits_a_small_buffer),
+	CU_TEST_INFO_NULL,
+};
 #undef T_
-	};
-	CU_pSuite s = CU_add_suite("epoch_store", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}

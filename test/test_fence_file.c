@@ -465,36 +465,24 @@ static void test_concurrent_writers_never_accept_an_older_fence(void)
 	tmp_close(&t);
 }
 
-int ring_test_fence_file_suite(void)
-{
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_first_append_creates_the_file_and_its_fence),
-		T_(test_first_append_with_fence_0_records_it),
-		T_(test_equal_fence_is_accepted),
-		T_(test_higher_fence_is_accepted_and_moves_the_fence),
-		T_(test_lower_fence_is_refused_and_changes_nothing),
-		T_(test_unparseable_fence_file_is_an_error_and_appends_nothing),
-		T_(test_fence_file_without_a_newline_is_read),
-		T_(test_text_with_a_newline_is_refused_before_touching_anything),
-		T_(test_bad_file_names_are_refused),
-		T_(test_lock_file_stays_and_no_temp_file_is_left),
-		T_(test_missing_folder_is_an_io_error_with_its_reason),
-		T_(test_failed_line_leaves_the_fence_ahead_and_the_same_fence_retries),
-		T_(test_error_fits_a_small_buffer),
-		T_(test_fence_parse_accepts_decimal_u64),
-		T_(test_fence_parse_rejects_signs_junk_and_overflow),
-		T_(test_concurrent_writers_never_accept_an_older_fence),
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_fence_file_tests[] = {
+	T_(test_first_append_creates_the_file_and_its_fence),
+	T_(test_first_append_with_fence_0_records_it),
+	T_(test_equal_fence_is_accepted),
+	T_(test_higher_fence_is_accepted_and_moves_the_fence),
+	T_(test_lower_fence_is_refused_and_changes_nothing),
+	T_(test_unparseable_fence_file_is_an_error_and_appends_nothing),
+	T_(test_fence_file_without_a_newline_is_read),
+	T_(test_text_with_a_newline_is_refused_before_touching_anything),
+	T_(test_bad_file_names_are_refused),
+	T_(test_lock_file_stays_and_no_temp_file_is_left),
+	T_(test_missing_folder_is_an_io_error_with_its_reason),
+	T_(test_failed_line_leaves_the_fence_ahead_and_the_same_fence_retries),
+	T_(test_error_fits_a_small_buffer),
+	T_(test_fence_parse_accepts_decimal_u64),
+	T_(test_fence_parse_rejects_signs_junk_and_overflow),
+	T_(test_concurrent_writers_never_accept_an_older_fence),
+	CU_TEST_INFO_NULL,
+};
 #undef T_
-	};
-	CU_pSuite s = CU_add_suite("fence_file", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}

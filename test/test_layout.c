@@ -318,46 +318,34 @@ static void test_check_error_fits_a_small_buffer(void)
 	CU_ASSERT_EQUAL(err[sizeof err - 1], '\0');
 }
 
-int ring_test_layout_suite(void)
-{
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_defaults_match_spec),
-		T_(test_defaults_clear_name_and_members),
-		T_(test_index_finds_every_member),
-		T_(test_index_of_a_non_member_is_minus_1),
-		T_(test_majority_quorum_is_n_over_2_plus_1),
-		T_(test_no_quorum_is_1),
-		T_(test_fingerprint_is_stable_for_equal_layouts),
-		T_(test_fingerprint_has_pinned_value),
-		T_(test_fingerprint_of_a_full_name_stops_at_its_array),
-		T_(test_fingerprint_ignores_what_is_not_agreed),
-		T_(test_fingerprint_changes_with_the_name),
-		T_(test_fingerprint_changes_with_each_timing),
-		T_(test_fingerprint_changes_when_timings_swap),
-		T_(test_fingerprint_changes_with_the_quorum),
-		T_(test_fingerprint_changes_with_a_member_id),
-		T_(test_fingerprint_changes_with_a_member_host),
-		T_(test_fingerprint_changes_with_a_member_port),
-		T_(test_fingerprint_changes_with_member_order),
-		T_(test_fingerprint_changes_with_member_count),
-		T_(test_check_accepts_defaults_with_2_and_5_members),
-		T_(test_check_accepts_the_largest_ring),
-		T_(test_check_rejects_fewer_than_2_members),
-		T_(test_check_rejects_duplicate_ids),
-		T_(test_check_rejects_id_0),
-		T_(test_check_rejects_loss_timeout_below_4_heartbeats),
-		T_(test_check_error_fits_a_small_buffer),
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_layout_tests[] = {
+	T_(test_defaults_match_spec),
+	T_(test_defaults_clear_name_and_members),
+	T_(test_index_finds_every_member),
+	T_(test_index_of_a_non_member_is_minus_1),
+	T_(test_majority_quorum_is_n_over_2_plus_1),
+	T_(test_no_quorum_is_1),
+	T_(test_fingerprint_is_stable_for_equal_layouts),
+	T_(test_fingerprint_has_pinned_value),
+	T_(test_fingerprint_of_a_full_name_stops_at_its_array),
+	T_(test_fingerprint_ignores_what_is_not_agreed),
+	T_(test_fingerprint_changes_with_the_name),
+	T_(test_fingerprint_changes_with_each_timing),
+	T_(test_fingerprint_changes_when_timings_swap),
+	T_(test_fingerprint_changes_with_the_quorum),
+	T_(test_fingerprint_changes_with_a_member_id),
+	T_(test_fingerprint_changes_with_a_member_host),
+	T_(test_fingerprint_changes_with_a_member_port),
+	T_(test_fingerprint_changes_with_member_order),
+	T_(test_fingerprint_changes_with_member_count),
+	T_(test_check_accepts_defaults_with_2_and_5_members),
+	T_(test_check_accepts_the_largest_ring),
+	T_(test_check_rejects_fewer_than_2_members),
+	T_(test_check_rejects_duplicate_ids),
+	T_(test_check_rejects_id_0),
+	T_(test_check_rejects_loss_timeout_below_4_heartbeats),
+	T_(test_check_error_fits_a_small_buffer),
+	CU_TEST_INFO_NULL,
+};
 #undef T_
-	};
-	CU_pSuite s = CU_add_suite("layout", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}

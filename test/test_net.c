@@ -100,26 +100,14 @@ static void test_unresolvable_host_is_a_config_error_with_a_reason(void)
 	CU_ASSERT(err[0] != 0);
 }
 
-int ring_test_net_suite(void)
-{
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_same_ipv4_address_and_port_match),
-		T_(test_other_port_or_address_or_family_does_not_match),
-		T_(test_padding_and_length_do_not_count),
-		T_(test_index_of_finds_the_member_or_returns_n),
-		T_(test_resolve_numeric_hosts),
-		T_(test_unresolvable_host_is_a_config_error_with_a_reason),
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_net_tests[] = {
+	T_(test_same_ipv4_address_and_port_match),
+	T_(test_other_port_or_address_or_family_does_not_match),
+	T_(test_padding_and_length_do_not_count),
+	T_(test_index_of_finds_the_member_or_returns_n),
+	T_(test_resolve_numeric_hosts),
+	T_(test_unresolvable_host_is_a_config_error_with_a_reason),
+	CU_TEST_INFO_NULL,
+};
 #undef T_
-	};
-	CU_pSuite s = CU_add_suite("net", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}

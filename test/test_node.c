@@ -240,6 +240,40 @@ static void test_duplicate_token_is_reacked_not_accepted(void)
 	sim_free(s);
 }
 
+/* Golden traces (PROTOCOL.md §7: the order of a step's actions is the
+ * order the driver carries them out in): an epoch is persisted before
+ * anything that carries it leaves, a grant comes after the token's receipt
+ * is acked, and the token's pass after its heartbeat. Each step of the
+ * token's first round, action by action. */
+static void test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	for (size_t i = 0; i < 3; i++)
+		sim_start(s, i);
+	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_REGEN, 2000 * MS));
+	size_t m = (size_t)s->last_node;
+	CU_ASSERT_FATAL(m == 2); /* the highest id wins the boot's elections */
+	/* The election's last hop acked, the epoch stored before the
+	 * heartbeat that tells it; nobody waits, so the token rests. */
+	ASSERT_STEP_TRACE(s, "send election_ack>20, election_won, persist, token_regen, "
+			     "send heartbeat>*");
+	size_t next = successor_of(s, m);
+	sim_acquire(s, next, 7);
+	ASSERT_STEP_TRACE(s, ""); /* queued: the token is not here */
+	CU_ASSERT_FATAL(run_until_log(s, (int)m, RING_LOG_TOKEN_PASS, 500 * MS));
+	ASSERT_STEP_TRACE(s, "send token>10, token_pass"); /* the rest is over */
+	CU_ASSERT_FATAL(run_until_log(s, (int)next, RING_LOG_TOKEN_RECV, 500 * MS));
+	/* Acked before anything else, then granted: a client is waiting. */
+	ASSERT_STEP_TRACE(s, "send token_ack>30, token_recv, grant, cs_enter");
+	sim_release(s, next, 7);
+	/* One grant per visit: the release moves the token on at once. */
+	ASSERT_STEP_TRACE(s, "cs_exit, send token>20, token_pass");
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
 /* Whether two encoded tokens are the same but for quiet_us. */
 static bool same_token_but_quiet(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
@@ -281,6 +315,8 @@ static void test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_e
 	}
 
 	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_SUCCESSOR_SKIP, 500 * MS));
+	/* The new epoch is stored before its heartbeat and the token leave. */
+	ASSERT_STEP_TRACE(s, "persist, successor_skip, send heartbeat>*, send token>30, token_pass");
 	CU_ASSERT_EQUAL(s->now, at + l.ack_timeout_ms * MS);
 	CU_ASSERT_EQUAL(last_log(s, RING_LOG_RETRANSMIT), -1);
 	int skip = last_log(s, RING_LOG_SUCCESSOR_SKIP);
@@ -1241,47 +1277,36 @@ static void test_member_left_alone_while_resting_does_not_spin(void)
 	sim_free(s);
 }
 
-int ring_test_node_suite(void)
-{
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_node_new_refuses_an_id_outside_the_ring),
-		T_(test_fresh_member_elects_after_listening_two_heartbeats),
-		T_(test_three_members_bootstrap_to_exactly_one_token),
-		T_(test_grants_only_while_holding_with_growing_fences_one_per_visit),
-		T_(test_duplicate_token_is_reacked_not_accepted),
-		T_(test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_epoch),
-		T_(test_stale_token_is_dropped_and_its_sender_drops_its_copy),
-		T_(test_lease_expiry_revokes_and_moves_the_token_on),
-		T_(test_pause_past_half_the_loss_timeout_revokes_before_anything_else),
-		T_(test_late_tick_within_half_the_loss_timeout_is_no_pause),
-		T_(test_restarted_member_refuses_its_stored_epoch_and_joins_under_a_new_one),
-		T_(test_hostile_datagrams_are_counted_never_acted_on),
-		T_(test_majority_ring_without_quorum_never_regenerates_or_grants),
-		T_(test_ring_without_quorum_rule_regenerates_with_two_of_five),
-		T_(test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it),
-		T_(test_acquire_twice_is_busy_and_release_cancels_a_waiting_client),
-		T_(test_state_and_log_names_are_those_of_the_spec),
-		T_(test_leave_racing_its_ack_makes_no_second_token),
-		T_(test_leave_after_a_reepoch_still_names_the_hop_it_took),
-		T_(test_leaving_member_refuses_a_new_pass_by_name),
-		T_(test_stale_join_does_not_take_a_pass_back),
-		T_(test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration),
-		T_(test_exhausted_epochs_are_fatal_not_repeated),
-		T_(test_counter_exhaustion_reepochs_without_granting_unconfirmed),
-		T_(test_wiped_member_never_grants_an_old_fence_again),
-		T_(test_update_overflow_is_fatal_and_final),
-		T_(test_member_left_alone_while_resting_does_not_spin),
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_node_tests[] = {
+	T_(test_node_new_refuses_an_id_outside_the_ring),
+	T_(test_fresh_member_elects_after_listening_two_heartbeats),
+	T_(test_three_members_bootstrap_to_exactly_one_token),
+	T_(test_grants_only_while_holding_with_growing_fences_one_per_visit),
+	T_(test_duplicate_token_is_reacked_not_accepted),
+	T_(test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_epoch),
+	T_(test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass),
+	T_(test_stale_token_is_dropped_and_its_sender_drops_its_copy),
+	T_(test_lease_expiry_revokes_and_moves_the_token_on),
+	T_(test_pause_past_half_the_loss_timeout_revokes_before_anything_else),
+	T_(test_late_tick_within_half_the_loss_timeout_is_no_pause),
+	T_(test_restarted_member_refuses_its_stored_epoch_and_joins_under_a_new_one),
+	T_(test_hostile_datagrams_are_counted_never_acted_on),
+	T_(test_majority_ring_without_quorum_never_regenerates_or_grants),
+	T_(test_ring_without_quorum_rule_regenerates_with_two_of_five),
+	T_(test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it),
+	T_(test_acquire_twice_is_busy_and_release_cancels_a_waiting_client),
+	T_(test_state_and_log_names_are_those_of_the_spec),
+	T_(test_leave_racing_its_ack_makes_no_second_token),
+	T_(test_leave_after_a_reepoch_still_names_the_hop_it_took),
+	T_(test_leaving_member_refuses_a_new_pass_by_name),
+	T_(test_stale_join_does_not_take_a_pass_back),
+	T_(test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration),
+	T_(test_exhausted_epochs_are_fatal_not_repeated),
+	T_(test_counter_exhaustion_reepochs_without_granting_unconfirmed),
+	T_(test_wiped_member_never_grants_an_old_fence_again),
+	T_(test_update_overflow_is_fatal_and_final),
+	T_(test_member_left_alone_while_resting_does_not_spin),
+	CU_TEST_INFO_NULL,
+};
 #undef T_
-	};
-	CU_pSuite s = CU_add_suite("node", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}

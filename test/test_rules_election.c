@@ -635,6 +635,83 @@ static void test_carrier_defers_its_own_election_while_the_carried_one_runs(void
 	sim_free(s);
 }
 
+/* The ELECTION hops member I sent since SINCE for INITIATOR's election. */
+static size_t elections_sent(const struct sim *s, size_t i, uint64_t since, size_t initiator)
+{
+	size_t c = 0;
+	struct ring_msg m;
+	for (size_t k = 0; k < s->n_rec[i]; k++)
+		c += s->rec[i][k].seq > since && decode_send(&s->rec[i][k].a, &m) &&
+		     m.type == RING_MSG_ELECTION && m.u.election.initiator == id_of(initiator);
+	return c;
+}
+
+/* §6.1, the initiator's half of Chang-Roberts: a member running its own
+ * election swallows an election from a lower id (acked, carried no
+ * further), and abandons its own for one from a higher id, which it
+ * carries. Carried both ways, two elections would go around at once and
+ * each be swallowed at the other's initiator, so that neither completes
+ * and the ring waits another loss timeout; swallowing both ways, neither
+ * completes either. Member 1 (id 20) calls its election; member 0's (id
+ * 10) and then member 2's (id 30) reach it. Kills chang-roberts and
+ * chang-roberts-higher. */
+static void test_initiator_swallows_a_lower_election_and_carries_a_higher_one(void)
+{
+	struct ring_layout l;
+	struct sim *s = lone_carrier(&l);
+	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_ELECTION_START, 2000 * MS));
+	uint32_t e = status_of(s, 1).epoch;
+	uint64_t mark = s->seq;
+	s->now += 2 * MS;
+	inject_election(s, 1, 0, 0, 60, e);
+	CU_ASSERT(last_send(s, RING_MSG_ELECTION_ACK, id_of(0), NULL) >= 0);
+	CU_ASSERT_EQUAL(elections_sent(s, 1, mark, 0), 0);
+	CU_ASSERT_EQUAL(status_of(s, 1).state, RING_STATE_ELECTING);
+	s->now += 2 * MS;
+	inject_election(s, 1, 0, 2, 70, e);
+	CU_ASSERT(last_send(s, RING_MSG_ELECTION_ACK, id_of(0), NULL) >= 0);
+	CU_ASSERT_EQUAL(elections_sent(s, 1, mark, 2), 1);
+	sim_free(s);
+}
+
+/* §5.5: after a pause a member grants nothing for 2 x heartbeat_ms, and
+ * grants again once that is over. The holder H of four stops for longer
+ * than the pause threshold while it rests the token (too short for the
+ * others to call an election) and a client asks at H as it wakes. The
+ * token comes back within the quarantine: H passes it on without granting.
+ * At the next visit the quarantine is over and H grants. Kills
+ * pause-no-quarantine (the first visit grants) and quarantine-never-ends
+ * (no visit ever grants). */
+static void test_woken_member_grants_nothing_for_two_heartbeats_then_grants(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 4);
+	struct sim *s = sim_new(&l);
+	sockets_init(s);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	uint64_t armed = s->deadline[h];
+	CU_ASSERT_FATAL(armed != NEVER);
+	pause_member(s, h, true);
+	sim_run(s, armed + (uint64_t)l.loss_timeout_ms * MS / 2 + 20 * MS, NULL, NULL);
+	uint64_t mark = s->seq;
+	uint64_t woke = s->now;
+	wake_member(s, h);
+	CU_ASSERT_EQUAL_FATAL(count_logs(s, h, mark, RING_LOG_PAUSE_DETECTED), 1);
+	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
+	sim_acquire(s, h, 7);
+	uint64_t over = woke + 2 * (uint64_t)l.heartbeat_ms * MS;
+	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_TOKEN_RECV, 1000 * MS));
+	CU_ASSERT_FATAL(s->now < over); /* the token came back within the quarantine */
+	CU_ASSERT(last_action(s, RING_ACTION_GRANT) < 0);
+	CU_ASSERT(last_log(s, RING_LOG_TOKEN_PASS) >= 0);
+	CU_ASSERT_FATAL(run_until_action(s, (int)h, RING_ACTION_GRANT, 1000 * MS));
+	CU_ASSERT(s->now >= over);
+	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_GRANT), 1);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
 /* ---- §6.2 rule 1's re-epoch, and rule 3 at a heartbeat ---- */
 
 static bool drop_joins(const struct sim *s, const struct flight *f)
@@ -811,37 +888,26 @@ static void test_election_back_after_its_time_is_abandoned(void)
 	sim_free(s);
 }
 
-int ring_test_rules_election_suite(void)
-{
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_paused_holders_client_is_out_before_the_new_holders_grant_overlaps),
-		T_(test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_under_it),
-		T_(test_paused_resting_holder_hands_its_token_on_instead_of_granting_under_it),
-		T_(test_holder_ends_an_election_so_no_second_token_is_made),
-		T_(test_member_that_heard_the_token_ends_a_lonely_members_election),
-		T_(test_leave_below_quorum_drops_the_token_and_nothing_is_granted),
-		T_(test_member_carrying_a_no_quorum_election_reports_no_quorum),
-		T_(test_initiator_waking_from_a_pause_drops_the_election_it_started_before),
-		T_(test_regenerated_epoch_is_above_an_epoch_only_a_participant_knew),
-		T_(test_retransmitted_election_is_acked_but_carried_once),
-		T_(test_carrier_of_a_higher_election_swallows_a_lower_one),
-		T_(test_carrier_defers_its_own_election_while_the_carried_one_runs),
-		T_(test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_token),
-		T_(test_heartbeat_ends_the_initiators_election_at_once),
-		T_(test_election_back_after_its_time_is_abandoned),
-		T_(test_stalled_member_reads_the_newer_heartbeat_before_its_old_token),
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_rules_election_tests[] = {
+	T_(test_paused_holders_client_is_out_before_the_new_holders_grant_overlaps),
+	T_(test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_under_it),
+	T_(test_paused_resting_holder_hands_its_token_on_instead_of_granting_under_it),
+	T_(test_holder_ends_an_election_so_no_second_token_is_made),
+	T_(test_member_that_heard_the_token_ends_a_lonely_members_election),
+	T_(test_leave_below_quorum_drops_the_token_and_nothing_is_granted),
+	T_(test_member_carrying_a_no_quorum_election_reports_no_quorum),
+	T_(test_initiator_waking_from_a_pause_drops_the_election_it_started_before),
+	T_(test_regenerated_epoch_is_above_an_epoch_only_a_participant_knew),
+	T_(test_retransmitted_election_is_acked_but_carried_once),
+	T_(test_carrier_of_a_higher_election_swallows_a_lower_one),
+	T_(test_carrier_defers_its_own_election_while_the_carried_one_runs),
+	T_(test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_token),
+	T_(test_heartbeat_ends_the_initiators_election_at_once),
+	T_(test_election_back_after_its_time_is_abandoned),
+	T_(test_stalled_member_reads_the_newer_heartbeat_before_its_old_token),
+	T_(test_initiator_swallows_a_lower_election_and_carries_a_higher_one),
+	T_(test_woken_member_grants_nothing_for_two_heartbeats_then_grants),
+	CU_TEST_INFO_NULL,
+};
 #undef T_
-		{NULL, NULL},
-	};
-	CU_pSuite s = CU_add_suite("rules_election", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; tests[i].fn; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}

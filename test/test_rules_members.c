@@ -672,36 +672,138 @@ static void test_skips_down_to_a_minority_drop_the_token(void)
 	sim_free(s);
 }
 
-int ring_test_rules_members_suite(void)
+/* §5.3: a member that cannot be proven asks again with growing intervals,
+ * from heartbeat_ms doubling up to loss_timeout_ms: one left alone (the
+ * others down, or cut off) must not cost the network a broadcast every
+ * heartbeat for ever, and must still be heard from once the others are
+ * back. Member 0 starts alone and asks at 0, 100, 300, 700 and 1500 ms,
+ * then once a second. Kills query-no-backoff. */
+static void test_unproven_member_asks_again_with_doubling_intervals(void)
 {
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_restarted_member_refuses_a_late_copy_whatever_its_sender_lost),
-		T_(test_wiped_member_refuses_tokens_up_to_the_floor_a_majority_gave),
-		T_(test_unproven_member_is_no_participant_so_no_epoch_below_a_granted_one),
-		T_(test_unproven_holder_drops_the_token_rather_than_mint_for_a_skip),
-		T_(test_refused_pass_waits_an_ack_timeout_for_an_ack_of_the_past_life),
-		T_(test_waiting_for_proof_costs_no_epoch_per_query_resend),
-		T_(test_member_left_out_of_the_alive_set_asks_in_and_is_served),
-		T_(test_readmission_mints_above_the_joiners_epoch),
-		T_(test_member_ahead_of_the_ring_joins_within_a_heartbeat_and_a_rotation),
-		T_(test_restarted_member_still_in_the_set_is_readmitted_above_its_epoch),
-		T_(test_stale_join_takes_no_pass_back_so_no_second_region),
-		T_(test_leaving_holder_revokes_its_client_and_hands_the_token_on_at_once),
-		T_(test_holder_removes_a_leaver_so_no_pass_is_wasted_on_it),
-		T_(test_leaves_down_to_a_minority_drop_the_token),
-		T_(test_skips_down_to_a_minority_drop_the_token),
-#undef T_
-		{NULL, NULL},
-	};
-	CU_pSuite s = CU_add_suite("rules_members", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; tests[i].fn; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
+	struct ring_layout l;
+	make_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	s->up[1] = s->up[2] = false;
+	uint64_t t0 = s->now;
+	sim_start(s, 0);
+	sim_run_for(s, 3600 * MS);
+	uint64_t want[] = {0, 100, 300, 700, 1500, 2500, 3500};
+	size_t got = 0;
+	struct ring_msg m;
+	for (size_t k = 0; k < s->n_rec[0]; k++) {
+		const struct rec *r = &s->rec[0][k];
+		if (!decode_send(&r->a, &m) || m.type != RING_MSG_EPOCH_QUERY)
+			continue;
+		if (got < sizeof want / sizeof want[0])
+			CU_ASSERT_EQUAL(r->at - t0, want[got] * MS);
+		got++;
+	}
+	CU_ASSERT_EQUAL(got, sizeof want / sizeof want[0]);
+	CU_ASSERT(!status_of(s, 0).has_token);
+	sim_free(s);
 }
+
+/* ---- §7: joins per step ---- */
+
+/* The MEMBER_REJOIN logs in member I's last update. */
+static size_t rejoins_in_last(const struct sim *s)
+{
+	size_t c = 0;
+	for (size_t k = 0; k < s->last.n; k++)
+		c += s->last.action[k].type == RING_ACTION_LOG &&
+		     s->last.action[k].u.log.event == RING_LOG_MEMBER_REJOIN;
+	return c;
+}
+
+/* §7: a holder admits at most eight joiners in one step; the rest wait for
+ * a later step. A step's actions must stay bounded whatever the ring's
+ * size: a member_rejoin log per joiner grew with the ring, and 255 of them
+ * would not fit RING_UPDATE_MAX. Member M of twelve hears JOINs from ten
+ * others (they restarted and claim epochs ahead of the token, so each is a
+ * readmission) before the token comes: the step that takes the token
+ * readmits eight and no more, and the two others are readmitted in a later
+ * step. Kills joins-uncapped. */
+static void test_holder_readmits_at_most_eight_joiners_in_one_step(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 12);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t m = successor_of(s, successor_of(s, h));
+	uint32_t e = status_of(s, m).epoch;
+	uint64_t mark = s->seq;
+	size_t joiners = 0;
+	for (size_t i = 0; i < s->n && joiners < 10; i++) {
+		if (i == m || i == h)
+			continue;
+		struct ring_msg j = {.type = RING_MSG_JOIN};
+		/* The last two claim an epoch above what the first eight's
+		 * readmission mints, so that they are still due after it. */
+		j.u.join.epoch = e + ((joiners < 8 ? 16u : 32u) << 8);
+		inject(s, m, i, j);
+		joiners++;
+	}
+	CU_ASSERT_FATAL(joiners == 10);
+	CU_ASSERT_EQUAL(count_logs(s, m, mark, RING_LOG_MEMBER_REJOIN), 0);
+	CU_ASSERT_FATAL(run_until_log(s, (int)m, RING_LOG_TOKEN_RECV, 2000 * MS));
+	CU_ASSERT_EQUAL(rejoins_in_last(s), 8);
+	sim_run_for(s, 500 * MS);
+	CU_ASSERT_EQUAL(count_logs(s, m, mark, RING_LOG_MEMBER_REJOIN), 10);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* §5.3: a member left out of the alive set asks in at most once a
+ * heartbeat_ms, however many heartbeats tell it it is out: every JOIN costs
+ * the holder a readmission's work, and a storm of them a datagram each for
+ * nothing. Member J hears a heartbeat without itself five times in 50 ms.
+ * Kills join-every-heartbeat. */
+static void test_member_left_out_asks_in_once_a_heartbeat(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t j = successor_of(s, h);
+	struct ring_status st = status_of(s, h);
+	struct ring_msg hb = {.type = RING_MSG_HEARTBEAT};
+	hb.u.heartbeat.epoch = st.token_epoch;
+	hb.u.heartbeat.alive = st.alive;
+	ring_set_del(&hb.u.heartbeat.alive, j);
+	uint64_t mark = s->seq;
+	for (int k = 0; k < 5; k++) {
+		inject(s, j, h, hb);
+		s->now += 10 * MS;
+	}
+	CU_ASSERT_EQUAL(count_sends(s, j, mark, RING_MSG_JOIN, id_of(h)), 1);
+	s->now += (uint64_t)l.heartbeat_ms * MS;
+	inject(s, j, h, hb);
+	CU_ASSERT_EQUAL(count_sends(s, j, mark, RING_MSG_JOIN, id_of(h)), 2);
+	sim_free(s);
+}
+
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_rules_members_tests[] = {
+	T_(test_restarted_member_refuses_a_late_copy_whatever_its_sender_lost),
+	T_(test_wiped_member_refuses_tokens_up_to_the_floor_a_majority_gave),
+	T_(test_unproven_member_is_no_participant_so_no_epoch_below_a_granted_one),
+	T_(test_unproven_holder_drops_the_token_rather_than_mint_for_a_skip),
+	T_(test_refused_pass_waits_an_ack_timeout_for_an_ack_of_the_past_life),
+	T_(test_waiting_for_proof_costs_no_epoch_per_query_resend),
+	T_(test_member_left_out_of_the_alive_set_asks_in_and_is_served),
+	T_(test_readmission_mints_above_the_joiners_epoch),
+	T_(test_member_ahead_of_the_ring_joins_within_a_heartbeat_and_a_rotation),
+	T_(test_restarted_member_still_in_the_set_is_readmitted_above_its_epoch),
+	T_(test_stale_join_takes_no_pass_back_so_no_second_region),
+	T_(test_leaving_holder_revokes_its_client_and_hands_the_token_on_at_once),
+	T_(test_holder_removes_a_leaver_so_no_pass_is_wasted_on_it),
+	T_(test_leaves_down_to_a_minority_drop_the_token),
+	T_(test_skips_down_to_a_minority_drop_the_token),
+	T_(test_holder_readmits_at_most_eight_joiners_in_one_step),
+	T_(test_member_left_out_asks_in_once_a_heartbeat),
+	T_(test_unproven_member_asks_again_with_doubling_intervals),
+	CU_TEST_INFO_NULL,
+};
+#undef T_

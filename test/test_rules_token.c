@@ -554,31 +554,18 @@ static void test_a_fast_ring_still_heartbeats_so_a_skipped_member_rejoins(void)
 	sim_free(s);
 }
 
-int ring_test_rules_token_suite(void)
-{
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass),
-		T_(test_a_token_that_leaves_its_receiver_out_is_refused),
-		T_(test_a_pass_that_comes_back_keeps_the_higher_grant_counter),
-		T_(test_the_last_seq_of_an_epoch_is_passed_under_a_new_epoch),
-		T_(test_the_last_fence_of_an_epoch_is_followed_by_a_new_epoch),
-		T_(test_a_regenerated_epoch_is_above_one_learned_during_the_election),
-		T_(test_a_skipped_members_copy_is_dropped_by_the_new_epochs_heartbeat),
-		T_(test_a_member_retransmitting_its_pass_keeps_the_ring_hearing_the_token),
-		T_(test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to_join),
-		T_(test_a_fast_ring_still_heartbeats_so_a_skipped_member_rejoins),
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_rules_token_tests[] = {
+	T_(test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass),
+	T_(test_a_token_that_leaves_its_receiver_out_is_refused),
+	T_(test_a_pass_that_comes_back_keeps_the_higher_grant_counter),
+	T_(test_the_last_seq_of_an_epoch_is_passed_under_a_new_epoch),
+	T_(test_the_last_fence_of_an_epoch_is_followed_by_a_new_epoch),
+	T_(test_a_regenerated_epoch_is_above_one_learned_during_the_election),
+	T_(test_a_skipped_members_copy_is_dropped_by_the_new_epochs_heartbeat),
+	T_(test_a_member_retransmitting_its_pass_keeps_the_ring_hearing_the_token),
+	T_(test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to_join),
+	T_(test_a_fast_ring_still_heartbeats_so_a_skipped_member_rejoins),
+	CU_TEST_INFO_NULL,
+};
 #undef T_
-		{NULL, NULL},
-	};
-	CU_pSuite s = CU_add_suite("rules_token", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; tests[i].fn; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}

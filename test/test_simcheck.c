@@ -275,47 +275,35 @@ static void test_a_starving_request_fails_i4(void)
 	expect_fail("I4");
 }
 
-int ring_test_simcheck_suite(void)
-{
-	CU_pSuite s = CU_add_suite("simcheck", NULL, NULL);
-	if (!s)
-		return CU_get_error();
-	struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
-		{"a good history passes", test_good_history_passes},
-		{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
-		{"a fence out of order in an epoch fails I1",
-		 test_fence_out_of_order_in_an_epoch_fails_i1},
-		{"a grant below its epoch's floor fails I1, with a majority only",
-		 test_grant_below_the_floor_fails_i1_with_a_majority_only},
-		{"two in the CS fail I2 while its precondition holds",
-		 test_two_in_the_cs_fail_i2_while_its_precondition_holds},
-		{"a grant under another epoch than the member's fails I3",
-		 test_grant_under_another_epoch_than_the_members_fails_i3},
-		{"an epoch going back fails I3", test_epoch_going_back_fails_i3},
-		{"an epoch known but not persisted fails I3",
-		 test_epoch_known_but_not_persisted_fails_i3},
-		{"a persist below the disk fails, a rolled-back disk does not",
-		 test_persist_below_the_disk_fails_but_a_rolled_back_disk_does_not},
-		{"two holders of one epoch fail I3", test_two_holders_of_one_epoch_fail_i3},
-		{"a pass not yet accepted is a second token",
-		 test_a_pass_not_yet_accepted_is_a_second_token},
-		{"a pass its successor accepted is not a second token",
-		 test_a_pass_its_successor_accepted_is_not_a_second_token},
-		{"two epochs after settling fail I3", test_two_epochs_after_settling_fail_i3},
-		{"a stale write accepted by a buggy resource fails fencing",
-		 test_stale_write_accepted_by_a_buggy_resource_fails_fencing},
-		{"one fence from two grants fails fencing",
-		 test_one_fence_from_two_grants_fails_fencing},
-		{"a resource refusing a current write fails fencing",
-		 test_a_resource_refusing_a_current_write_fails_fencing},
-		{"ring order broken fails I5", test_ring_order_broken_fails_i5},
-		{"a starving request fails I4", test_a_starving_request_fails_i4},
-	};
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return CU_get_error();
-	return 0;
-}
+CU_TestInfo ring_test_simcheck_tests[] = {
+	{"a good history passes", test_good_history_passes},
+	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
+	{"a fence out of order in an epoch fails I1",
+	 test_fence_out_of_order_in_an_epoch_fails_i1},
+	{"a grant below its epoch's floor fails I1, with a majority only",
+	 test_grant_below_the_floor_fails_i1_with_a_majority_only},
+	{"two in the CS fail I2 while its precondition holds",
+	 test_two_in_the_cs_fail_i2_while_its_precondition_holds},
+	{"a grant under another epoch than the member's fails I3",
+	 test_grant_under_another_epoch_than_the_members_fails_i3},
+	{"an epoch going back fails I3", test_epoch_going_back_fails_i3},
+	{"an epoch known but not persisted fails I3",
+	 test_epoch_known_but_not_persisted_fails_i3},
+	{"a persist below the disk fails, a rolled-back disk does not",
+	 test_persist_below_the_disk_fails_but_a_rolled_back_disk_does_not},
+	{"two holders of one epoch fail I3", test_two_holders_of_one_epoch_fail_i3},
+	{"a pass not yet accepted is a second token",
+	 test_a_pass_not_yet_accepted_is_a_second_token},
+	{"a pass its successor accepted is not a second token",
+	 test_a_pass_its_successor_accepted_is_not_a_second_token},
+	{"two epochs after settling fail I3", test_two_epochs_after_settling_fail_i3},
+	{"a stale write accepted by a buggy resource fails fencing",
+	 test_stale_write_accepted_by_a_buggy_resource_fails_fencing},
+	{"one fence from two grants fails fencing",
+	 test_one_fence_from_two_grants_fails_fencing},
+	{"a resource refusing a current write fails fencing",
+	 test_a_resource_refusing_a_current_write_fails_fencing},
+	{"ring order broken fails I5", test_ring_order_broken_fails_i5},
+	{"a starving request fails I4", test_a_starving_request_fails_i4},
+	CU_TEST_INFO_NULL,
+};

@@ -11,13 +11,13 @@
 
 static char dir[64];
 
-static int setup(void)
+int ring_test_trace_init(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/ring-trace-XXXXXX");
 	return mkdtemp(dir) ? 0 : -1;
 }
 
-static int teardown(void)
+int ring_test_trace_cleanup(void)
 {
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
@@ -191,28 +191,17 @@ static void test_missing_file_is_an_error(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/ring.log"));
 }
 
-int ring_test_trace_suite(void)
-{
-	CU_pSuite s = CU_add_suite("trace", setup, teardown);
-	if (!s)
-		return (int)CU_get_error();
 #define T_(f) {#f, f}
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-		T_(test_clean_ring_passes),
-		T_(test_fence_granted_twice_is_a_violation),
-		T_(test_fence_going_back_along_the_path_is_a_violation),
-		T_(test_grant_under_an_epoch_known_old_is_a_violation),
-		T_(test_overlap_is_a_violation_unless_allowed),
-		T_(test_a_killed_holder_holds_until_the_fault),
-		T_(test_recovery_after_a_fault_is_measured),
-		T_(test_junk_lines_are_counted_not_fatal),
-		T_(test_missing_file_is_an_error),
-	};
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}
+CU_TestInfo ring_test_trace_tests[] = {
+	T_(test_clean_ring_passes),
+	T_(test_fence_granted_twice_is_a_violation),
+	T_(test_fence_going_back_along_the_path_is_a_violation),
+	T_(test_grant_under_an_epoch_known_old_is_a_violation),
+	T_(test_overlap_is_a_violation_unless_allowed),
+	T_(test_a_killed_holder_holds_until_the_fault),
+	T_(test_recovery_after_a_fault_is_measured),
+	T_(test_junk_lines_are_counted_not_fatal),
+	T_(test_missing_file_is_an_error),
+	CU_TEST_INFO_NULL,
+};
+#undef T_

@@ -804,47 +804,35 @@ static void test_mutated_messages_never_crash_and_accepted_ones_reencode(void)
 	CU_ASSERT(accepted > 1000);
 }
 
-int ring_test_wire_suite(void)
-{
-	static const struct {
-		const char *name;
-		CU_TestFunc fn;
-	} tests[] = {
-#define T_(fn) { #fn, fn }
-		T_(test_round_trip_every_type_at_max_values),
-		T_(test_round_trip_every_type_with_bit_patterns),
-		T_(test_round_trip_keeps_set_ends_0_and_255),
-		T_(test_encoded_size_equals_wire_size),
-		T_(test_token_byte_layout_is_big_endian),
-		T_(test_every_truncation_is_short),
-		T_(test_null_buffer_of_length_0_is_short),
-		T_(test_one_extra_byte_is_long),
-		T_(test_bad_magic_is_rejected),
-		T_(test_unknown_version_is_rejected),
-		T_(test_unknown_type_is_rejected),
-		T_(test_checks_run_in_header_order),
-		T_(test_sender_0_is_rejected_for_every_member_type),
-		T_(test_status_resp_with_unknown_state_or_flags_is_rejected),
-		T_(test_token_with_epoch_0_or_seq_0_is_rejected),
-		T_(test_heartbeat_with_epoch_0_is_rejected),
-		T_(test_token_ack_with_unknown_flags_is_rejected),
-		T_(test_election_with_initiator_0_or_round_0_is_rejected),
-		T_(test_election_ack_with_initiator_0_or_round_0_is_rejected),
-		T_(test_zeros_without_a_rule_are_accepted),
-		T_(test_decode_zeroes_what_the_type_does_not_fill),
-		T_(test_encode_with_small_cap_is_nospace),
-		T_(test_encode_of_unknown_type_is_rejected),
-		T_(test_encode_does_not_check_fields),
-		T_(test_message_names_come_from_the_type_table),
-		T_(test_random_bytes_never_crash_and_accepted_ones_reencode),
-		T_(test_mutated_messages_never_crash_and_accepted_ones_reencode),
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_wire_tests[] = {
+	T_(test_round_trip_every_type_at_max_values),
+	T_(test_round_trip_every_type_with_bit_patterns),
+	T_(test_round_trip_keeps_set_ends_0_and_255),
+	T_(test_encoded_size_equals_wire_size),
+	T_(test_token_byte_layout_is_big_endian),
+	T_(test_every_truncation_is_short),
+	T_(test_null_buffer_of_length_0_is_short),
+	T_(test_one_extra_byte_is_long),
+	T_(test_bad_magic_is_rejected),
+	T_(test_unknown_version_is_rejected),
+	T_(test_unknown_type_is_rejected),
+	T_(test_checks_run_in_header_order),
+	T_(test_sender_0_is_rejected_for_every_member_type),
+	T_(test_status_resp_with_unknown_state_or_flags_is_rejected),
+	T_(test_token_with_epoch_0_or_seq_0_is_rejected),
+	T_(test_heartbeat_with_epoch_0_is_rejected),
+	T_(test_token_ack_with_unknown_flags_is_rejected),
+	T_(test_election_with_initiator_0_or_round_0_is_rejected),
+	T_(test_election_ack_with_initiator_0_or_round_0_is_rejected),
+	T_(test_zeros_without_a_rule_are_accepted),
+	T_(test_decode_zeroes_what_the_type_does_not_fill),
+	T_(test_encode_with_small_cap_is_nospace),
+	T_(test_encode_of_unknown_type_is_rejected),
+	T_(test_encode_does_not_check_fields),
+	T_(test_message_names_come_from_the_type_table),
+	T_(test_random_bytes_never_crash_and_accepted_ones_reencode),
+	T_(test_mutated_messages_never_crash_and_accepted_ones_reencode),
+	CU_TEST_INFO_NULL,
+};
 #undef T_
-	};
-	CU_pSuite s = CU_add_suite("wire", NULL, NULL);
-	if (!s)
-		return (int)CU_get_error();
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn))
-			return (int)CU_get_error();
-	return 0;
-}

@@ -14,28 +14,32 @@ int main(void)
 		return 1;
 	}
 
-	int (*const suites[])(void) = {
-		ring_test_wire_suite,
-		ring_test_layout_suite,
-		ring_test_node_suite,
-		ring_test_fence_file_suite,
-		ring_test_epoch_store_suite,
-		ring_test_net_suite,
-		ring_test_conf_suite,
-		ring_test_control_suite,
-		ring_test_trace_suite,
-		ring_test_auth_suite,
-		ring_test_simcheck_suite,
-		ring_test_rules_token_suite,
-		ring_test_rules_members_suite,
-		ring_test_rules_election_suite,
+	/* One row per suite: name, init and cleanup around the suite (or
+	 * NULL), setup and teardown around each test (or NULL), its table. */
+	CU_SuiteInfo suites[] = {
+		{"wire", NULL, NULL, NULL, NULL, ring_test_wire_tests},
+		{"layout", NULL, NULL, NULL, NULL, ring_test_layout_tests},
+		{"node", NULL, NULL, NULL, NULL, ring_test_node_tests},
+		{"fence_file", NULL, NULL, NULL, NULL, ring_test_fence_file_tests},
+		{"epoch_store", NULL, NULL, NULL, NULL, ring_test_epoch_store_tests},
+		{"net", NULL, NULL, NULL, NULL, ring_test_net_tests},
+		{"conf", NULL, NULL, NULL, NULL, ring_test_conf_tests},
+		{"control", NULL, NULL, NULL, NULL, ring_test_control_tests},
+		{"trace", ring_test_trace_init, ring_test_trace_cleanup, NULL, NULL,
+		 ring_test_trace_tests},
+		{"auth", ring_test_auth_init, ring_test_auth_cleanup, NULL, NULL,
+		 ring_test_auth_tests},
+		{"simcheck", NULL, NULL, NULL, NULL, ring_test_simcheck_tests},
+		{"rules_token", NULL, NULL, NULL, NULL, ring_test_rules_token_tests},
+		{"rules_members", NULL, NULL, NULL, NULL, ring_test_rules_members_tests},
+		{"rules_election", NULL, NULL, NULL, NULL, ring_test_rules_election_tests},
+		CU_SUITE_INFO_NULL,
 	};
-	for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
-		if (suites[i]() != 0) {
-			fprintf(stderr, "unit: registering suites: %s\n", CU_get_error_msg());
-			CU_cleanup_registry();
-			return 1;
-		}
+	if (CU_register_suites(suites) != CUE_SUCCESS) {
+		fprintf(stderr, "unit: registering suites: %s\n", CU_get_error_msg());
+		CU_cleanup_registry();
+		return 1;
+	}
 
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_ErrorCode rc = CU_basic_run_tests();
