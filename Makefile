@@ -5,6 +5,7 @@ WARN     = -Wall -Wextra -Werror -Wshadow
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -MMD -MP -Iring
 SAN_FLAGS  = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_CFLAGS = $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring
 
 # Packages the build and the tests need (Debian names).
 DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
@@ -21,38 +22,42 @@ SODIUM_LIBS  := $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium
 JSON_CFLAGS  := $(shell pkg-config --cflags jansson 2>/dev/null)
 JSON_LIBS    := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
-# The protocol core: pure, no I/O. The unit tests and the simulator link
-# only this, without libevent, so the build itself keeps the core pure.
-CORE_SRC = ring/err.c ring/layout.c ring/wire.c ring/node.c
-UNIT_SRC = test/unit_main.c test/test_wire.c test/node_harness.c test/test_node.c test/test_layout.c \
-	   test/test_fence_file.c test/test_epoch_store.c ring/epoch_store.c test/test_net.c test/test_conf.c test/test_control.c test/test_trace.c \
-	   test/test_auth.c test/test_simcheck.c test/simcheck.c test/test_rules_token.c \
-	   test/test_rules_members.c test/test_rules_election.c test/cluster.c test/simnet.c
-SIM_SRC  = test/sim.c test/cluster.c test/simnet.c test/simcheck.c
-# What ringd and ringctl share beyond the core, without libevent, so the unit
-# binary tests it too: the INI file (inih), the control protocol, the log,
-# the fenced resource.
-TOOL_SRC = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c ring/net.c
-# The libevent shell, and the control tool.
-DAEMON_SRC  = ring/daemon.c ring/epoch_store.c ring/ctl_server.c ring/inject.c ring/main.c
+# What links what. Each list is one layer of docs/ARCHITECTURE.md.
+# The protocol core: pure, no I/O, no clock. The simulator and the comparison
+# link it alone, so the build itself keeps the core pure.
+CORE_SRC  = ring/err.c ring/layout.c ring/wire.c ring/node.c
+# Libevent-free code ringd and ringctl share: the INI file (inih), the control
+# protocol, the log, the fenced resource, datagram auth (libsodium), addresses.
+TOOL_SRC  = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c ring/net.c
+# ringctl trace, on jansson.
+TRACE_SRC = ring/trace.c
+# ringd's durable epoch: libevent-free, so the unit binary tests it too.
+STORE_SRC = ring/epoch_store.c
+# ringd's libevent shell: the loop, the control socket, fault injection, main.
+DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/inject.c ring/main.c
 RINGCTL_SRC = ring/ringctl.c
-# The trace checker (ringctl trace), on jansson.
-TRACE_SRC   = ring/trace.c
 
+# The test drivers. The unit binary links every libevent-free module with its
+# suite; the simulator and compare run cores on the one test cluster.
+UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c test/simcheck.c \
+	   test/test_wire.c test/test_node.c test/test_layout.c test/test_fence_file.c \
+	   test/test_epoch_store.c test/test_net.c test/test_conf.c test/test_control.c \
+	   test/test_trace.c test/test_auth.c test/test_simcheck.c test/test_rules_token.c \
+	   test/test_rules_members.c test/test_rules_election.c
+SIM_SRC  = test/sim.c test/cluster.c test/simnet.c test/simcheck.c
+COMPARE_SRC = test/compare.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c
+
+RINGD_LINK   = $(DAEMON_SRC) $(STORE_SRC) $(TOOL_SRC) $(CORE_SRC)
+RINGCTL_LINK = $(RINGCTL_SRC) $(TRACE_SRC) $(TOOL_SRC) $(CORE_SRC)
+UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(TOOL_SRC) $(TRACE_SRC) $(STORE_SRC)
+SIM_LINK     = $(SIM_SRC) $(CORE_SRC)
+UNIT_LIBS    = $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS)
+PKG_CFLAGS   = $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) $(SODIUM_CFLAGS)
+
+# Two build trees from the same sources: B with CFLAGS, BS with the sanitizers.
 B  = build
 BS = build/asan
-CORE_OBJ  = $(CORE_SRC:%.c=$(B)/%.o)
-UNIT_OBJ  = $(UNIT_SRC:%.c=$(B)/%.o)
-SIM_OBJ   = $(SIM_SRC:%.c=$(B)/%.o)
-TOOL_OBJ  = $(TOOL_SRC:%.c=$(B)/%.o)
-CORE_SOBJ = $(CORE_SRC:%.c=$(BS)/%.o)
-UNIT_SOBJ = $(UNIT_SRC:%.c=$(BS)/%.o)
-SIM_SOBJ  = $(SIM_SRC:%.c=$(BS)/%.o)
-TOOL_SOBJ = $(TOOL_SRC:%.c=$(BS)/%.o)
-DAEMON_OBJ  = $(DAEMON_SRC:%.c=$(B)/%.o)
-RINGCTL_OBJ = $(RINGCTL_SRC:%.c=$(B)/%.o)
-TRACE_OBJ   = $(TRACE_SRC:%.c=$(B)/%.o)
-TRACE_SOBJ  = $(TRACE_SRC:%.c=$(BS)/%.o)
+objs = $(patsubst %.c,$(1)/%.o,$(2))
 
 # Seeds per fault class in `make test`; the sanitizer pass runs fewer.
 SIM_SEEDS  ?= 2000
@@ -62,35 +67,32 @@ SEEDS ?= 5000
 CLASS ?= healthy
 SEED  ?= 1
 
-.PHONY: all deps test test-all check sim soak asan demo bench clean integration fuzz fuzz-short security lab
+.PHONY: all deps check test test-all asan integration lab security sim compare compare-check \
+	soak mutants fuzz fuzz-short demo bench clean
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
 
-ring/ringd: $(DAEMON_OBJ) $(TOOL_OBJ) $(CORE_OBJ)
+ring/ringd: $(call objs,$(B),$(RINGD_LINK))
 	$(CC) $(CFLAGS) $^ $(EVENT_LIBS) $(INIH_LIBS) $(SODIUM_LIBS) -o $@
 
-ring/ringctl: $(RINGCTL_OBJ) $(TRACE_OBJ) $(TOOL_OBJ) $(CORE_OBJ)
+ring/ringctl: $(call objs,$(B),$(RINGCTL_LINK))
 	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -o $@
 
-$(B)/%.o: %.c
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) $(SODIUM_CFLAGS) -c $< -o $@
+# One compile rule and one unit and simulator binary per build tree:
+# $(1) the tree, $(2) the compile flags, $(3) the link flags.
+define build_tree
+$(1)/%.o: %.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $(2) $$(PKG_CFLAGS) -c $$< -o $$@
 
-$(BS)/%.o: %.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) $(SODIUM_CFLAGS) -c $< -o $@
+$(1)/unit: $$(call objs,$(1),$$(UNIT_LINK))
+	$$(CC) $(3) $$^ $$(UNIT_LIBS) -o $$@
 
-$(B)/unit: $(UNIT_OBJ) $(CORE_OBJ) $(TOOL_OBJ) $(TRACE_OBJ)
-	$(CC) $(CFLAGS) $^ $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -o $@
-
-$(B)/sim: $(SIM_OBJ) $(CORE_OBJ)
-	$(CC) $(CFLAGS) $^ -o $@
-
-$(BS)/unit: $(UNIT_SOBJ) $(CORE_SOBJ) $(TOOL_SOBJ) $(TRACE_SOBJ)
-	$(CC) $(SAN_FLAGS) $^ $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -o $@
-
-$(BS)/sim: $(SIM_SOBJ) $(CORE_SOBJ)
-	$(CC) $(SAN_FLAGS) $^ -o $@
+$(1)/sim: $$(call objs,$(1),$$(SIM_LINK))
+	$$(CC) $(3) $$^ -o $$@
+endef
+$(eval $(call build_tree,$(B),$$(ALL_CFLAGS),$$(CFLAGS)))
+$(eval $(call build_tree,$(BS),$$(SAN_CFLAGS),$$(SAN_FLAGS)))
 
 deps:
 	@missing=""; for p in $(DEPS); do \
@@ -139,8 +141,8 @@ lab: ring/ringd ring/ringctl
 
 # The hostile-input attacker (test/security/hostile.c), on the core's wire,
 # layout, auth and conf code.
-$(B)/hostile: $(B)/test/security/hostile.o $(B)/ring/wire.o $(B)/ring/layout.o \
-	      $(B)/ring/err.o $(B)/ring/auth.o $(B)/ring/conf.o
+$(B)/hostile: $(call objs,$(B),test/security/hostile.c ring/wire.c ring/layout.c ring/err.c \
+		ring/auth.c ring/conf.c)
 	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
 
 # Security tests (test/security/t_*.sh, as root): hostile input, valgrind,
@@ -156,12 +158,9 @@ sim: $(B)/sim
 # centralized, Ricart-Agrawala and the ring's core on the simulator's network.
 # `make compare` prints the table (also in build/compare.txt); compare-check
 # runs the invariants on COMPARE_SEEDS random seeds per algorithm.
-COMPARE_SRC = test/compare.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c
-COMPARE_OBJ = $(COMPARE_SRC:%.c=$(B)/%.o)
 COMPARE_SEEDS ?= 200
-.PHONY: compare compare-check
 
-$(B)/compare: $(COMPARE_OBJ) $(CORE_OBJ)
+$(B)/compare: $(call objs,$(B),$(COMPARE_SRC) $(CORE_SRC))
 	$(CC) $(CFLAGS) $^ -o $@
 
 compare: $(B)/compare
@@ -183,14 +182,13 @@ MUTANT_JOBS    ?= 2
 MUTANT_TIMEOUT ?= 600
 MUTANT_UNIT    ?= 0
 MUTANTS        ?=
-.PHONY: mutants
 
 mutants:
 	@MUTANT_CC='$(CC)' MUTANT_LDFLAGS='$(CFLAGS)' MUTANT_TARGET=ring/node.c \
-	MUTANT_CFLAGS='$(CSTD) $(WARN) $(CFLAGS) $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) $(SODIUM_CFLAGS)' \
-	MUTANT_UNIT_LIBS='$(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS)' \
+	MUTANT_CFLAGS='$(CSTD) $(WARN) $(CFLAGS) $(PKG_CFLAGS)' \
+	MUTANT_UNIT_LIBS='$(UNIT_LIBS)' \
 	CORE_SRC='$(CORE_SRC)' SIM_SRC='$(SIM_SRC)' UNIT_SRC='$(UNIT_SRC)' \
-	UNIT_EXTRA_SRC='$(TOOL_SRC) $(TRACE_SRC)' CLASSES='$(CLASSES)' \
+	UNIT_EXTRA_SRC='$(TOOL_SRC) $(TRACE_SRC) $(STORE_SRC)' CLASSES='$(CLASSES)' \
 	MUTANT_SEEDS='$(MUTANT_SEEDS)' MUTANT_JOBS='$(MUTANT_JOBS)' \
 	MUTANT_TIMEOUT='$(MUTANT_TIMEOUT)' MUTANT_UNIT='$(MUTANT_UNIT)' MUTANTS='$(MUTANTS)' \
 	bash test/mutants/run.sh
