@@ -31,25 +31,26 @@ CORE_SRC  = ring/err.c ring/layout.c ring/wire.c ring/node.c
 TOOL_SRC  = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c ring/net.c
 # ringctl trace, on jansson.
 TRACE_SRC = ring/trace.c
-# ringd's durable epoch: libevent-free, so the unit binary tests it too.
-STORE_SRC = ring/epoch_store.c
-# ringd's libevent shell: the loop, the control socket, fault injection, main.
-DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/inject.c ring/main.c
+# ringd's libevent-free parts, so the unit binary tests them too: the
+# durable epoch and the injected faults.
+RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c
+# ringd's libevent shell: the loop, the control socket, main.
+DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/main.c
 RINGCTL_SRC = ring/ringctl.c
 
 # The test drivers. The unit binary links every libevent-free module with its
 # suite; the simulator and compare run cores on the one test cluster.
 UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c test/simcheck.c \
 	   test/test_wire.c test/test_node.c test/test_layout.c test/test_fence_file.c \
-	   test/test_epoch_store.c test/test_net.c test/test_conf.c test/test_control.c \
+	   test/test_epoch_store.c test/test_inject.c test/test_net.c test/test_conf.c test/test_control.c \
 	   test/test_trace.c test/test_auth.c test/test_simcheck.c test/test_rules_token.c \
 	   test/test_rules_members.c test/test_rules_election.c
-SIM_SRC  = test/sim.c test/cluster.c test/simnet.c test/simcheck.c
-COMPARE_SRC = test/compare.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c
+SIM_SRC  = test/sim.c test/driver.c test/cluster.c test/simnet.c test/simcheck.c
+COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c
 
-RINGD_LINK   = $(DAEMON_SRC) $(STORE_SRC) $(TOOL_SRC) $(CORE_SRC)
+RINGD_LINK   = $(DAEMON_SRC) $(RINGD_PURE_SRC) $(TOOL_SRC) $(CORE_SRC)
 RINGCTL_LINK = $(RINGCTL_SRC) $(TRACE_SRC) $(TOOL_SRC) $(CORE_SRC)
-UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(TOOL_SRC) $(TRACE_SRC) $(STORE_SRC)
+UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(TOOL_SRC) $(TRACE_SRC) $(RINGD_PURE_SRC)
 SIM_LINK     = $(SIM_SRC) $(CORE_SRC)
 UNIT_LIBS    = $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS)
 PKG_CFLAGS   = $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) $(SODIUM_CFLAGS)
@@ -188,7 +189,7 @@ mutants:
 	MUTANT_CFLAGS='$(CSTD) $(WARN) $(CFLAGS) $(PKG_CFLAGS)' \
 	MUTANT_UNIT_LIBS='$(UNIT_LIBS)' \
 	CORE_SRC='$(CORE_SRC)' SIM_SRC='$(SIM_SRC)' UNIT_SRC='$(UNIT_SRC)' \
-	UNIT_EXTRA_SRC='$(TOOL_SRC) $(TRACE_SRC) $(STORE_SRC)' CLASSES='$(CLASSES)' \
+	UNIT_EXTRA_SRC='$(TOOL_SRC) $(TRACE_SRC) $(RINGD_PURE_SRC)' CLASSES='$(CLASSES)' \
 	MUTANT_SEEDS='$(MUTANT_SEEDS)' MUTANT_JOBS='$(MUTANT_JOBS)' \
 	MUTANT_TIMEOUT='$(MUTANT_TIMEOUT)' MUTANT_UNIT='$(MUTANT_UNIT)' MUTANTS='$(MUTANTS)' \
 	bash test/mutants/run.sh
