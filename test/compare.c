@@ -15,6 +15,7 @@
 #include "alg_central.h"
 #include "alg_ra.h"
 #include "cluster.h"
+#include "driver.h"
 #include "err.h"
 #include "layout.h"
 #include "node.h"
@@ -904,13 +905,6 @@ static void format_row(char *out, size_t cap, const struct table_row *row,
 	table_line(out, cap, cell);
 }
 
-static double wall_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void salt_of(char *buf, size_t cap, const struct table_row *row)
 {
 	snprintf(buf, cap, "compare/%s/%zu/%s", alg_arg[row->alg], row->n, row->label);
@@ -941,7 +935,7 @@ static int table(uint64_t seeds, const char *out_path)
 			}
 		}
 
-	double t0 = wall_s();
+	double t0 = driver_wall_s();
 	static char lines[128][256];
 	static struct cmp_result sums[128];
 	struct cmp_result all = {0};
@@ -1048,7 +1042,7 @@ static int table(uint64_t seeds, const char *out_path)
 	if (out)
 		fclose(out);
 	fprintf(stderr, "compare: %zu rows x %" PRIu64 " seeds in %.1f s%s%s\n", nrows, seeds,
-		wall_s() - t0, out_path ? "; table in " : "", out_path ? out_path : "");
+		driver_wall_s() - t0, out_path ? "; table in " : "", out_path ? out_path : "");
 	return 0;
 }
 
@@ -1085,7 +1079,7 @@ static struct cmp_config check_config(enum cmp_alg alg, struct simnet_rng *r)
 
 static int check(int only, uint64_t first, uint64_t seeds, bool trace_on)
 {
-	double t0 = wall_s();
+	double t0 = driver_wall_s();
 	char summary[CMP_ALG_COUNT_][200];
 	struct cmp_result all = {0};
 	int nalg = 0;
@@ -1158,7 +1152,7 @@ static int check(int only, uint64_t first, uint64_t seeds, bool trace_on)
 	for (int k = 0; k < nalg; k++)
 		printf("%s%s", k ? ", " : "", summary[k]);
 	printf("; %" PRIu64 " grants, never two in the CS, no request waited past its bound;"
-	       " %.2f s\n", all.grants, wall_s() - t0);
+	       " %.2f s\n", all.grants, driver_wall_s() - t0);
 	return 0;
 }
 
@@ -1176,19 +1170,6 @@ static void usage(FILE *f)
 		"--check runs N random seeds per algorithm (default 200) and checks that\n"
 		"never two clients are in the CS and that every request is granted in time.\n"
 		"Exit: 0 ok, 1 a check failed, 2 usage.\n");
-}
-
-static bool parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-	if (!s || !*s || *s == '-')
-		return false;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*v = x;
-	return true;
 }
 
 int main(int argc, char **argv)
@@ -1214,19 +1195,17 @@ int main(int argc, char **argv)
 			out = v;
 			i++;
 		} else if (!strcmp(a, "--alg") && v) {
-			for (int k = 0; k < CMP_ALG_COUNT_; k++)
-				if (!strcmp(v, alg_arg[k]))
-					only = k;
+			only = driver_lookup(v, alg_arg, CMP_ALG_COUNT_);
 			if (only < 0) {
 				fprintf(stderr, "compare: unknown algorithm '%s'\n", v);
 				usage(stderr);
 				return 2;
 			}
 			i++;
-		} else if (!strcmp(a, "--seeds") && parse_u64(v, &seeds) && seeds > 0) {
+		} else if (!strcmp(a, "--seeds") && driver_parse_u64(v, &seeds) && seeds > 0) {
 			have_seeds = true;
 			i++;
-		} else if ((!strcmp(a, "--first") || !strcmp(a, "--seed")) && parse_u64(v, &first) &&
+		} else if ((!strcmp(a, "--first") || !strcmp(a, "--seed")) && driver_parse_u64(v, &first) &&
 			   first > 0) {
 			have_seed |= !strcmp(a, "--seed");
 			i++;

@@ -1,7 +1,6 @@
 /* The deterministic simulator: virtual time, a seeded network and scheduled
  * faults drive every member's state machine (ring/node.c) through whole runs,
  * and the invariants of docs/PROTOCOL.md §8 are checked after every step. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,6 +11,7 @@
 #include <time.h>
 
 #include "cluster.h"
+#include "driver.h"
 #include "err.h"
 #include "layout.h"
 #include "node.h"
@@ -1886,26 +1886,6 @@ static void usage(FILE *f)
 		"Exit: 0 all seeds passed, 1 an invariant failed, 2 usage.\n");
 }
 
-static bool parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-	if (!s || !*s || *s == '-')
-		return false;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*v = x;
-	return true;
-}
-
-static double wall_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	int cls = -1;
@@ -1922,19 +1902,17 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--keep-disks")) {
 			keep_disks = true;
 		} else if (!strcmp(a, "--class") && v) {
-			for (int k = 0; k < SIM_CLASS_COUNT_; k++)
-				if (!strcmp(v, class_names[k]))
-					cls = k;
+			cls = driver_lookup(v, class_names, SIM_CLASS_COUNT_);
 			if (cls < 0) {
 				fprintf(stderr, "sim: unknown class '%s'\n", v);
 				usage(stderr);
 				return 2;
 			}
 			i++;
-		} else if (!strcmp(a, "--seeds") && parse_u64(v, &seeds) && seeds > 0) {
+		} else if (!strcmp(a, "--seeds") && driver_parse_u64(v, &seeds) && seeds > 0) {
 			have_seeds = true;
 			i++;
-		} else if ((!strcmp(a, "--first") || !strcmp(a, "--seed")) && parse_u64(v, &first)) {
+		} else if ((!strcmp(a, "--first") || !strcmp(a, "--seed")) && driver_parse_u64(v, &first)) {
 			have_seed |= !strcmp(a, "--seed");
 			i++;
 		} else {
@@ -1950,7 +1928,7 @@ int main(int argc, char **argv)
 	if (have_seed)
 		seeds = 1;
 
-	double t0 = wall_s();
+	double t0 = driver_wall_s();
 	struct sim_result total = {0};
 	double worst_frac = -1;
 	struct sim_result worst = {0};
@@ -1987,7 +1965,7 @@ int main(int argc, char **argv)
 	       ", overlaps %" PRIu64 ", stale refused %" PRIu64 ", elections %" PRIu64
 	       ", regenerations %" PRIu64 "; worst post-heal grant delay %.1f ms = %.2f of bound"
 	       " (%.1f rotations); I2 checked over %.0f%% of virtual time\n",
-	       class_names[cls], seeds, (double)total.virtual_us / 1e6, wall_s() - t0,
+	       class_names[cls], seeds, (double)total.virtual_us / 1e6, driver_wall_s() - t0,
 	       total.grants, total.overlaps, total.stale, total.elections, total.regenerations,
 	       (double)worst.worst_us / 1e3, worst_frac < 0 ? 0 : worst_frac,
 	       worst.rotation_us ? (double)worst.worst_us / (double)worst.rotation_us : 0,

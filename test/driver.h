@@ -1,0 +1,22 @@
+/* What the two simulator drivers (test/sim.c, test/compare.c) share on
+ * their command lines: a number argument, a word from a name table, and the
+ * wall clock their summary lines report. None of it touches a run, so a
+ * seed still gives the same run. */
+#ifndef RING_TEST_DRIVER_H
+#define RING_TEST_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Parses s as a decimal uint64_t into *v; false for NULL, empty, a sign,
+ * trailing characters or overflow (*v then unchanged). */
+bool driver_parse_u64(const char *s, uint64_t *v);
+
+/* The index of s in names[0..n-1], or -1 when it is not there. */
+int driver_lookup(const char *s, const char *const names[], int n);
+
+/* Seconds on CLOCK_MONOTONIC, for "took N s" in the summary lines. */
+double driver_wall_s(void);
+
+#endif
