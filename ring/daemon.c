@@ -14,6 +14,7 @@
 #include <event2/event.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "control.h"
 #include "ctl_server.h"
 #include "epoch_store.h"
@@ -72,18 +73,7 @@ struct ring_daemon {
  * silence measured across the suspend, not as one that lost no time. */
 static uint64_t now_us(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-/* For the authentication trailer's time stamp (auth.c): the wall clock,
- * since another host's replay window checks it. */
-static uint64_t wall_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	return ring_clock_us(CLOCK_BOOTTIME);
 }
 
 /* Stops the loop; the reason is already in d->fatal_msg. */
@@ -118,7 +108,7 @@ static void do_send(struct ring_daemon *d, const struct ring_action *a, bool *dr
 	if (d->auth) {
 		/* Sealed once: every receiver keeps its own replay window. */
 		memcpy(sealed, buf, len);
-		int n = ring_auth_seal(d->auth, sealed, len, sizeof sealed, wall_us());
+		int n = ring_auth_seal(d->auth, sealed, len, sizeof sealed, ring_wall_us());
 		if (n < 0)
 			return;
 		buf = sealed;
@@ -290,7 +280,7 @@ static bool answer_status(struct ring_daemon *d, const uint8_t *buf, size_t len,
 	uint8_t out[RING_WIRE_MAX + RING_AUTH_TRAILER];
 	int n = ring_wire_encode(&m, out, RING_WIRE_MAX);
 	if (n > 0 && d->auth)
-		n = ring_auth_seal(d->auth, out, (size_t)n, sizeof out, wall_us());
+		n = ring_auth_seal(d->auth, out, (size_t)n, sizeof out, ring_wall_us());
 	if (n > 0)
 		(void)sendto(d->udp_fd, out, (size_t)n, MSG_DONTWAIT, (const struct sockaddr *)&from->sa,
 			     from->len);
@@ -355,7 +345,7 @@ static void receive(struct ring_daemon *d, struct rx *r)
 		int idx = id ? ring_layout_index(d->layout, id) : -1;
 		/* Strangers (ringctl) share the last replay window. */
 		size_t slot = idx >= 0 ? (size_t)idx : d->layout->n;
-		int body = ring_auth_open(d->auth, buf, (size_t)n, slot, wall_us());
+		int body = ring_auth_open(d->auth, buf, (size_t)n, slot, ring_wall_us());
 		if (body < 0) {
 			auth_failed(d, &r->from, id, body);
 			return;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "conf.h"
 #include "control.h"
 #include "err.h"
@@ -211,16 +212,7 @@ static int cmd_status(const struct ring_conf *conf, uint16_t id, bool json)
 
 static uint64_t mono_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static uint64_t wall_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	return ring_mono_us() / 1000u;
 }
 
 /* What `ringctl ring` learns: each member's address and its answer. */
@@ -278,7 +270,7 @@ static void ring_poll_ask(struct ring_poll *p)
 		req.to = p->l->members[i].id;
 		int n = ring_wire_encode(&req, buf, RING_WIRE_MAX);
 		if (n > 0 && p->auth)
-			n = ring_auth_seal(p->auth, buf, (size_t)n, sizeof buf, wall_us());
+			n = ring_auth_seal(p->auth, buf, (size_t)n, sizeof buf, ring_wall_us());
 		if (n > 0)
 			(void)sendto(p->fd, buf, (size_t)n, 0, (struct sockaddr *)&p->addr[i].sa,
 				     p->addr[i].len);
@@ -297,7 +289,7 @@ static void ring_poll_read(struct ring_poll *p)
 		/* The sender's slot is its member index: find it by address,
 		 * as a member would. */
 		size_t slot = ring_net_index_of(p->addr, l->n, &from);
-		got_n = slot < l->n ? ring_auth_open(p->auth, in, (size_t)got_n, slot, wall_us()) : -1;
+		got_n = slot < l->n ? ring_auth_open(p->auth, in, (size_t)got_n, slot, ring_wall_us()) : -1;
 	}
 	struct ring_msg m;
 	if (got_n <= 0 || ring_wire_decode(in, (size_t)got_n, &m) < 0 ||

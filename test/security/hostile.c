@@ -25,7 +25,7 @@
 
 #include "auth.h"
 #include "bytes.h"
-#include "bytes.h"
+#include "clock.h"
 #include "conf.h"
 #include "err.h"
 #include "layout.h"
@@ -134,20 +134,6 @@ struct ctx {
 	size_t n_sent_hash;
 	uint32_t pair_count[RING_MAX_MEMBERS][RING_MAX_MEMBERS]; /* captured, src x dst */
 };
-
-static uint64_t wall_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static void nap_us(uint64_t us)
 {
@@ -260,8 +246,8 @@ static void pace(struct ctx *c, size_t dst, size_t len)
 		return;
 	since[dst] = 0;
 	uint64_t limit = len > RECV_BUF ? 1 : 48 * 1024, rx, drops;
-	uint64_t until = mono_us() + 2000000u;
-	while (udp_queue(c->l->members[dst].port, &rx, &drops) && rx >= limit && mono_us() < until)
+	uint64_t until = ring_mono_us() + 2000000u;
+	while (udp_queue(c->l->members[dst].port, &rx, &drops) && rx >= limit && ring_mono_us() < until)
 		nap_us(200);
 }
 
@@ -430,7 +416,7 @@ static int craft(struct ctx *c, enum ring_msg_type type, uint16_t from, uint16_t
 /* Seals with our key at the current time (stranger datagrams). */
 static size_t seal(struct ctx *c, uint8_t *buf, size_t len, size_t cap)
 {
-	int n = ring_auth_seal(c->auth, buf, len, cap, wall_us());
+	int n = ring_auth_seal(c->auth, buf, len, cap, ring_wall_us());
 	return n > 0 ? (size_t)n : len;
 }
 
@@ -441,14 +427,14 @@ static size_t seal(struct ctx *c, uint8_t *buf, size_t len, size_t cap)
  * datagrams out as replays. */
 static size_t seal_spoofed(struct ctx *c, uint8_t *buf, size_t len, size_t cap)
 {
-	int n = ring_auth_seal(c->spoof, buf, len, cap, wall_us() - SPOOF_AGE_US);
+	int n = ring_auth_seal(c->spoof, buf, len, cap, ring_wall_us() - SPOOF_AGE_US);
 	return n > 0 ? (size_t)n : len;
 }
 
 /* A trailer of the current time and a random MAC. */
 static size_t garbage_mac(struct ctx *c, uint8_t *buf, size_t len)
 {
-	ring_put_be64(buf + len, wall_us());
+	ring_put_be64(buf + len, ring_wall_us());
 	rnd_fill(c, buf + len + 8, RING_AUTH_MAC);
 	return len + RING_AUTH_TRAILER;
 }
@@ -456,7 +442,7 @@ static size_t garbage_mac(struct ctx *c, uint8_t *buf, size_t len)
 /* Sealed with a key that is not the ring's: another ring's datagram. */
 static size_t other_key_mac(struct ctx *c, uint8_t *buf, size_t len)
 {
-	ring_put_be64(buf + len, wall_us());
+	ring_put_be64(buf + len, ring_wall_us());
 	crypto_auth(buf + len + 8, buf, len + 8, c->other_key);
 	return len + RING_AUTH_TRAILER;
 }
@@ -697,9 +683,9 @@ static int replay(struct ctx *c, uint64_t limit_us)
 		return -1;
 	}
 	struct captured p;
-	uint64_t until = mono_us() + limit_us, captured = 0;
+	uint64_t until = ring_mono_us() + limit_us, captured = 0;
 	unsigned turn = 0;
-	while (mono_us() < until) {
+	while (ring_mono_us() < until) {
 		bool more = (want_copy && c->st[K_REPLAY_COPY].sent < n) ||
 			    (want_ts && c->st[K_REPLAY_TS].sent < n) ||
 			    (want_cross && c->st[K_REPLAY_CROSS].sent < n) ||
@@ -742,7 +728,7 @@ static int replay(struct ctx *c, uint64_t limit_us)
 				i++;
 			}
 		}
-		uint64_t now = wall_us();
+		uint64_t now = ring_wall_us();
 		bool recent = now < p.ts + COPY_LAG_US;
 		uint16_t to = ring_get_be16(p.buf + 6);
 		for (unsigned tries = 0; tries < 5; tries++) {
@@ -818,8 +804,8 @@ static int ctl_connect(const char *path)
 static void write_all(int fd, const void *p, size_t len)
 {
 	const uint8_t *b = p;
-	uint64_t until = mono_us() + 2000000u;
-	while (len > 0 && mono_us() < until) {
+	uint64_t until = ring_mono_us() + 2000000u;
+	while (len > 0 && ring_mono_us() < until) {
 		ssize_t w = send(fd, b, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w > 0) {
 			b += w;
@@ -839,12 +825,12 @@ static void ctl_read(int fd, unsigned wait_ms, unsigned want, struct ctl_result 
 {
 	char buf[8192];
 	unsigned got = 0;
-	uint64_t until = mono_us() + (uint64_t)wait_ms * 1000u;
+	uint64_t until = ring_mono_us() + (uint64_t)wait_ms * 1000u;
 	bool bol = true;
 	size_t col = 0;
 	char head[4];
 	while (got < want || want == 0) {
-		uint64_t now = mono_us();
+		uint64_t now = ring_mono_us();
 		if (now >= until)
 			break;
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -972,9 +958,9 @@ static size_t hold_control(struct ctx *c, size_t idx, size_t n, const char *unti
 	size_t open_n = 0;
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", c->conf.control[idx]);
-	uint64_t give_up = mono_us() + 10000000u;
+	uint64_t give_up = ring_mono_us() + 10000000u;
 	unsigned full = 0; /* connects refused in a row: the backlog is full */
-	while (open_n < n && mono_us() < give_up && full < 100) {
+	while (open_n < n && ring_mono_us() < give_up && full < 100) {
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (fd < 0)
 			break;
@@ -1146,7 +1132,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hostile: %s\n", err);
 		return 1;
 	}
-	c->rng = seed ? seed : (wall_us() ^ (uint64_t)getpid() << 32);
+	c->rng = seed ? seed : (ring_wall_us() ^ (uint64_t)getpid() << 32);
 	if (!c->rng)
 		c->rng = 1;
 	if (hold_until)
