@@ -13,12 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
+#include "bench.h"
 
 /* SIGTERM or SIGINT ends the loop early; the report is still written. */
 static volatile sig_atomic_t stopping;
@@ -60,12 +55,6 @@ static int reply(int fd, char *buf, size_t len)
 	}
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4) {
@@ -91,21 +80,21 @@ int main(int argc, char **argv)
 	if (!lat)
 		return 1;
 	char line[256];
-	uint64_t start = now_us(), end = start + (uint64_t)(secs * 1e6);
-	while (!stopping && now_us() < end && n < cap) {
-		uint64_t t0 = now_us();
+	uint64_t start = ring_mono_us(), end = start + (uint64_t)(secs * 1e6);
+	while (!stopping && ring_mono_us() < end && n < cap) {
+		uint64_t t0 = ring_mono_us();
 		if (write(fd, "ACQUIRE\n", 8) != 8 || reply(fd, line, sizeof line) != 0)
 			break;
 		if (strncmp(line, "GRANTED", 7) != 0)
 			break;
-		lat[n++] = now_us() - t0;
+		lat[n++] = ring_mono_us() - t0;
 		if (write(fd, "RELEASE\n", 8) != 8 || reply(fd, line, sizeof line) != 0)
 			break;
 		while (strncmp(line, "REVOKED", 7) == 0)
 			if (reply(fd, line, sizeof line) != 0)
 				break;
 	}
-	double took = (double)(now_us() - start) / 1e6;
+	double took = (double)(ring_mono_us() - start) / 1e6;
 	if (argc == 4) {
 		FILE *f = fopen(argv[3], "w");
 		if (!f) {
@@ -116,7 +105,7 @@ int main(int argc, char **argv)
 			fprintf(f, "%llu\n", (unsigned long long)lat[k]);
 		fclose(f);
 	}
-	qsort(lat, n, sizeof *lat, cmp_u64);
+	bench_sort(lat, n);
 	printf("entries %zu seconds %.3f p50_us %llu p99_us %llu\n", n, took,
 	       n ? (unsigned long long)lat[n / 2] : 0ULL,
 	       n ? (unsigned long long)lat[n * 99 / 100] : 0ULL);

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define MAX_OTHERS 64
 
 struct conn {
@@ -23,13 +25,6 @@ struct conn {
 	char buf[4096];
 	size_t len;
 };
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static int dial(struct conn *c, const char *path)
 {
@@ -81,9 +76,9 @@ static int fill(struct conn *c)
 /* Waits at most MS for a line on C. */
 static int line_within(struct conn *c, char *line, size_t len, int ms)
 {
-	uint64_t until = now_us() + (uint64_t)ms * 1000u;
+	uint64_t until = ring_mono_us() + (uint64_t)ms * 1000u;
 	while (!have_line(c, line, len)) {
-		uint64_t now = now_us();
+		uint64_t now = ring_mono_us();
 		struct pollfd p = {.fd = c->fd, .events = POLLIN};
 		if (now >= until || poll(&p, 1, (int)((until - now) / 1000u) + 1) <= 0 || fill(c) < 0)
 			return -1;
@@ -116,7 +111,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	uint64_t t0 = now_us();
+	uint64_t t0 = ring_mono_us();
 	if (kill(holder, SIGKILL) != 0) {
 		perror("recovery: kill");
 		return 1;
@@ -128,14 +123,14 @@ int main(int argc, char **argv)
 		for (int k = 0; k < no; k++) {
 			while (have_line(&o[k], line, sizeof line))
 				if (strncmp(line, "GRANTED", 7) == 0) {
-					uint64_t t1 = now_us();
+					uint64_t t1 = ring_mono_us();
 					printf("{\"kill_to_grant_ms\":%.3f,\"granted_at\":%d}\n",
 					       (double)(t1 - t0) / 1e3, k);
 					return 0;
 				}
 			p[k] = (struct pollfd){.fd = gone[k] ? -1 : o[k].fd, .events = POLLIN};
 		}
-		uint64_t now = now_us();
+		uint64_t now = ring_mono_us();
 		if (now >= until || poll(p, (nfds_t)no, (int)((until - now) / 1000u) + 1) < 0)
 			break;
 		for (int k = 0; k < no; k++)

@@ -14,21 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define PAYLOAD 64 /* a TOKEN datagram: 16-byte header, 16 bytes of fields, 32-byte set */
 #define WARMUP 1000
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
 
 static int udp_socket(struct sockaddr_in *addr)
 {
@@ -91,8 +80,8 @@ int main(int argc, char **argv)
 	uint64_t start = 0;
 	for (long k = -WARMUP; k < rounds; k++) {
 		if (k == 0)
-			start = now_ns();
-		uint64_t t0 = now_ns();
+			start = ring_clock_ns(CLOCK_MONOTONIC);
+		uint64_t t0 = ring_clock_ns(CLOCK_MONOTONIC);
 		memcpy(buf + 8, &k, sizeof k);
 		if (sendto(fa, buf, sizeof buf, 0, (struct sockaddr *)&b, sizeof b) != PAYLOAD) {
 			perror("udp_pingpong: sendto");
@@ -104,9 +93,9 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (k >= 0)
-			rtt[n++] = now_ns() - t0;
+			rtt[n++] = ring_clock_ns(CLOCK_MONOTONIC) - t0;
 	}
-	double took = (double)(now_ns() - start) / 1e9;
+	double took = (double)(ring_clock_ns(CLOCK_MONOTONIC) - start) / 1e9;
 	(void)sendto(fa, buf, 0, 0, (struct sockaddr *)&b, sizeof b);
 	int status;
 	struct timespec ts = {0, 1000000};
@@ -120,7 +109,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "udp_pingpong: no round trip completed\n");
 		return 1;
 	}
-	qsort(rtt, (size_t)n, sizeof *rtt, cmp_u64);
+	bench_sort(rtt, (size_t)n);
 	double sum = 0;
 	for (long k = 0; k < n; k++)
 		sum += (double)rtt[k];

@@ -18,24 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define PAYLOAD 64 /* a TOKEN datagram */
 #define MAX_N 64
 #define WARMUP 200
 
 static bool use_epoll, use_ack;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* The next datagram that is not an ack ('A'); acks are read and dropped,
  * as a member reads its successor's ack. With epoll: wait for readiness,
@@ -148,8 +137,8 @@ int main(int argc, char **argv)
 	uint64_t start = 0;
 	for (long k = -WARMUP; k < laps; k++) {
 		if (k == 0)
-			start = now_ns();
-		uint64_t t0 = now_ns();
+			start = ring_clock_ns(CLOCK_MONOTONIC);
+		uint64_t t0 = ring_clock_ns(CLOCK_MONOTONIC);
 		buf[0] = 'T';
 		struct sockaddr_in from;
 		if (sendto(fd[0], buf, sizeof buf, 0, (struct sockaddr *)&addr[1], sizeof addr[1]) < 0 ||
@@ -158,9 +147,9 @@ int main(int argc, char **argv)
 		if (use_ack)
 			(void)sendto(fd[0], "A", 1, 0, (struct sockaddr *)&from, sizeof from);
 		if (k >= 0)
-			lap[done++] = now_ns() - t0;
+			lap[done++] = ring_clock_ns(CLOCK_MONOTONIC) - t0;
 	}
-	double took = (double)(now_ns() - start) / 1e9;
+	double took = (double)(ring_clock_ns(CLOCK_MONOTONIC) - start) / 1e9;
 	buf[0] = 'Q';
 	(void)sendto(fd[0], buf, sizeof buf, 0, (struct sockaddr *)&addr[1], sizeof addr[1]);
 	for (int i = 1; i < n; i++) {
@@ -177,7 +166,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "udp_relay: no lap completed\n");
 		return 1;
 	}
-	qsort(lap, (size_t)done, sizeof *lap, cmp_u64);
+	bench_sort(lap, (size_t)done);
 	/* Per hop: a lap's time over its N hops (the median lap, the mean). */
 	printf("{\"members\":%d,\"ack\":%s,\"epoll\":%s,\"laps\":%ld,\"seconds\":%.3f,"
 	       "\"hop_p50_us\":%.2f,\"hop_mean_us\":%.2f,\"lap_p99_us\":%.2f}\n",

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "bytes.h"
 
 #define SNAP 96    /* IP + UDP headers + the token's header and first fields */
@@ -28,19 +29,6 @@
 static const char *type_name[TYPES] = {"other",    "token",  "token_ack", "heartbeat",
 				       "election", "election_ack", "join", "leave",
 				       "status_req", "status_resp"};
-
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
 
 struct cap {
 	uint64_t from_ns, to_ns;     /* the measured window, CLOCK_REALTIME */
@@ -203,7 +191,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct cap c = {0};
-	c.from_ns = wall_ns();
+	c.from_ns = ring_clock_ns(CLOCK_REALTIME);
 	c.to_ns = c.from_ns + (uint64_t)(secs * 1e9);
 	if (argc == 5) {
 		int r = open(argv[4], O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
@@ -213,7 +201,7 @@ int main(int argc, char **argv)
 	/* Wake 50 times a second, not per datagram: the watcher should cost
 	 * the ring as little CPU as it can on a small machine. */
 	struct timespec tick = {0, 20000000};
-	while (wall_ns() < c.to_ns + 5000000u) {
+	while (ring_clock_ns(CLOCK_REALTIME) < c.to_ns + 5000000u) {
 		nanosleep(&tick, NULL);
 		drain(fd, &c);
 	}
@@ -239,7 +227,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)c.retransmits, (unsigned long long)c.epochs,
 	       (unsigned long long)c.misordered);
 	if (c.nhop) {
-		qsort(c.hop_ns, c.nhop, sizeof *c.hop_ns, cmp_u64);
+		bench_sort(c.hop_ns, c.nhop);
 		double sum = 0;
 		for (size_t k = 0; k < c.nhop; k++)
 			sum += (double)c.hop_ns[k];
