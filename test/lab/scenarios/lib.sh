@@ -204,6 +204,24 @@ stale_refused() { cat "$LAB_DIR"/c*.txt 2>/dev/null | grep -c 'append=3'; }
 
 fence_str() { echo "$(($1 >> 32)):$(($1 & 0xffffffff))"; } # epoch:counter, as the trace prints it
 
+# ---- a client pinned in the critical region ----
+
+# holds M F: member M says it holds the token, with fence F.
+holds() { status "$1" | jq -e --argjson f "$2" '.has_token and .fence == $f'; }
+
+# await_pinned M NAME: waits (15 s) for the client a scenario spawned at
+# member M to be granted, which it says by writing its fence to
+# $LAB_DIR/NAME.in, then (3 s) for member M to say it holds the token with
+# that fence. The fence is left in PIN_FENCE. The client waits for
+# $LAB_DIR/NAME.go before it leaves.
+await_pinned() {
+	local _ap_m=$1 _ap_in=$LAB_DIR/$2.in
+	wait_until 15 test -s "$_ap_in" || fail "the client at member $_ap_m was not granted within 15 s"
+	PIN_FENCE=$(cat "$_ap_in")
+	wait_until 3 holds "$_ap_m" "$PIN_FENCE" ||
+		fail "member $_ap_m does not say it holds the token with fence $PIN_FENCE: $(status "$_ap_m")"
+}
+
 # ---- the trace checker ----
 
 TR_RC='' TR_JSON='{}'

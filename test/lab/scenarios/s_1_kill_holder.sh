@@ -24,10 +24,8 @@ SPAWN_OUT="$LAB_DIR/pin.client" spawn bash "$LAB" exec $V ringctl -c "$(lab ini 
 	echo "$RING_FENCE" > "$0.in"
 	i=0; while [ ! -e "$0.go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done' "$LAB_DIR/pin" "$OUT"
 pin=$BG_PID
-wait_until 15 test -s "$LAB_DIR/pin.in" || fail "the client at member $V was not granted within 15 s"
-F0=$(cat "$LAB_DIR/pin.in")
-holds() { status $V | jq -e --argjson f "$F0" '.has_token and .fence == $f'; }
-wait_until 3 holds || fail "member $V does not say it holds the token with fence $F0: $(status $V)"
+await_pinned $V pin
+F0=$PIN_FENCE
 say "member $V holds the token, its client is in the critical region (fence $(fence_str "$F0")): kill -9"
 
 t_kill=$(now_us)

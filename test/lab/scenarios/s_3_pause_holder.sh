@@ -33,10 +33,8 @@ SPAWN_OUT="$LAB_DIR/late.client" spawn bash "$LAB" exec $V ringctl -c "$(lab ini
 	echo "late_append=$rc"
 	exit $rc' "$LAB_DIR/late" "$OUT"
 late=$BG_PID
-wait_until 15 test -s "$LAB_DIR/late.in" || fail "the client at member $V was not granted within 15 s"
-F0=$(cat "$LAB_DIR/late.in")
-holds() { status $V | jq -e --argjson f "$F0" '.has_token and .fence == $f'; }
-wait_until 3 holds || fail "member $V does not say it holds the token with fence $F0: $(status $V)"
+await_pinned $V late
+F0=$PIN_FENCE
 say "member $V holds the token, its client is in the critical region (fence $(fence_str "$F0")): SIGSTOP"
 
 t_pause=$(now_us)

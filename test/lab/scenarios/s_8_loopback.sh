@@ -46,7 +46,6 @@ wait_until 10 ring_whole $N || fail "the loopback ring did not form within 10 s:
 say "loopback ring of $N on 127.0.0.1:$PORT_BASE..$((PORT_BASE + N - 1)) formed; $CONF"
 
 inject() { "$RINGCTL" -c "$CONF" -n "$1" inject "${@:2}"; }
-holds() { status "$1" | jq -e --argjson f "$2" '.has_token and .fence == $f'; }
 
 # ---- 1. drop-token at the holder ----
 V=2
@@ -56,9 +55,8 @@ SPAWN_OUT="$LAB_DIR/pin.client" spawn "$RINGCTL" -c "$CONF" -n $V run -t 15000 -
 	echo "$RING_FENCE" > "$0.in"
 	i=0; while [ ! -e "$0.go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done' "$LAB_DIR/pin"
 pin=$BG_PID
-wait_until 15 test -s "$LAB_DIR/pin.in" || fail "the client at member $V was not granted within 15 s"
-F_pin=$(cat "$LAB_DIR/pin.in")
-wait_until 3 holds $V "$F_pin" || fail "member $V does not say it holds the token: $(status $V)"
+await_pinned $V pin
+F_pin=$PIN_FENCE
 t_drop=$(now_us)
 inject $V drop-token || fail "inject drop-token at member $V exited $?"
 fault_line "drop-token $V" "$t_drop" "$(now_us)"
@@ -84,9 +82,8 @@ SPAWN_OUT="$LAB_DIR/late.client" spawn "$RINGCTL" -c "$CONF" -n $P run -t 15000 
 	echo "late_append=$rc"
 	exit $rc' "$LAB_DIR/late" "$OUT" "$RINGCTL"
 late=$BG_PID
-wait_until 15 test -s "$LAB_DIR/late.in" || fail "the client at member $P was not granted within 15 s"
-F0=$(cat "$LAB_DIR/late.in")
-wait_until 3 holds $P "$F0" || fail "member $P does not say it holds the token: $(status $P)"
+await_pinned $P late
+F0=$PIN_FENCE
 t_pause=$(now_us)
 SPAWN_OUT="$LAB_DIR/pause.out" spawn "$RINGCTL" -c "$CONF" -n $P inject pause 1500
 pauser=$BG_PID
