@@ -1174,9 +1174,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	bool do_table = false, do_check = false, trace_on = false, have_seeds = false,
-	     have_seed = false;
-	uint64_t seeds = 0, first = 1;
+	bool do_table = false, do_check = false, trace_on = false;
+	struct driver_seeds sd = {.seeds = 0, .first = 1};
 	int only = -1;
 	const char *out = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -1202,12 +1201,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			i++;
-		} else if (!strcmp(a, "--seeds") && driver_parse_u64(v, &seeds) && seeds > 0) {
-			have_seeds = true;
-			i++;
-		} else if ((!strcmp(a, "--first") || !strcmp(a, "--seed")) && driver_parse_u64(v, &first) &&
-			   first > 0) {
-			have_seed |= !strcmp(a, "--seed");
+		} else if (driver_seed_arg(&sd, a, v, 1)) {
 			i++;
 		} else {
 			fprintf(stderr, "compare: bad argument '%s'\n", a);
@@ -1215,11 +1209,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (do_table == do_check || (have_seed && have_seeds) || (do_table && (have_seed || trace_on))) {
+	if (do_table == do_check || (sd.have_seed && sd.have_seeds) ||
+	    (do_table && (sd.have_seed || trace_on))) {
 		usage(stderr);
 		return 2;
 	}
 	if (do_table)
-		return table(have_seeds ? seeds : 40, out);
-	return check(only, first, have_seed ? 1 : have_seeds ? seeds : 200, trace_on);
+		return table(driver_seed_count(&sd, 40), out);
+	return check(only, sd.first, driver_seed_count(&sd, 200), trace_on);
 }

@@ -27,6 +27,25 @@ int driver_lookup(const char *s, const char *const names[], int n)
 	return -1;
 }
 
+bool driver_seed_arg(struct driver_seeds *s, const char *a, const char *v, uint64_t min_first)
+{
+	if (!strcmp(a, "--seeds") && driver_parse_u64(v, &s->seeds) && s->seeds > 0) {
+		s->have_seeds = true;
+		return true;
+	}
+	if ((!strcmp(a, "--first") || !strcmp(a, "--seed")) && driver_parse_u64(v, &s->first) &&
+	    s->first >= min_first) {
+		s->have_seed |= !strcmp(a, "--seed");
+		return true;
+	}
+	return false;
+}
+
+uint64_t driver_seed_count(const struct driver_seeds *s, uint64_t dflt)
+{
+	return s->have_seed ? 1 : s->have_seeds ? s->seeds : dflt;
+}
+
 double driver_wall_s(void)
 {
 	struct timespec ts;

@@ -1889,8 +1889,8 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	int cls = -1;
-	uint64_t seeds = 1, first = 1;
-	bool trace_on = false, keep_disks = false, have_seeds = false, have_seed = false;
+	struct driver_seeds sd = {.seeds = 1, .first = 1};
+	bool trace_on = false, keep_disks = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1909,11 +1909,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			i++;
-		} else if (!strcmp(a, "--seeds") && driver_parse_u64(v, &seeds) && seeds > 0) {
-			have_seeds = true;
-			i++;
-		} else if ((!strcmp(a, "--first") || !strcmp(a, "--seed")) && driver_parse_u64(v, &first)) {
-			have_seed |= !strcmp(a, "--seed");
+		} else if (driver_seed_arg(&sd, a, v, 0)) {
 			i++;
 		} else {
 			fprintf(stderr, "sim: bad argument '%s'\n", a);
@@ -1921,12 +1917,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (cls < 0 || (have_seed && have_seeds)) {
+	if (cls < 0 || (sd.have_seed && sd.have_seeds)) {
 		usage(stderr);
 		return 2;
 	}
-	if (have_seed)
-		seeds = 1;
+	uint64_t seeds = driver_seed_count(&sd, 1), first = sd.first;
 
 	double t0 = driver_wall_s();
 	struct sim_result total = {0};
