@@ -530,6 +530,17 @@ void assert_ring_safe(const struct sim *s)
 	CU_ASSERT_EQUAL(s->fence_regressions, 0);
 }
 
+struct flight captured;
+
+bool capture_token_to(const struct flight *f, const void *arg)
+{
+	struct ring_msg m;
+	if (f->to == *(const uint16_t *)arg && ring_wire_decode(f->buf, f->len, &m) == 0 &&
+	    m.type == RING_MSG_TOKEN)
+		captured = *f;
+	return false;
+}
+
 /* ---- golden traces ---- */
 
 const char *step_trace(const struct sim *s)

@@ -131,6 +131,12 @@ size_t sim_settle(struct sim *s);
 void sim_boot(struct sim *s);
 void assert_ring_safe(const struct sim *s);
 
+/* A drop hook (s->drop) that drops nothing and keeps in `captured` a copy
+ * of the last TOKEN to member id *arg (a uint16_t): the late copy a test
+ * delivers again. Zero `captured` before the run it watches. */
+extern struct flight captured;
+bool capture_token_to(const struct flight *f, const void *arg);
+
 /* ---- golden traces ----
  * The last step's actions in order, one phrase each, without the numbers
  * that vary from run to run: "persist", "send token>30" (the receiver's

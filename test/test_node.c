@@ -1158,17 +1158,6 @@ static void test_counter_exhaustion_reepochs_without_granting_unconfirmed(void)
 	sim_free(s);
 }
 
-/* Captures a copy of each TOKEN to member id *arg, dropping nothing. */
-static struct flight captured;
-static bool capture_token_to(const struct flight *f, const void *arg)
-{
-	struct ring_msg m;
-	if (f->to == *(const uint16_t *)arg && ring_wire_decode(f->buf, f->len, &m) == 0 &&
-	    m.type == RING_MSG_TOKEN)
-		captured = *f;
-	return false;
-}
-
 /* Hole 4: a member whose state_dir was wiped comes back at epoch 0. A
  * late copy of a hop it accepted before must not be granted under again:
  * it learns from a majority what epochs exist before it takes any token,

@@ -52,17 +52,6 @@ static void lose_none(struct sim *s, struct loss *l)
 	s->drop_arg = NULL;
 }
 
-/* A copy of the last TOKEN to member id *arg; nothing is dropped. */
-static struct flight captured;
-static bool capture_token_to(const struct flight *f, const void *arg)
-{
-	struct ring_msg m;
-	if (f->to == *(const uint16_t *)arg && ring_wire_decode(f->buf, f->len, &m) == 0 &&
-	    m.type == RING_MSG_TOKEN)
-		captured = *f;
-	return false;
-}
-
 /* Drops the TOKEN_ACKs from member id *arg, keeping a copy of the last. */
 static struct flight held_ack;
 static bool hold_acks_from(const struct flight *f, const void *arg)
