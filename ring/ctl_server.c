@@ -19,6 +19,7 @@
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 
+#include "clock.h"
 #include "conf.h"
 #include "err.h"
 
@@ -48,14 +49,6 @@ struct ring_ctl_server {
 	uint64_t accept_err_logged_us;
 	uint64_t next_handle;
 };
-
-/* Only to space out a log line; the core's clock is the daemon's. */
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static struct client *client_by_handle(struct ring_ctl_server *s, uint64_t handle)
 {
@@ -351,7 +344,7 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 	evconnlistener_disable(l);
 	struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
 	evtimer_add(s->relisten, &tv);
-	uint64_t now = mono_us();
+	uint64_t now = ring_mono_us(); /* only to space out a log line */
 	if (now - s->accept_err_logged_us >= 1000000u) {
 		struct ring_log_field f = RING_LF_S("error", evutil_socket_error_to_string(e));
 		ring_log_emit(s->log, "control_accept_error", false, &f, 1);
