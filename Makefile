@@ -9,7 +9,8 @@ SAN_CFLAGS = $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring
 
 # Packages the build and the tests need (Debian names).
 DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
-       libjansson-dev jq iproute2 procps nftables clang libclang-rt-14-dev valgrind
+       libjansson-dev jq iproute2 procps nftables clang libclang-rt-14-dev valgrind \
+       redis-server libhiredis-dev
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
@@ -21,6 +22,8 @@ SODIUM_CFLAGS := $(shell pkg-config --cflags libsodium 2>/dev/null)
 SODIUM_LIBS  := $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
 JSON_CFLAGS  := $(shell pkg-config --cflags jansson 2>/dev/null)
 JSON_LIBS    := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+HIREDIS_CFLAGS := $(shell pkg-config --cflags hiredis 2>/dev/null)
+HIREDIS_LIBS   := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
 
 # What links what. Each list is one layer of docs/ARCHITECTURE.md.
 # The protocol core: pure, no I/O, no clock. The simulator and the comparison
@@ -235,14 +238,19 @@ fuzz-short: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 demo: deps
 	@$(MAKE) --no-print-directory ring/ringd ring/ringctl && bash test/demo/demo.sh
 
-# Benchmarks against the UDP floor on 127.0.0.1: test/bench/run.sh prints a
+# Benchmarks against the UDP floor and a Redis lock on 127.0.0.1: test/bench/run.sh prints a
 # table and writes build/bench/results.json (docs/benchmarks.md). Its helpers
 # are small C programs in test/bench/, built here under build/bench/.
-BENCH_BIN = $(addprefix $(B)/bench/,udp_pingpong udp_relay wirecap cs_client recovery)
+BENCH_BIN = $(addprefix $(B)/bench/,udp_pingpong udp_relay wirecap cs_client recovery redis_lock)
 
-$(B)/bench/%: test/bench/%.c
+$(B)/bench/%: test/bench/%.c test/bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@
+
+# The Redis lock users would pick instead, on hiredis (Debian's libhiredis-dev).
+$(B)/bench/redis_lock: test/bench/redis_lock.c test/bench/bench.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(HIREDIS_CFLAGS) $< $(HIREDIS_LIBS) -o $@
 
 bench: ring/ringd ring/ringctl $(BENCH_BIN)
 	@bash test/bench/run.sh

@@ -1,8 +1,10 @@
 /* A load client for measurements: enters and leaves the critical region in
  * a loop through a member's control socket (ACQUIRE, GRANTED, RELEASE, OK),
- * with an empty critical region, and reports entries and grant latency. */
+ * with an empty critical region or, given CS_FILE, bench_cs() on that shared
+ * file, and reports entries and grant latency. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,12 +59,18 @@ static int reply(int fd, char *buf, size_t len)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: cs_client SOCKET SECONDS [LATENCY_FILE]\n"
+	if (argc < 3 || argc > 5) {
+		fprintf(stderr, "usage: cs_client SOCKET SECONDS [LATENCY_FILE [CS_FILE]]\n"
 				"prints: entries N seconds S p50_us P p99_us Q\n"
 				"LATENCY_FILE gets every grant latency in microseconds, one a line;\n"
+				"with CS_FILE each entry adds one to the counter in that file;\n"
 				"SIGTERM ends the run early and still reports\n");
 		return 2;
+	}
+	int cs = -1;
+	if (argc == 5 && (cs = open(argv[4], O_RDWR)) < 0) {
+		fprintf(stderr, "cs_client: %s: %s\n", argv[4], strerror(errno));
+		return 1;
 	}
 	double secs = atof(argv[2]);
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
@@ -88,6 +96,10 @@ int main(int argc, char **argv)
 		if (strncmp(line, "GRANTED", 7) != 0)
 			break;
 		lat[n++] = ring_mono_us() - t0;
+		if (cs >= 0 && bench_cs(cs) != 0) {
+			fprintf(stderr, "cs_client: %s: %s\n", argv[4], strerror(errno));
+			return 1;
+		}
 		if (write(fd, "RELEASE\n", 8) != 8 || reply(fd, line, sizeof line) != 0)
 			break;
 		while (strncmp(line, "REVOKED", 7) == 0)
@@ -95,7 +107,7 @@ int main(int argc, char **argv)
 				break;
 	}
 	double took = (double)(ring_mono_us() - start) / 1e6;
-	if (argc == 4) {
+	if (argc >= 4) {
 		FILE *f = fopen(argv[3], "w");
 		if (!f) {
 			fprintf(stderr, "cs_client: %s: %s\n", argv[3], strerror(errno));

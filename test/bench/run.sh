@@ -4,7 +4,8 @@
 # pattern), token hop latency, rotation time for several ring sizes,
 # critical-region throughput and grant latency under contention, recovery
 # after kill -9 of the holder, an idle ring's CPU and memory per member, and
-# datagrams per critical-region entry. Prints a table and writes
+# datagrams per critical-region entry, and a Redis lock side by side with
+# ring (the same clients and critical section). Prints a table and writes
 # build/bench/results.json. Method and limits: docs/benchmarks.md.
 #
 #   BENCH_SECONDS=2     each measured interval
@@ -36,7 +37,7 @@ CONTENDERS="1 2 4 5"
 MAX_N=64
 
 for f in "$RINGD" "$RINGCTL" "$BIN"/udp_pingpong "$BIN"/udp_relay "$BIN"/wirecap \
-	"$BIN"/cs_client "$BIN"/recovery; do
+	"$BIN"/cs_client "$BIN"/recovery "$BIN"/redis_lock; do
 	[[ -x $f ]] || { echo "bench: $f is missing: run make bench" >&2; exit 1; }
 done
 for tool in jq awk ss; do
@@ -326,6 +327,75 @@ for k in $CONTENDERS; do
 done
 ring_down
 
+# ---- side by side with a Redis lock: the same clients, the same critical section ----
+
+# What a user would pick instead: redis-server from Debian on a free port of
+# 127.0.0.1, without persistence, locked with SET NX PX and a Lua
+# compare-and-delete (build/bench/redis_lock). Both sides run K client
+# processes for W seconds, client i at member (i-1) % 5 + 1 of a 5-member ring
+# on defaults, each entry adding one to a counter in a shared file: the
+# counter must end equal to the entries, or the lock let two in at once.
+VS_CLIENTS="1 2 4 8"
+REDIS_PORT=$((PORT_BASE + MAX_N - 1)) # reserved by pick_ports, unused by a ring of 5
+
+# vs_run KIND K: K clients of KIND (ring or redis); appends a JSON line to $T/vs.jsonl.
+vs_run() {
+	local kind=$1 k=$2 i p pids=() cnt
+	cnt=$T/vs.$kind.$k.count
+	head -c 8 /dev/zero >"$cnt"
+	for ((i = 1; i <= k; i++)); do
+		if [[ $kind == ring ]]; then
+			"$BIN"/cs_client "$RDIR/state/node-$(((i - 1) % 5 + 1)).sock" "$W" \
+				"$T/vs.$kind.$k.lat.$i" "$cnt" >"$T/vs.$kind.$k.out.$i" 2>&1 &
+		else
+			"$BIN"/redis_lock "$REDIS_PORT" "$W" "$T/vs.$kind.$k.lat.$i" "$cnt" \
+				>"$T/vs.$kind.$k.out.$i" 2>&1 &
+		fi
+		pids+=($!)
+		BG+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait_gone "$p" $((${W%.*} + 20)) || die "$kind client did not end"
+		wait "$p" || die "$kind client failed: $(cat "$T"/vs."$kind"."$k".out.*)"
+		bg_forget "$p"
+	done
+	local counter
+	counter=$(od -An -tu8 "$cnt" | tr -d ' ')
+	cat "$T"/vs."$kind"."$k".out.* | awk -v kind="$kind" -v k="$k" -v counter="$counter" \
+		-v load="$(loadavg)" '
+		{ n = $2; sum += n; if ($4 > secs) secs = $4
+		  if (NR == 1 || n < min) min = n; if (n > max) max = n }
+		END { printf "{\"kind\":\"%s\",\"clients\":%d,\"entries\":%d,\"seconds\":%.3f,", kind, k, sum, secs
+		      printf "\"entries_per_s\":%.1f,\"client_entries_min\":%d,\"client_entries_max\":%d,", sum / secs, min, max
+		      printf "\"counter\":%d,\"loadavg\":\"%s\",", counter, load }' >"$T/vs.line"
+	sort -n "$T"/vs."$kind"."$k".lat.* | awk '{ a[NR] = $1 }
+		END { printf "\"p50_us\":%d,\"p99_us\":%d}\n", a[int(NR / 2) + 1], a[int(NR * 0.99) + 1] }' \
+		>>"$T/vs.line"
+	tr -d '\n' <"$T/vs.line" >>"$T/vs.jsonl"
+	echo >>"$T/vs.jsonl"
+	local entries
+	entries=$(jq -s '.[-1].entries' "$T/vs.jsonl")
+	((counter == entries)) ||
+		die "$kind, $k clients: the shared counter is $counter after $entries entries: two were in at once"
+}
+
+say "side by side with a Redis lock: $VS_CLIENTS clients over 5 members, $W s each"
+command -v redis-server >/dev/null || die "redis-server is missing (make deps)"
+[[ -z $(ss -Htln "sport = :$REDIS_PORT" 2>/dev/null) ]] || die "TCP port $REDIS_PORT is in use"
+: >"$T/vs.jsonl"
+ring_up vs 5
+for k in $VS_CLIENTS; do vs_run ring "$k"; done
+ring_down
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+	--daemonize no --dir "$T" >"$T/redis.log" 2>&1 &
+REDIS_PID=$!
+BG+=("$REDIS_PID")
+redis_up() { [[ $(redis-cli -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]]; }
+wait_until 10 redis_up || die "redis-server did not answer: $(tail -3 "$T/redis.log")"
+for k in $VS_CLIENTS; do vs_run redis "$k"; done
+stop_pids "$REDIS_PID"
+bg_forget "$REDIS_PID"
+
 # ---- recovery: kill -9 of the holder to the next grant elsewhere ----
 
 say "recovery: $TRIALS trials, 5 members, loss_timeout_ms = $LOSS_MS"
@@ -384,6 +454,7 @@ jq -n \
 	--argjson pace "$(jq -n --argjson w "$(slurp "$T/pace5.window.json")" --argjson c "$(slurp "$T/pace5.wire.json")" '{window: $w, wire: $c}')" \
 	--argjson vlog "$(jq -n --argjson l "$(slurp "$T/vlog.log.json")" --argjson c "$(slurp "$T/vlog.wire.json")" '{from_logs: $l, wire_while_logging: $c}')" \
 	--slurpfile rec "$T/recovery.jsonl" --argjson loss "$LOSS_MS" \
+	--slurpfile vs "$T/vs.jsonl" \
 	--arg when "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '
 	def med: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
 		else (.[length / 2 - 1] + .[length / 2]) / 2 end;
@@ -424,6 +495,11 @@ jq -n \
 		  cpu_pct_per_member_from_ticks: $pace.window.cpu_pct_mean_from_ticks, rss_kb_per_member: $pace.window.rss_kb_mean,
 		  hops_per_s: $pace.window.hops_per_s, datagrams_per_s: ($pace.wire.datagrams_per_s // $pace.window.machine_udp_out_per_s),
 		  window: $pace.window, wire: $pace.wire}],
+	  redis: [$vs | map(select(.kind == "ring")) | .[] | . as $r |
+		($vs | map(select(.kind == "redis" and .clients == $r.clients)) | .[0]) as $d |
+		{clients: .clients, ring: $r, redis: $d,
+		 throughput_ratio: (if $d.entries_per_s > 0 then $r.entries_per_s / $d.entries_per_s else null end),
+		 p99_ratio: (if $d.p99_us > 0 then $r.p99_us / $d.p99_us else null end)}],
 	  recovery: {members: 5, loss_timeout_ms: $loss, heartbeat_ms: 100,
 		trials_ms: [$rec[].kill_to_grant_ms],
 		median_ms: ([$rec[].kill_to_grant_ms] | med), max_ms: ([$rec[].kill_to_grant_ms] | max),
@@ -461,6 +537,12 @@ jq -r '
 	  (.us_per_entry / $ow | x)] | row),
 	(.contention[] | ["grant latency p50 / p99, \(.contenders) contending", "\(.grant_p50_us|f(0)) / \(.grant_p99_us|f(0)) us", ""] | row),
 	(.contention[] | ["datagrams per CS entry, \(.contenders) contending", "\(.datagrams_per_entry|f(2))", ""] | row),
+	(.redis[] | ["vs Redis lock, \(.clients) client(s): entries/s", "ring \(.ring.entries_per_s|f(0)), redis \(.redis.entries_per_s|f(0))",
+	  "ring/redis \(.throughput_ratio|x)"] | row),
+	(.redis[] | ["vs Redis lock, \(.clients) client(s): p50 / p99", "ring \(.ring.p50_us) / \(.ring.p99_us), redis \(.redis.p50_us) / \(.redis.p99_us) us",
+	  "p99 ring/redis \(.p99_ratio|x); load \(.ring.loadavg | split(" ")[0]) / \(.redis.loadavg | split(" ")[0])"] | row),
+	(.redis[] | ["vs Redis lock, \(.clients) client(s): least served", "ring \(.ring.client_entries_min), redis \(.redis.client_entries_min) entries",
+	  "of a client, in \(.ring.seconds|f(1)) s"] | row),
 	(.recovery | ["recovery: kill -9 holder -> next grant", "median \(.median_ms|f(0)) ms, max \(.max_ms|f(0)) ms",
 	  "\(.median_x_loss_timeout|f(2)) / \(.max_x_loss_timeout|f(2)) x loss_timeout_ms \(.loss_timeout_ms), \(.trials_ms|length) trials"] | row),
 	(.idle[] | ["idle ring of 5, idle_pass_ms = \(.idle_pass_ms): CPU, RSS", "\(.cpu_pct_per_member|f(2)) % of a core, \(.rss_kb_per_member|f(0)) kB", "per member"] | row),
