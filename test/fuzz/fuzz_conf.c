@@ -23,6 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fclose(f);
 	char err[1024];
 	int rc = ring_conf_load(path, &conf, err, sizeof err);
+	unlink(path); /* libFuzzer exits without cleanup: leave nothing in /tmp */
 	if (rc == 0) {
 		char why[256];
 		if (ring_layout_check(&conf.layout, why, sizeof why) != 0)
