@@ -1,12 +1,16 @@
 /* What the benchmark programs share: the clocks, read through ring/clock.h,
- * sorting a sample of times to read its percentiles, and the critical
- * section every lock client runs, so that ring and Redis run the same one. */
+ * sorting a sample of times to read its percentiles, and what the lock
+ * clients share, so that ring and Redis are measured alike: the critical
+ * section and the report. */
 #ifndef RING_BENCH_H
 #define RING_BENCH_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -21,6 +25,30 @@ static inline int bench_cmp_u64(const void *a, const void *b)
 static inline void bench_sort(uint64_t *v, size_t n)
 {
 	qsort(v, n, sizeof *v, bench_cmp_u64);
+}
+
+/* What a lock client reports when its loop ends: every latency of LAT[0..N-1]
+ * in microseconds, one a line, into PATH (when not NULL), then on stdout
+ * "entries N seconds S p50_us P p99_us Q". Sorts LAT. Returns 0, or -1 with
+ * a message on stderr (naming WHO) when PATH cannot be written. */
+static inline int bench_report(const char *who, uint64_t *lat, size_t n, double seconds,
+			       const char *path)
+{
+	if (path) {
+		FILE *f = fopen(path, "w");
+		if (!f) {
+			fprintf(stderr, "%s: %s: %s\n", who, path, strerror(errno));
+			return -1;
+		}
+		for (size_t k = 0; k < n; k++)
+			fprintf(f, "%llu\n", (unsigned long long)lat[k]);
+		fclose(f);
+	}
+	bench_sort(lat, n);
+	printf("entries %zu seconds %.3f p50_us %llu p99_us %llu\n", n, seconds,
+	       n ? (unsigned long long)lat[n / 2] : 0ULL,
+	       n ? (unsigned long long)lat[n * 99 / 100] : 0ULL);
+	return 0;
 }
 
 /* The critical section: add one to the 8-byte counter at the start of the

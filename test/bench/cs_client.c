@@ -107,20 +107,8 @@ int main(int argc, char **argv)
 				break;
 	}
 	double took = (double)(ring_mono_us() - start) / 1e6;
-	if (argc >= 4) {
-		FILE *f = fopen(argv[3], "w");
-		if (!f) {
-			fprintf(stderr, "cs_client: %s: %s\n", argv[3], strerror(errno));
-			return 1;
-		}
-		for (size_t k = 0; k < n; k++)
-			fprintf(f, "%llu\n", (unsigned long long)lat[k]);
-		fclose(f);
-	}
-	bench_sort(lat, n);
-	printf("entries %zu seconds %.3f p50_us %llu p99_us %llu\n", n, took,
-	       n ? (unsigned long long)lat[n / 2] : 0ULL,
-	       n ? (unsigned long long)lat[n * 99 / 100] : 0ULL);
+	if (bench_report("cs_client", lat, n, took, argc >= 4 ? argv[3] : NULL) != 0)
+		return 1;
 	free(lat);
 	close(fd);
 	return 0;

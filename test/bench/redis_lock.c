@@ -129,18 +129,8 @@ int main(int argc, char **argv)
 		rc = 1;
 	}
 	double took = (double)(ring_mono_us() - start) / 1e6;
-	FILE *f = fopen(argv[3], "w");
-	if (!f) {
-		fprintf(stderr, "redis_lock: %s: %s\n", argv[3], strerror(errno));
+	if (bench_report("redis_lock", lat, n, took, argv[3]) != 0)
 		return 1;
-	}
-	for (size_t k = 0; k < n; k++)
-		fprintf(f, "%llu\n", (unsigned long long)lat[k]);
-	fclose(f);
-	bench_sort(lat, n);
-	printf("entries %zu seconds %.3f p50_us %llu p99_us %llu\n", n, took,
-	       n ? (unsigned long long)lat[n / 2] : 0ULL,
-	       n ? (unsigned long long)lat[n * 99 / 100] : 0ULL);
 	free(lat);
 	redisFree(c);
 	close(cs);

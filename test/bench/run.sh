@@ -359,22 +359,19 @@ vs_run() {
 		wait "$p" || die "$kind client failed: $(cat "$T"/vs."$kind"."$k".out.*)"
 		bg_forget "$p"
 	done
-	local counter
+	local counter counts lat entries
 	counter=$(od -An -tu8 "$cnt" | tr -d ' ')
-	cat "$T"/vs."$kind"."$k".out.* | awk -v kind="$kind" -v k="$k" -v counter="$counter" \
-		-v load="$(loadavg)" '
+	counts=$(cat "$T"/vs."$kind"."$k".out.* | awk '
 		{ n = $2; sum += n; if ($4 > secs) secs = $4
 		  if (NR == 1 || n < min) min = n; if (n > max) max = n }
-		END { printf "{\"kind\":\"%s\",\"clients\":%d,\"entries\":%d,\"seconds\":%.3f,", kind, k, sum, secs
-		      printf "\"entries_per_s\":%.1f,\"client_entries_min\":%d,\"client_entries_max\":%d,", sum / secs, min, max
-		      printf "\"counter\":%d,\"loadavg\":\"%s\",", counter, load }' >"$T/vs.line"
-	sort -n "$T"/vs."$kind"."$k".lat.* | awk '{ a[NR] = $1 }
-		END { printf "\"p50_us\":%d,\"p99_us\":%d}\n", a[int(NR / 2) + 1], a[int(NR * 0.99) + 1] }' \
-		>>"$T/vs.line"
-	tr -d '\n' <"$T/vs.line" >>"$T/vs.jsonl"
-	echo >>"$T/vs.jsonl"
-	local entries
-	entries=$(jq -s '.[-1].entries' "$T/vs.jsonl")
+		END { printf "{\"entries\":%d,\"seconds\":%.3f,\"entries_per_s\":%.1f,", sum, secs, sum / secs
+		      printf "\"client_entries_min\":%d,\"client_entries_max\":%d}", min, max }')
+	lat=$(sort -n "$T"/vs."$kind"."$k".lat.* | awk '{ a[NR] = $1 }
+		END { printf "{\"p50_us\":%d,\"p99_us\":%d}", a[int(NR / 2) + 1], a[int(NR * 0.99) + 1] }')
+	jq -cn --arg kind "$kind" --argjson k "$k" --argjson c "$counts" --argjson l "$lat" \
+		--argjson counter "$counter" --arg load "$(loadavg)" \
+		'{kind: $kind, clients: $k} + $c + {counter: $counter, loadavg: $load} + $l' >>"$T/vs.jsonl"
+	entries=$(jq -n --argjson c "$counts" '$c.entries')
 	((counter == entries)) ||
 		die "$kind, $k clients: the shared counter is $counter after $entries entries: two were in at once"
 }
