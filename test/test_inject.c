@@ -170,11 +170,7 @@ static void test_every_planted_fault_is_logged_with_its_argument(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(all, "\"what\":\"loss 25\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(all, "\"what\":\"pause 1500\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(all, "\"event\":\"inject\""));
-	/* Reopened so that teardown closes what it opened. */
-	char err[128];
-	CU_ASSERT_FATAL(ring_log_open(&x.log, x.log_path, RING_LOG_JSON, false, 1, err,
-				      sizeof err) == 0);
-	teardown(&x);
+	teardown(&x); /* closing a closed log does nothing */
 }
 
 #define T_(f) {#f, f}
