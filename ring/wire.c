@@ -19,15 +19,16 @@ _Static_assert(sizeof(struct ring_set) == 32, "a ring_set travels as 32 raw byte
 /* Body widths, field by field in the order of the structs in wire.h. The
  * table below is built from RING_MSG_TYPES, so a new type does not compile
  * until its width is written here. */
-#define BODY_TOKEN (4 + 4 + 4 + 4 + SET_BYTES)   /* epoch seq counter quiet_us alive */
+#define BODY_TOKEN (4 + 4 + 4 + 4 + 4 + SET_BYTES) /* epoch seq counter quiet_us idle alive */
 #define BODY_TOKEN_ACK (4 + 4 + 4 + 4)           /* epoch seq known_epoch flags */
-#define BODY_HEARTBEAT (4 + 4 + 4 + SET_BYTES)   /* epoch seq counter alive */
+#define BODY_HEARTBEAT (4 + 4 + 4 + 4 + SET_BYTES) /* epoch seq counter flags alive */
 #define BODY_ELECTION (2 + 2 + 4 + 4 + SET_BYTES + 4) /* initiator hops round max_epoch participants flags */
 #define BODY_ELECTION_ACK (2 + 2 + 4)            /* initiator hops round */
 #define BODY_JOIN (4 + 8)                        /* epoch refused(epoch seq) */
 #define BODY_LEAVE (4 + 8 + 8)                   /* epoch accepted(epoch seq) refused(epoch seq) */
 #define BODY_EPOCH_QUERY 8                       /* nonce */
 #define BODY_EPOCH_REPLY (8 + 4)                 /* nonce epoch */
+#define BODY_WANT (4 + 4)                        /* epoch seq */
 #define BODY_STATUS_REQ 8                        /* nonce */
 #define BODY_STATUS_RESP (8 + 1 + 1 + 2 + 4 + 8 + 4 + 4 + SET_BYTES + 8 * RING_COUNTER_COUNT)
 
@@ -157,6 +158,7 @@ static uint8_t *put_body(uint8_t *p, const struct ring_msg *msg)
 		p = put_u32(p, t->seq);
 		p = put_u32(p, t->counter);
 		p = put_u32(p, t->quiet_us);
+		p = put_u32(p, t->idle);
 		return put_set(p, &t->alive);
 	}
 	case RING_MSG_TOKEN_ACK: {
@@ -171,6 +173,7 @@ static uint8_t *put_body(uint8_t *p, const struct ring_msg *msg)
 		p = put_u32(p, h->epoch);
 		p = put_u32(p, h->seq);
 		p = put_u32(p, h->counter);
+		p = put_u32(p, h->flags);
 		return put_set(p, &h->alive);
 	}
 	case RING_MSG_ELECTION: {
@@ -200,6 +203,9 @@ static uint8_t *put_body(uint8_t *p, const struct ring_msg *msg)
 	case RING_MSG_EPOCH_REPLY:
 		p = put_u64(p, msg->u.epoch_reply.nonce);
 		return put_u32(p, msg->u.epoch_reply.epoch);
+	case RING_MSG_WANT:
+		p = put_u32(p, msg->u.want.epoch);
+		return put_u32(p, msg->u.want.seq);
 	case RING_MSG_STATUS_REQ:
 		return put_u64(p, msg->u.status_req.nonce);
 	case RING_MSG_STATUS_RESP: {
@@ -231,6 +237,7 @@ static const uint8_t *get_body(const uint8_t *p, struct ring_msg *msg)
 		p = get_u32(p, &t->seq);
 		p = get_u32(p, &t->counter);
 		p = get_u32(p, &t->quiet_us);
+		p = get_u32(p, &t->idle);
 		return get_set(p, &t->alive);
 	}
 	case RING_MSG_TOKEN_ACK: {
@@ -245,6 +252,7 @@ static const uint8_t *get_body(const uint8_t *p, struct ring_msg *msg)
 		p = get_u32(p, &h->epoch);
 		p = get_u32(p, &h->seq);
 		p = get_u32(p, &h->counter);
+		p = get_u32(p, &h->flags);
 		return get_set(p, &h->alive);
 	}
 	case RING_MSG_ELECTION: {
@@ -274,6 +282,9 @@ static const uint8_t *get_body(const uint8_t *p, struct ring_msg *msg)
 	case RING_MSG_EPOCH_REPLY:
 		p = get_u64(p, &msg->u.epoch_reply.nonce);
 		return get_u32(p, &msg->u.epoch_reply.epoch);
+	case RING_MSG_WANT:
+		p = get_u32(p, &msg->u.want.epoch);
+		return get_u32(p, &msg->u.want.seq);
 	case RING_MSG_STATUS_REQ:
 		return get_u64(p, &msg->u.status_req.nonce);
 	case RING_MSG_STATUS_RESP: {
@@ -319,7 +330,7 @@ static int check_fields(const struct ring_msg *msg)
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_HEARTBEAT:
-		if (msg->u.heartbeat.epoch == 0)
+		if (msg->u.heartbeat.epoch == 0 || (msg->u.heartbeat.flags & ~RING_HB_PARKED))
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_ELECTION:
@@ -338,6 +349,10 @@ static int check_fields(const struct ring_msg *msg)
 		break;
 	case RING_MSG_LEAVE:
 		if (!hop_ok(&msg->u.leave.accepted) || !hop_ok(&msg->u.leave.refused))
+			return -RING_EFIELD;
+		break;
+	case RING_MSG_WANT:
+		if (msg->u.want.epoch == 0)
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_STATUS_REQ:

@@ -13,8 +13,9 @@
 #include "set.h"
 
 /* 2: JOIN and LEAVE name the hops they refused or accepted, and
- * EPOCH_QUERY/EPOCH_REPLY (PROTOCOL.md §2). */
-#define RING_WIRE_VERSION 2
+ * EPOCH_QUERY/EPOCH_REPLY. 3: a parked token (TOKEN's idle, HEARTBEAT's
+ * flags) and WANT, which summons it (PROTOCOL.md §2, §3.4). */
+#define RING_WIRE_VERSION 3
 #define RING_WIRE_HEADER 16  /* magic(2) version(1) type(1) from(2) to(2) fingerprint(8) */
 #define RING_WIRE_MAX 256    /* room for the longest encoded message */
 
@@ -29,7 +30,8 @@
 	X(STATUS_REQ, 8, "status_req")        \
 	X(STATUS_RESP, 9, "status_resp")      \
 	X(EPOCH_QUERY, 10, "epoch_query")     \
-	X(EPOCH_REPLY, 11, "epoch_reply")
+	X(EPOCH_REPLY, 11, "epoch_reply")     \
+	X(WANT, 12, "want")
 
 enum ring_msg_type {
 #define RING_MSG_ENUM_(name, code, str) RING_MSG_##name = code,
@@ -46,6 +48,7 @@ struct ring_msg_token {
 	uint32_t seq;      /* hop number within the epoch, from 1 */
 	uint32_t counter;  /* grants made under this epoch so far */
 	uint32_t quiet_us; /* microseconds since the token last heartbeat */
+	uint32_t idle;     /* hops in a row that found nobody waiting (§3.4) */
 	struct ring_set alive;
 };
 
@@ -56,11 +59,22 @@ struct ring_msg_token_ack {
 	uint32_t flags;       /* RING_ACK_* */
 };
 
+/* HEARTBEAT flag: the token is parked at the sender until summoned. */
+#define RING_HB_PARKED 0x1u
+
 struct ring_msg_heartbeat {
 	uint32_t epoch; /* never 0 */
 	uint32_t seq;
 	uint32_t counter;
+	uint32_t flags; /* RING_HB_* */
 	struct ring_set alive;
+};
+
+/* A summons (§3.4): "the token parked at hop EPOCH/SEQ, come here". It
+ * has no authority: the holder honours it only while that very park lasts. */
+struct ring_msg_want {
+	uint32_t epoch; /* never 0 */
+	uint32_t seq;
 };
 
 /* ELECTION flag: the initiator's previous round had fewer participants
@@ -148,6 +162,7 @@ struct ring_msg {
 		struct ring_msg_status_resp status_resp;
 		struct ring_msg_epoch_query epoch_query;
 		struct ring_msg_epoch_reply epoch_reply;
+		struct ring_msg_want want;
 	} u;
 };
 

@@ -54,7 +54,7 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 	switch (type) {
 	case RING_MSG_TOKEN:
 		m->u.token = (struct ring_msg_token){ UINT32_MAX, UINT32_MAX, UINT32_MAX,
-						      UINT32_MAX, all };
+						      UINT32_MAX, UINT32_MAX, all };
 		break;
 	case RING_MSG_TOKEN_ACK:
 		/* flags: the largest value decode accepts */
@@ -62,8 +62,9 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 							      UINT32_MAX, RING_ACK_STALE };
 		break;
 	case RING_MSG_HEARTBEAT:
+		/* flags: the largest value decode accepts */
 		m->u.heartbeat = (struct ring_msg_heartbeat){ UINT32_MAX, UINT32_MAX,
-							      UINT32_MAX, all };
+							      UINT32_MAX, RING_HB_PARKED, all };
 		break;
 	case RING_MSG_ELECTION:
 		m->u.election = (struct ring_msg_election){ UINT16_MAX, UINT16_MAX, UINT32_MAX,
@@ -89,6 +90,9 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 	case RING_MSG_EPOCH_REPLY:
 		m->u.epoch_reply.nonce = UINT64_MAX;
 		m->u.epoch_reply.epoch = UINT32_MAX;
+		break;
+	case RING_MSG_WANT:
+		m->u.want = (struct ring_msg_want){UINT32_MAX, UINT32_MAX};
 		break;
 	case RING_MSG_STATUS_REQ:
 		m->u.status_req.nonce = UINT64_MAX;
@@ -129,7 +133,7 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 	switch (type) {
 	case RING_MSG_TOKEN:
 		m->u.token = (struct ring_msg_token){ 0x80000001u, 0x01020304u, 0xa5a5a5a5u,
-						      0x7fffffffu, s };
+						      0x7fffffffu, 0x00010203u, s };
 		break;
 	case RING_MSG_TOKEN_ACK:
 		m->u.token_ack = (struct ring_msg_token_ack){ 0x11223344u, 0x55667788u,
@@ -137,7 +141,7 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 		break;
 	case RING_MSG_HEARTBEAT:
 		m->u.heartbeat = (struct ring_msg_heartbeat){ 0x00000100u, 0xdeadbeefu,
-							      0x01000000u, s };
+							      0x01000000u, RING_HB_PARKED, s };
 		break;
 	case RING_MSG_ELECTION:
 		m->u.election = (struct ring_msg_election){ 0x00ff, 0xff00, 0x0000ffffu,
@@ -163,6 +167,9 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 	case RING_MSG_EPOCH_REPLY:
 		m->u.epoch_reply.nonce = 0x2122232425262728ULL;
 		m->u.epoch_reply.epoch = 0x31323334u;
+		break;
+	case RING_MSG_WANT:
+		m->u.want = (struct ring_msg_want){0x41424344u, 0x51525354u};
 		break;
 	case RING_MSG_STATUS_REQ:
 		m->u.status_req.nonce = 0x0102030405060708ULL;
@@ -201,6 +208,7 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 		CU_ASSERT_EQUAL(a->u.token.seq, b->u.token.seq);
 		CU_ASSERT_EQUAL(a->u.token.counter, b->u.token.counter);
 		CU_ASSERT_EQUAL(a->u.token.quiet_us, b->u.token.quiet_us);
+		CU_ASSERT_EQUAL(a->u.token.idle, b->u.token.idle);
 		CU_ASSERT_EQUAL(memcmp(&a->u.token.alive, &b->u.token.alive,
 				       sizeof(struct ring_set)), 0);
 		break;
@@ -214,6 +222,7 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 		CU_ASSERT_EQUAL(a->u.heartbeat.epoch, b->u.heartbeat.epoch);
 		CU_ASSERT_EQUAL(a->u.heartbeat.seq, b->u.heartbeat.seq);
 		CU_ASSERT_EQUAL(a->u.heartbeat.counter, b->u.heartbeat.counter);
+		CU_ASSERT_EQUAL(a->u.heartbeat.flags, b->u.heartbeat.flags);
 		CU_ASSERT_EQUAL(memcmp(&a->u.heartbeat.alive, &b->u.heartbeat.alive,
 				       sizeof(struct ring_set)), 0);
 		break;
@@ -250,6 +259,10 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 	case RING_MSG_EPOCH_REPLY:
 		CU_ASSERT_EQUAL(a->u.epoch_reply.nonce, b->u.epoch_reply.nonce);
 		CU_ASSERT_EQUAL(a->u.epoch_reply.epoch, b->u.epoch_reply.epoch);
+		break;
+	case RING_MSG_WANT:
+		CU_ASSERT_EQUAL(a->u.want.epoch, b->u.want.epoch);
+		CU_ASSERT_EQUAL(a->u.want.seq, b->u.want.seq);
 		break;
 	case RING_MSG_STATUS_REQ:
 		CU_ASSERT_EQUAL(a->u.status_req.nonce, b->u.status_req.nonce);
@@ -351,12 +364,13 @@ static void test_encoded_size_equals_wire_size(void)
 		enum ring_msg_type type;
 		size_t size;
 	} sizes[] = {
-		{ RING_MSG_TOKEN, 16 + 48 },     { RING_MSG_TOKEN_ACK, 16 + 16 },
-		{ RING_MSG_HEARTBEAT, 16 + 44 }, { RING_MSG_ELECTION, 16 + 48 },
+		{ RING_MSG_TOKEN, 16 + 52 },     { RING_MSG_TOKEN_ACK, 16 + 16 },
+		{ RING_MSG_HEARTBEAT, 16 + 48 }, { RING_MSG_ELECTION, 16 + 48 },
 		{ RING_MSG_ELECTION_ACK, 16 + 8 }, { RING_MSG_JOIN, 16 + 12 },
 		{ RING_MSG_LEAVE, 16 + 20 },     { RING_MSG_STATUS_REQ, 16 + 8 },
 		{ RING_MSG_STATUS_RESP, 16 + 64 + 8 * RING_COUNTER_COUNT },
 		{ RING_MSG_EPOCH_QUERY, 16 + 8 }, { RING_MSG_EPOCH_REPLY, 16 + 12 },
+		{ RING_MSG_WANT, 16 + 8 },
 	};
 	CU_ASSERT_EQUAL(sizeof sizes / sizeof sizes[0], N_TYPES);
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -368,7 +382,7 @@ static void test_encoded_size_equals_wire_size(void)
 		CU_ASSERT_EQUAL(ring_wire_encode(&m, buf, sizeof buf), (int)sizes[i].size);
 	}
 	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)0), 0);
-	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)12), 0);
+	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)13), 0);
 	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)255), 0);
 	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)100000), 0);
 }
@@ -385,18 +399,20 @@ static void test_token_byte_layout_is_big_endian(void)
 	m.u.token.seq = 0xb1b2b3b4u;
 	m.u.token.counter = 0xc1c2c3c4u;
 	m.u.token.quiet_us = 0xd1d2d3d4u;
+	m.u.token.idle = 0xe1e2e3e4u;
 	ring_set_add(&m.u.token.alive, 0);
 	ring_set_add(&m.u.token.alive, 9);
 	ring_set_add(&m.u.token.alive, 255);
 
-	static const uint8_t want[64] = {
-		'R', 'G', 2, 1,                                 /* magic, version, type */
+	static const uint8_t want[68] = {
+		'R', 'G', 3, 1,                                 /* magic, version, type */
 		0x01, 0x02, 0x03, 0x04,                         /* from, to */
 		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, /* fingerprint */
 		0xa1, 0xa2, 0xa3, 0xa4,                         /* epoch */
 		0xb1, 0xb2, 0xb3, 0xb4,                         /* seq */
 		0xc1, 0xc2, 0xc3, 0xc4,                         /* counter */
 		0xd1, 0xd2, 0xd3, 0xd4,                         /* quiet_us */
+		0xe1, 0xe2, 0xe3, 0xe4,                         /* idle */
 		0x01, 0x02, 0, 0, 0, 0, 0, 0,                   /* alive: 0 and 9 ... */
 		0, 0, 0, 0, 0, 0, 0, 0,
 		0, 0, 0, 0, 0, 0, 0, 0,
@@ -462,7 +478,7 @@ static void test_bad_magic_is_rejected(void)
 
 static void test_unknown_version_is_rejected(void)
 {
-	static const uint8_t versions[] = { 0, 1, 3, 255 };
+	static const uint8_t versions[] = { 0, 1, 2, 4, 255 };
 	for (size_t i = 0; i < N_TYPES; i++) {
 		for (size_t v = 0; v < sizeof versions; v++) {
 			struct ring_msg m, out;
@@ -477,7 +493,7 @@ static void test_unknown_version_is_rejected(void)
 
 static void test_unknown_type_is_rejected(void)
 {
-	static const uint8_t types[] = { 0, 12, 255 };
+	static const uint8_t types[] = { 0, 13, 255 };
 	for (size_t t = 0; t < sizeof types; t++) {
 		struct ring_msg m, out;
 		uint8_t buf[RING_WIRE_MAX];
@@ -504,7 +520,7 @@ static void test_checks_run_in_header_order(void)
 	CU_ASSERT_EQUAL(decode_exact(buf, n, &out), -RING_EFIELD);
 	CU_ASSERT_EQUAL(decode_exact(buf, n + 1, &out), -RING_ELONG);
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_ESHORT);
-	buf[OFF_TYPE] = 12;
+	buf[OFF_TYPE] = 13;
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_ETYPE);
 	buf[OFF_VERSION] = 1;
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_EVERSION);
@@ -560,6 +576,32 @@ static void test_heartbeat_with_epoch_0_is_rejected(void)
 	make_pattern(&m, RING_MSG_HEARTBEAT);
 	m.u.heartbeat.epoch = 0;
 	assert_decode_fails(&m, -RING_EFIELD);
+}
+
+static void test_heartbeat_with_unknown_flags_is_rejected(void)
+{
+	static const uint32_t bad[] = { 0x2u, 0x3u, 0x80000000u, UINT32_MAX };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct ring_msg m;
+		make_pattern(&m, RING_MSG_HEARTBEAT);
+		m.u.heartbeat.flags = bad[i];
+		assert_decode_fails(&m, -RING_EFIELD);
+	}
+}
+
+/* A summons names a park, and a park is of a real epoch; seq 0 is the
+ * park of a token re-epoched where it rests. */
+static void test_want_with_epoch_0_is_rejected(void)
+{
+	struct ring_msg m, out;
+	uint8_t buf[RING_WIRE_MAX];
+	make_pattern(&m, RING_MSG_WANT);
+	m.u.want.epoch = 0;
+	assert_decode_fails(&m, -RING_EFIELD);
+	make_pattern(&m, RING_MSG_WANT);
+	m.u.want.seq = 0;
+	size_t n = encode_ok(&m, buf, sizeof buf);
+	CU_ASSERT_EQUAL(decode_exact(buf, n, &out), 0);
 }
 
 static void test_token_ack_with_unknown_flags_is_rejected(void)
@@ -679,7 +721,7 @@ static void test_encode_with_small_cap_is_nospace(void)
 
 static void test_encode_of_unknown_type_is_rejected(void)
 {
-	static const unsigned types[] = { 0, 12, 255, 100000 };
+	static const unsigned types[] = { 0, 13, 255, 100000 };
 	for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
 		struct ring_msg m;
 		uint8_t buf[RING_WIRE_MAX];
@@ -717,7 +759,7 @@ static void test_message_names_come_from_the_type_table(void)
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_STATUS_RESP), "status_resp");
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_EPOCH_QUERY), "epoch_query");
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_EPOCH_REPLY), "epoch_reply");
-	CU_ASSERT_STRING_EQUAL(ring_msg_name((enum ring_msg_type)12), "unknown");
+	CU_ASSERT_STRING_EQUAL(ring_msg_name((enum ring_msg_type)13), "unknown");
 }
 
 static bool is_decode_error(int rc)
@@ -822,6 +864,8 @@ CU_TestInfo ring_test_wire_tests[] = {
 	T_(test_status_resp_with_unknown_state_or_flags_is_rejected),
 	T_(test_token_with_epoch_0_or_seq_0_is_rejected),
 	T_(test_heartbeat_with_epoch_0_is_rejected),
+	T_(test_heartbeat_with_unknown_flags_is_rejected),
+	T_(test_want_with_epoch_0_is_rejected),
 	T_(test_token_ack_with_unknown_flags_is_rejected),
 	T_(test_election_with_initiator_0_or_round_0_is_rejected),
 	T_(test_election_ack_with_initiator_0_or_round_0_is_rejected),
