@@ -16,7 +16,9 @@
 	X(bad_packets)         \
 	X(auth_failures)       \
 	X(config_mismatches)   \
-	X(pauses)
+	X(pauses)              \
+	X(parks)               \
+	X(summons)
 
 struct ring_counters {
 #define RING_COUNTER_FIELD_(name) uint64_t name;

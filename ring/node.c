@@ -94,8 +94,22 @@ struct ring_node {
 	uint64_t hb_base;     /* when the token last heartbeat (§5.1) */
 	uint64_t hb_deadline;
 	bool visit_granted;   /* at most one grant per visit (§3.3) */
+	bool visit_wanted;    /* someone wanted the token during this visit (§3.4) */
 	bool resting;
 	uint64_t rest_deadline;
+	/* Parking (§3.4): a token a whole rotation found unwanted stays here,
+	 * granting our own clients, until another member summons it. */
+	bool parked;
+	bool summoned;        /* a WANT for this park came: the visit ends with the grant */
+	uint64_t arrived;     /* when the token last came here, or was made here */
+
+	/* Summoning (§3.4): where the last heartbeat said the token is parked. */
+	bool park_known;
+	size_t park_at;
+	struct ring_hop park_hop;
+	struct ring_hop summon_hop; /* the park our last WANT was for */
+	uint64_t summon_next;       /* resend the WANT then while still waiting */
+	uint64_t summon_every;
 
 	/* The critical region. */
 	bool granted;
@@ -347,6 +361,7 @@ static void send_heartbeat(struct ring_node *node, struct ring_update *up, uint6
 	m.u.heartbeat.epoch = node->token.epoch;
 	m.u.heartbeat.seq = node->token.seq;
 	m.u.heartbeat.counter = node->token.counter;
+	m.u.heartbeat.flags = node->parked ? RING_HB_PARKED : 0;
 	m.u.heartbeat.alive = node->token.alive;
 	send_msg(node, up, 0, &m);
 	node->hb_base = now;
@@ -427,6 +442,8 @@ static bool epochs_ok(const struct ring_node *node, const struct ring_msg *m)
 		return epoch_ok(node, m->u.leave.epoch) &&
 		       epoch_ok(node, m->u.leave.accepted.epoch) &&
 		       epoch_ok(node, m->u.leave.refused.epoch);
+	case RING_MSG_WANT:
+		return epoch_ok(node, m->u.want.epoch);
 	default:
 		/* EPOCH_REPLY is how a member that fell behind catches up. */
 		return true;
@@ -451,6 +468,8 @@ static void drop_token(struct ring_node *node, struct ring_update *up, uint64_t 
 	revoke_grant(node, up);
 	node->phase = PHASE_NONE;
 	node->resting = false;
+	node->parked = false;
+	node->summoned = false;
 	node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
 }
 
@@ -577,6 +596,7 @@ static void grant(struct ring_node *node, struct ring_update *up, uint64_t now)
 	node->lease_deadline = now + ms(node->layout.lease_ms);
 	node->last_fence = node->grant_fence;
 	node->visit_granted = true;
+	node->visit_wanted = true;
 	node->resting = false;
 	node->counters.cs_entries++;
 	struct ring_action *a = push(node, up, RING_ACTION_GRANT);
@@ -598,7 +618,40 @@ static bool epoch_confirmed(const struct ring_node *node)
 	return (size_t)node->token.seq + 1 >= node->quorum;
 }
 
-/* Decides what the held token does next: grant, rest, or move on (§3.3). */
+/* A whole rotation found nobody waiting (§3.4): every other member the token
+ * counts passed it on unwanted since it was last wanted. Only when
+ * idle_pass_ms is 0; a paced token keeps moving. */
+static bool may_park(const struct ring_node *node)
+{
+	return node->layout.idle_pass_ms == 0 && !node->summoned &&
+	       (size_t)node->token.idle + 1 >= ring_set_count(&node->token.alive);
+}
+
+/* A parked token grants only while its last lap is recent (§3.4): the
+ * token's arrival showed the ring reached us then. A holder cut off from
+ * everyone since would otherwise grant for as long as the cut lasts, while
+ * the others regenerate; a moving token finds out at its next pass. So a
+ * client asking later sends it round once first, as an unparked token
+ * would have gone, and the majority side has not yet suspected a loss. */
+static bool park_fresh(const struct ring_node *node, uint64_t now)
+{
+	return !node->parked || now - node->arrived < ms(node->layout.loss_timeout_ms) / 2;
+}
+
+/* The token stays here, heartbeating; the heartbeat says so at once, so
+ * that a member whose client asks knows whom to summon. */
+static void park(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	node->parked = true;
+	node->resting = false;
+	node->counters.parks++;
+	log_event(node, up, RING_LOG_TOKEN_PARK, node->token.epoch, node->token.seq,
+		  node->token.idle);
+	send_heartbeat(node, up, now);
+}
+
+/* Decides what the held token does next: grant, rest, park, or move on
+ * (§3.3, §3.4). */
 static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	if (now >= node->quarantine_until)
@@ -610,12 +663,15 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 		pass_token(node, up, now);
 		return;
 	}
+	if (!node->parked && !alone && may_park(node))
+		park(node, up, now);
 	if (node->visit_granted) {
-		if (!alone) {
+		if (!alone && !(node->parked && !node->summoned)) {
 			pass_token(node, up, now);
 			return;
 		}
-		/* Alone in the ring: each grant is a visit of its own. */
+		/* Alone in the ring, or parked with nobody else asking: each
+		 * grant is a visit of its own. */
 		node->visit_granted = false;
 	}
 	/* This epoch's fences are used up: a new epoch, which like any other
@@ -623,7 +679,8 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 	if (node->q_len > 0 && node->token.counter == UINT32_MAX &&
 	    !reepoch(node, up, node->token.epoch, now))
 		return;
-	if (node->q_len > 0 && node->quarantine_until == 0 && epoch_confirmed(node)) {
+	if (node->q_len > 0 && node->quarantine_until == 0 && epoch_confirmed(node) &&
+	    park_fresh(node, now)) {
 		grant(node, up, now);
 		return;
 	}
@@ -634,8 +691,11 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 		node->resting = false;
 		return;
 	}
-	if (node->q_len > 0 || node->layout.idle_pass_ms == 0) {
-		pass_token(node, up, now);
+	if (node->q_len > 0 || node->summoned || node->layout.idle_pass_ms == 0) {
+		/* Wanted here but not grantable yet (quarantine, an unconfirmed
+		 * epoch), summoned, or not yet a rotation unwanted: move on. */
+		if (!node->parked || node->q_len > 0 || node->summoned)
+			pass_token(node, up, now);
 		return;
 	}
 	if (!node->resting) {
@@ -668,6 +728,15 @@ static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t 
 		send_heartbeat(node, up, now);
 	node->resting = false;
 	node->visit_granted = false;
+	/* Hops in a row that found nobody waiting: a rotation of them parks
+	 * the token (§3.4). */
+	if (node->visit_wanted || node->q_len > 0 || node->summoned)
+		node->token.idle = 0;
+	else if (node->token.idle < UINT32_MAX)
+		node->token.idle++;
+	node->visit_wanted = false;
+	node->parked = false;
+	node->summoned = false;
 	/* seen_* stays the last hop we accepted (§3.2): a hop we pass
 	 * reaches only its receiver, so recording it would refuse nothing
 	 * more (make mutants found the rule redundant; PROTOCOL.md §3.2). */
@@ -793,7 +862,11 @@ static void regenerate(struct ring_node *node, struct ring_update *up,
 	log_event(node, up, RING_LOG_TOKEN_REGEN, epoch, have, 0);
 	node->phase = PHASE_HELD;
 	node->visit_granted = false;
+	node->visit_wanted = false;
 	node->resting = false;
+	node->parked = false;
+	node->summoned = false;
+	node->arrived = now;
 	node->no_quorum = false;
 	node->participated_until = 0;
 	node->heard_ever = true;
@@ -882,6 +955,42 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 	election_forward(node, up, &fwd, (node->me + 1) % node->layout.n, now);
 }
 
+/* ---- summoning a parked token (§3.4) ---- */
+
+static bool wants_token(const struct ring_node *node)
+{
+	return node->q_len > 0 && node->phase == PHASE_NONE && !node->leaving && !node->left;
+}
+
+/* Asks the member where the token parks to send it on, when a client here
+ * waits. A summons has no authority, so losing one costs only time: it is
+ * sent again, backing off from ack_timeout_ms to heartbeat_ms, and on every
+ * heartbeat that says the token still parks there. */
+static void summon(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (!wants_token(node) || !node->park_known || node->park_at == node->me)
+		return;
+	bool again = node->summon_hop.epoch == node->park_hop.epoch &&
+		     node->summon_hop.seq == node->park_hop.seq;
+	if (again && now < node->summon_next)
+		return;
+	struct ring_msg m = {.type = RING_MSG_WANT};
+	m.u.want.epoch = node->park_hop.epoch;
+	m.u.want.seq = node->park_hop.seq;
+	send_msg(node, up, id_of(node, node->park_at), &m);
+	node->counters.summons++;
+	if (!again) {
+		/* One line per park summoned; the resends are only counted. */
+		log_event(node, up, RING_LOG_TOKEN_SUMMON, id_of(node, node->park_at),
+			  node->park_hop.epoch, node->park_hop.seq);
+		node->summon_every = ms(node->layout.ack_timeout_ms);
+	} else if (node->summon_every < ms(node->layout.heartbeat_ms)) {
+		node->summon_every = min_u64(2 * node->summon_every, ms(node->layout.heartbeat_ms));
+	}
+	node->summon_hop = node->park_hop;
+	node->summon_next = now + node->summon_every;
+}
+
 /* ---- datagrams ---- */
 
 static void on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
@@ -937,7 +1046,6 @@ static void on_token(struct ring_node *node, struct ring_update *up, uint16_t fr
 	node->seen_epoch = t->epoch;
 	node->seen_seq = t->seq;
 	node->accepted = (struct ring_hop){t->epoch, t->seq};
-	send_ack(node, up, from, t->epoch, t->seq, 0);
 	node->token = *t;
 	node->token.counter = counter;
 	node->phase = PHASE_HELD;
@@ -951,11 +1059,19 @@ static void on_token(struct ring_node *node, struct ring_update *up, uint16_t fr
 	node->elect_active = false;
 	node->participated_until = 0;
 	node->visit_granted = false;
+	node->visit_wanted = false;
 	node->resting = false;
+	node->parked = false;
+	node->summoned = false;
+	node->park_known = false;
+	node->arrived = now;
 	log_event(node, up, RING_LOG_TOKEN_RECV, from, t->epoch, t->seq);
-	if (!apply_membership(node, up, now))
-		return;
-	serve(node, up, now);
+	if (apply_membership(node, up, now))
+		serve(node, up, now);
+	/* The ack goes after the pass, if the token moves on at once: the hop
+	 * that waits for it is the next one, not this one, and the sender
+	 * only needs it within ack_timeout_ms. */
+	send_ack(node, up, from, t->epoch, t->seq, 0);
 }
 
 static void on_token_ack(struct ring_node *node, struct ring_update *up, uint16_t from,
@@ -996,6 +1112,12 @@ static void on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_
 	node->heard_ever = true;
 	node->last_heard = now;
 	node->alive_view = h->alive;
+	node->park_known = (h->flags & RING_HB_PARKED) != 0;
+	if (node->park_known) {
+		node->park_at = (size_t)ring_layout_index(&node->layout, from);
+		node->park_hop = (struct ring_hop){h->epoch, h->seq};
+		summon(node, up, now);
+	}
 	node->no_quorum = false;
 	node->elect_active = false;
 	node->participated_until = 0;
@@ -1003,6 +1125,19 @@ static void on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_
 		node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
 	if (!ring_set_has(&h->alive, node->me))
 		send_join(node, up, from, now);
+}
+
+/* A summons for the park we hold (§3.4): the visit ends with the grant in
+ * progress, if any. One for another park, or for none, is old or forged. */
+static void on_want(struct ring_node *node, struct ring_update *up, uint16_t from,
+		    const struct ring_msg_want *w, uint64_t now)
+{
+	if (node->phase != PHASE_HELD || !node->parked || node->summoned ||
+	    w->epoch != node->token.epoch || w->seq != node->token.seq)
+		return;
+	node->summoned = true;
+	log_event(node, up, RING_LOG_TOKEN_UNPARK, from, w->epoch, w->seq);
+	serve(node, up, now);
 }
 
 static void on_join(struct ring_node *node, struct ring_update *up, size_t from_idx,
@@ -1325,6 +1460,9 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 	case RING_MSG_EPOCH_REPLY:
 		on_epoch_reply(node, up, (size_t)idx, &m.u.epoch_reply, now);
 		break;
+	case RING_MSG_WANT:
+		on_want(node, up, from, &m.u.want, now);
+		break;
 	case RING_MSG_STATUS_REQ:
 	case RING_MSG_STATUS_RESP:
 		break; /* status is the driver's to answer, from ring_node_status() */
@@ -1361,6 +1499,7 @@ static void on_acquire(struct ring_node *node, struct ring_update *up, uint64_t 
 	node->queue[(node->q_head + node->q_len) % RING_QUEUE_MAX] = client;
 	node->q_len++;
 	serve(node, up, now);
+	summon(node, up, now);
 }
 
 static void on_release(struct ring_node *node, struct ring_update *up, uint64_t client,
@@ -1483,6 +1622,7 @@ static void run_timers(struct ring_node *node, struct ring_update *up, uint64_t 
 		send_heartbeat(node, up, now);
 	if (node->query_active && now >= node->query_next)
 		query_send(node, up, now);
+	summon(node, up, now); /* a resend may be due */
 	if (node->leaving && !node->left && now >= node->leave_deadline) {
 		/* Nobody took the token in time (§5.4): go, as a crash would. */
 		log_event(node, up, RING_LOG_LEAVE_TIMEOUT, (now - node->leave_started) / 1000, 0,
@@ -1530,6 +1670,8 @@ static uint64_t next_deadline(const struct ring_node *node)
 		d = min_u64(d, node->loss_deadline);
 	if (node->query_active)
 		d = min_u64(d, node->query_next);
+	if (wants_token(node) && node->park_known && node->park_at != node->me)
+		d = min_u64(d, node->summon_next);
 	if (node->leaving)
 		d = min_u64(d, node->leave_deadline);
 	return d;
@@ -1652,6 +1794,7 @@ void ring_node_status(const struct ring_node *node, uint64_t now_us,
 	st->fence = node->last_fence;
 	st->has_token = node->phase != PHASE_NONE;
 	st->token_held = node->phase == PHASE_HELD;
+	st->parked = st->token_held && node->parked;
 	st->token_epoch = st->has_token ? node->token.epoch : 0;
 	st->alive = st->has_token ? node->token.alive : node->alive_view;
 	st->successor = id_of(node, next_in(node, &st->alive, node->me));

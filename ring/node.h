@@ -53,7 +53,10 @@ const char *ring_state_name(enum ring_state state);
 	X(LEAVE_DONE, "leave_done", 0, "epoch", NULL, NULL)                  \
 	X(LEAVE_TIMEOUT, "leave_timeout", 0, "after_ms", NULL, NULL)         \
 	X(EPOCH_LEARNED, "epoch_learned", 0, "epoch", "replies", "start")    \
-	X(EPOCH_EXHAUSTED, "epoch_exhausted", 0, "epoch", NULL, NULL)
+	X(EPOCH_EXHAUSTED, "epoch_exhausted", 0, "epoch", NULL, NULL)       \
+	X(TOKEN_PARK, "token_park", 0, "epoch", "seq", "idle")              \
+	X(TOKEN_SUMMON, "token_summon", 0, "to", "epoch", "seq")            \
+	X(TOKEN_UNPARK, "token_unpark", 0, "by", "epoch", "seq")
 
 enum ring_log_event {
 #define RING_LOG_ENUM_(name, str, verbose, a, b, c) RING_LOG_##name,
@@ -170,6 +173,7 @@ struct ring_status {
 	uint64_t token_seen_ms_ago; /* UINT64_MAX if never */
 	bool has_token;          /* holds it, or is passing it and awaits the ack */
 	bool token_held;         /* holds it (not yet passed) */
+	bool parked;             /* holds it parked until summoned (§3.4) */
 	uint32_t token_epoch;    /* epoch of the token held or being passed */
 	bool granted;            /* a local client is in the critical region */
 	uint64_t grant_client;

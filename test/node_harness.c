@@ -122,6 +122,17 @@ static void record(struct sim *s, size_t i, const struct ring_action *a)
 	r->seq = ++s->seq;
 	r->at = s->now;
 	r->a = *a;
+	if (getenv("HARNESS_TRACE")) {
+		if (a->type == RING_ACTION_LOG)
+			fprintf(stderr, "%10.3f n%zu %s %llu %llu %llu\n", s->now / 1000.0, i,
+				ring_log_info(a->u.log.event)->name, (unsigned long long)a->u.log.field[0],
+				(unsigned long long)a->u.log.field[1], (unsigned long long)a->u.log.field[2]);
+		else if (a->type == RING_ACTION_SEND)
+			fprintf(stderr, "%10.3f n%zu send %s to %u\n", s->now / 1000.0, i,
+				ring_msg_name(ring_wire_peek_type(a->u.send.buf, a->u.send.len)), a->u.send.to);
+		else
+			fprintf(stderr, "%10.3f n%zu action %d\n", s->now / 1000.0, i, a->type);
+	}
 }
 
 /* The safety the whole ring must keep whatever a test does to it. */

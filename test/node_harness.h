@@ -1,6 +1,7 @@
 /* The test ring of the core's unit suites: real members (ring/node.c) on a
  * virtual clock and a FIFO network that every test can drop from, with a
- * record of every action and the safety the whole ring must keep. */
+ * record of every action and the safety the whole ring must keep.
+ * HARNESS_TRACE=1 build/unit SUITE TEST prints every action as it is made. */
 #ifndef RING_TEST_NODE_HARNESS_H
 #define RING_TEST_NODE_HARNESS_H
 

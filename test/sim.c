@@ -182,6 +182,7 @@ struct sim_result {
 	uint64_t virtual_us;
 	uint64_t grants, overlaps, stale, denies;
 	uint64_t elections, regenerations;
+	uint64_t parks, summons; /* §3.4 in play: how often the token parked, WANTs sent */
 	uint64_t worst_us, bound_us, rotation_us;
 	uint64_t i2_us; /* virtual time over which I2 was checked */
 	size_t n;
@@ -206,6 +207,7 @@ struct sim_run {
 	int nfaults;
 	bool crash_minority;
 	bool contention;
+	bool sparse;     /* few clients, long thinks: the token parks (§3.4) */
 	bool overrun;
 	uint64_t cs_cap_us, cs_fixed_us, cs_max_us;
 	uint64_t t_heal, t_settle, t_end, bound_us;
@@ -481,9 +483,18 @@ static void resource_write(struct sim_run *run, uint32_t c, const char *when)
 	simcheck_write(&run->chk, cl->gid, ok);
 }
 
+/* Sparse runs leave the token unwanted for whole rotations, so that it parks
+ * and is summoned (§3.4) all the time; some of their clients ask again at
+ * once, which a parked token serves without moving. */
 static uint64_t think_us(struct sim_run *run)
 {
-	return run->contention ? 0 : simnet_rng_range(&run->cl.rng, 0, 50 * MS);
+	if (run->contention)
+		return 0;
+	if (run->sparse)
+		return simnet_rng_chance(&run->cl.rng, 0.3)
+			       ? 0
+			       : simnet_rng_range(&run->cl.rng, 0, 3 * run->cl.layout.heartbeat_ms * MS);
+	return simnet_rng_range(&run->cl.rng, 0, 50 * MS);
 }
 
 static uint64_t cs_us(struct sim_run *run)
@@ -916,6 +927,8 @@ static void add_counters(struct sim_run *run, const struct ring_counters *k)
 {
 	run->res.elections += k->elections;
 	run->res.regenerations += k->regenerations;
+	run->res.parks += k->parks;
+	run->res.summons += k->summons;
 }
 
 static void node_stop(struct sim_run *run, uint32_t i)
@@ -1578,6 +1591,7 @@ static void plan(struct sim_run *run)
 	}
 
 	run->contention = run->cls == SIM_CLASS_HEALTHY && simnet_rng_chance(r, 0.5);
+	run->sparse = !run->contention && simnet_rng_chance(r, 0.4);
 	run->chk.cfg.floor = L->quorum == RING_QUORUM_MAJORITY;
 	run->chk.cfg.ring_order = run->contention;
 	run->overrun = run->cls != SIM_CLASS_HEALTHY && !big;
@@ -1618,6 +1632,11 @@ static void plan(struct sim_run *run)
 	uint32_t per[SIM_MAX_N] = {0};
 	for (size_t i = 0; i < n; i++)
 		per[i] = run->contention || n == 16 ? 1 : big ? 0 : (uint32_t)simnet_rng_range(r, 1, 3);
+	if (run->sparse && !big) { /* 1 or 2 clients on some members, at least one */
+		for (size_t i = 0; i < n; i++)
+			per[i] = simnet_rng_chance(r, 0.4) ? (uint32_t)simnet_rng_range(r, 1, 2) : 0;
+		per[simnet_rng_below(r, n)] = 1;
+	}
 	if (n == 64)
 		for (int k = 0; k < 16; k++)
 			per[simnet_rng_below(r, n)] = 1;
@@ -1676,7 +1695,9 @@ static void trace_plan(const struct sim_run *run)
 		printf(" n%zu=id%u(%u client%s)", i, L->members[i].id, run->nodes[i].nclients,
 		       run->nodes[i].nclients == 1 ? "" : "s");
 	printf("\n  clients: %s, cs up to %" PRIu64 " ms%s; cs_max %" PRIu64 " ms\n",
-	       run->contention ? "contention (think 0, fixed CS)" : "think 0..50 ms",
+	       run->contention ? "contention (think 0, fixed CS)"
+	       : run->sparse   ? "sparse (think 0 or up to 3 heartbeats)"
+			       : "think 0..50 ms",
 	       run->contention ? run->cs_fixed_us / MS : run->cs_cap_us / MS,
 	       run->overrun ? ", 5% overrun the lease" : "", run->cs_max_us / MS);
 	if (run->cls == SIM_CLASS_LOSSY || run->cls == SIM_CLASS_MIXED)
@@ -1950,6 +1971,8 @@ int main(int argc, char **argv)
 		total.stale += r.stale;
 		total.elections += r.elections;
 		total.regenerations += r.regenerations;
+		total.parks += r.parks;
+		total.summons += r.summons;
 		double frac = r.bound_us ? (double)r.worst_us / (double)r.bound_us : 0;
 		if (frac > worst_frac) {
 			worst_frac = frac;
@@ -1958,11 +1981,12 @@ int main(int argc, char **argv)
 	}
 	printf("sim %s: %" PRIu64 " seeds ok, %.1f virtual s in %.2f s; grants %" PRIu64
 	       ", overlaps %" PRIu64 ", stale refused %" PRIu64 ", elections %" PRIu64
-	       ", regenerations %" PRIu64 "; worst post-heal grant delay %.1f ms = %.2f of bound"
+	       ", regenerations %" PRIu64 ", parks %" PRIu64 ", summons %" PRIu64
+	       "; worst post-heal grant delay %.1f ms = %.2f of bound"
 	       " (%.1f rotations); I2 checked over %.0f%% of virtual time\n",
 	       class_names[cls], seeds, (double)total.virtual_us / 1e6, driver_wall_s() - t0,
 	       total.grants, total.overlaps, total.stale, total.elections, total.regenerations,
-	       (double)worst.worst_us / 1e3, worst_frac < 0 ? 0 : worst_frac,
+	       total.parks, total.summons, (double)worst.worst_us / 1e3, worst_frac < 0 ? 0 : worst_frac,
 	       worst.rotation_us ? (double)worst.worst_us / (double)worst.rotation_us : 0,
 	       total.virtual_us ? 100.0 * (double)total.i2_us / (double)total.virtual_us : 0);
 	return 0;

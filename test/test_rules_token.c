@@ -190,7 +190,7 @@ static void test_a_token_that_leaves_its_receiver_out_is_refused(void)
 	struct ring_status hs = status_of(s, h);
 	sim_acquire(s, x, 9);
 
-	struct ring_msg_token t = {hs.epoch + 0x100, 2, 0, 0, hs.alive};
+	struct ring_msg_token t = {hs.epoch + 0x100, 2, 0, 0, 0, hs.alive};
 	ring_set_del(&t.alive, x);
 	uint8_t buf[RING_WIRE_MAX];
 	size_t len = craft_token(s, id_of(y), id_of(x), t, buf);
@@ -537,7 +537,10 @@ static void test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to
 static void test_a_fast_ring_still_heartbeats_so_a_skipped_member_rejoins(void)
 {
 	struct ring_layout l;
-	make_layout(&l, 3); /* idle_pass_ms = 0: the token never rests */
+	make_layout(&l, 3);
+	/* Paced, so that it never parks, and fast: each holder keeps it 1 ms,
+	 * a hundredth of heartbeat_ms. */
+	l.idle_pass_ms = 1;
 	struct sim *s = sim_new(&l);
 	sim_boot(s);
 	size_t x = 1;
