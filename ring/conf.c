@@ -39,7 +39,7 @@
 	  3600000, "1..3600000",                                                       \
 	  "silence (no token, no heartbeat) after which a member suspects loss")       \
 	X(RING, idle_pass_ms, U32, R_(layout.idle_pass_ms), LITERAL, "0", 0, 60000,    \
-	  "0..60000", "how long an unwanted token rests before it is passed on")       \
+	  "0..60000", "0: an unwanted token parks; more: it rests this long, then moves") \
 	X(RING, quorum, QUORUM, R_(layout.quorum), LITERAL, "majority", 0, 0,          \
 	  "majority or none", "whether a regeneration needs a majority of members")     \
 	X(RING, secret_file, PATH, R_(secret_file), LITERAL, "", 0, RING_PATH_MAX - 1, \
@@ -829,6 +829,14 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 		skip, l->loss_timeout_ms);
 	fprintf(out, "regenerated after about %u ms + one election round (<= %zu x %" PRIu64 " ms = %" PRIu64 " ms with dead members)\n",
 		l->loss_timeout_ms, dead, skip, (uint64_t)dead * skip);
+	/* PROTOCOL.md §3.4: parked, or paced. */
+	if (l->idle_pass_ms == 0)
+		fprintf(out, "an unwanted token parks after a rotation (heartbeats, a lap every %u ms);\n"
+			     "a member whose client asks summons it\n", l->loss_timeout_ms);
+	else
+		fprintf(out, "an unwanted token rests %u ms at each member and never parks: a request on an idle\n"
+			     "ring waits up to about %" PRIu64 " ms for it\n", l->idle_pass_ms,
+			(uint64_t)l->idle_pass_ms * l->n);
 	if (l->quorum == RING_QUORUM_MAJORITY)
 		fprintf(out, "a regeneration needs %zu of %zu members; a smaller side of a partition waits\n",
 			ring_layout_quorum(l), l->n);

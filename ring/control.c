@@ -162,7 +162,8 @@ int ring_ctl_status_json(char *buf, size_t len, const struct ring_layout *layout
 		ADD("null");
 	else
 		ADD("%llu", (unsigned long long)st->token_seen_ms_ago);
-	ADD(",\"has_token\":%s,\"in_cs\":%s,\"queued\":%zu", st->has_token ? "true" : "false",
+	ADD(",\"has_token\":%s,\"parked\":%s,\"in_cs\":%s,\"queued\":%zu",
+	    st->has_token ? "true" : "false", st->parked ? "true" : "false",
 	    st->granted ? "true" : "false", st->queued);
 #define RING_JSON_COUNTER_(name) ADD(",\"" #name "\":%llu", (unsigned long long)st->counters.name);
 	RING_COUNTERS(RING_JSON_COUNTER_)

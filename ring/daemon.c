@@ -267,7 +267,7 @@ static bool answer_status(struct ring_daemon *d, const uint8_t *buf, size_t len,
 	struct ring_msg_status_resp *r = &m.u.status_resp;
 	r->nonce = req.u.status_req.nonce;
 	r->state = (uint8_t)st.state;
-	r->flags = st.has_token ? RING_STATUS_HAS_TOKEN : 0;
+	r->flags = (st.has_token ? RING_STATUS_HAS_TOKEN : 0) | (st.parked ? RING_STATUS_PARKED : 0);
 	r->successor = st.successor;
 	r->epoch = st.epoch;
 	r->fence = st.fence;

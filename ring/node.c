@@ -101,6 +101,7 @@ struct ring_node {
 	 * granting our own clients, until another member summons it. */
 	bool parked;
 	bool summoned;        /* a WANT for this park came: the visit ends with the grant */
+	bool lapping;         /* the token is out on a lap from its park here */
 	uint64_t arrived;     /* when the token last came here, or was made here */
 
 	/* Summoning (§3.4): where the last heartbeat said the token is parked. */
@@ -638,15 +639,31 @@ static bool park_fresh(const struct ring_node *node, uint64_t now)
 	return !node->parked || now - node->arrived < ms(node->layout.loss_timeout_ms) / 2;
 }
 
+/* And it goes round once every loss_timeout_ms even when nobody asks: a
+ * member that died is then found, skipped and reported (no-quorum) as on
+ * a moving ring, for two datagrams per member a loss timeout. */
+static uint64_t lap_at(const struct ring_node *node)
+{
+	return node->arrived + ms(node->layout.loss_timeout_ms);
+}
+
+static bool lap_due(const struct ring_node *node, uint64_t now)
+{
+	return node->parked && now >= lap_at(node);
+}
+
 /* The token stays here, heartbeating; the heartbeat says so at once, so
  * that a member whose client asks knows whom to summon. */
 static void park(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	node->parked = true;
 	node->resting = false;
-	node->counters.parks++;
-	log_event(node, up, RING_LOG_TOKEN_PARK, node->token.epoch, node->token.seq,
-		  node->token.idle);
+	if (!node->lapping) { /* back from a lap is the same park */
+		node->counters.parks++;
+		log_event(node, up, RING_LOG_TOKEN_PARK, node->token.epoch, node->token.seq,
+			  node->token.idle);
+	}
+	node->lapping = false;
 	send_heartbeat(node, up, now);
 }
 
@@ -663,10 +680,12 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 		pass_token(node, up, now);
 		return;
 	}
+	if (alone) /* a park is for a ring: alone, every grant is a visit anyway */
+		node->parked = node->lapping = false;
 	if (!node->parked && !alone && may_park(node))
 		park(node, up, now);
 	if (node->visit_granted) {
-		if (!alone && !(node->parked && !node->summoned)) {
+		if (!alone && !(node->parked && !node->summoned && !lap_due(node, now))) {
 			pass_token(node, up, now);
 			return;
 		}
@@ -691,11 +710,20 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 		node->resting = false;
 		return;
 	}
-	if (node->q_len > 0 || node->summoned || node->layout.idle_pass_ms == 0) {
+	if (node->parked) {
+		if (node->q_len == 0 && !node->summoned && !lap_due(node, now))
+			return;
+		/* Summoned, wanted here but stale, or a lap is due: once round,
+		 * wanted, so that it parks again only after a whole rotation. */
+		node->lapping = node->q_len == 0 && !node->summoned;
+		node->visit_wanted = true;
+		pass_token(node, up, now);
+		return;
+	}
+	if (node->q_len > 0 || node->layout.idle_pass_ms == 0) {
 		/* Wanted here but not grantable yet (quarantine, an unconfirmed
-		 * epoch), summoned, or not yet a rotation unwanted: move on. */
-		if (!node->parked || node->q_len > 0 || node->summoned)
-			pass_token(node, up, now);
+		 * epoch), or not yet a rotation unwanted: move on. */
+		pass_token(node, up, now);
 		return;
 	}
 	if (!node->resting) {
@@ -722,10 +750,6 @@ static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t 
 		node->visit_granted = false;
 		return;
 	}
-	/* A heartbeat that is due goes first, so the token leaves with its
-	 * quiet time reset; otherwise every later holder would find it due. */
-	if (now >= node->hb_deadline)
-		send_heartbeat(node, up, now);
 	node->resting = false;
 	node->visit_granted = false;
 	/* Hops in a row that found nobody waiting: a rotation of them parks
@@ -735,8 +759,12 @@ static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t 
 	else if (node->token.idle < UINT32_MAX)
 		node->token.idle++;
 	node->visit_wanted = false;
-	node->parked = false;
+	node->parked = false; /* before the heartbeat below: it must not say parked */
 	node->summoned = false;
+	/* A heartbeat that is due goes first, so the token leaves with its
+	 * quiet time reset; otherwise every later holder would find it due. */
+	if (now >= node->hb_deadline)
+		send_heartbeat(node, up, now);
 	/* seen_* stays the last hop we accepted (§3.2): a hop we pass
 	 * reaches only its receiver, so recording it would refuse nothing
 	 * more (make mutants found the rule redundant; PROTOCOL.md §3.2). */
@@ -1661,6 +1689,8 @@ static uint64_t next_deadline(const struct ring_node *node)
 		d = min_u64(d, node->fwd.deadline);
 	if (node->phase == PHASE_HELD && node->resting)
 		d = min_u64(d, node->rest_deadline);
+	if (node->phase == PHASE_HELD && node->parked && !node->granted)
+		d = min_u64(d, lap_at(node));
 	if (node->phase == PHASE_HELD && !node->granted && node->q_len > 0 &&
 	    node->quarantine_until > 0)
 		d = min_u64(d, node->quarantine_until);

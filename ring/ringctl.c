@@ -338,6 +338,7 @@ static struct ring_status status_of(const struct ring_member *m,
 		.alive = r->alive,
 		.token_seen_ms_ago = r->seen_ms == UINT32_MAX ? UINT64_MAX : r->seen_ms,
 		.has_token = r->flags & RING_STATUS_HAS_TOKEN,
+		.parked = r->flags & RING_STATUS_PARKED,
 		.queued = r->queued,
 		.counters = r->counters,
 	};

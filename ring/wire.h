@@ -131,6 +131,7 @@ struct ring_msg_status_req {
 };
 
 #define RING_STATUS_HAS_TOKEN 0x1u
+#define RING_STATUS_PARKED 0x2u /* the token is parked here (§3.4) */
 
 struct ring_msg_status_resp {
 	uint64_t nonce;   /* the request's */

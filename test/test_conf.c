@@ -609,7 +609,9 @@ static void test_describe_shows_members_and_timings(void)
 		"  order     id  address         successor  control\n",
 		"      1      1  127.0.0.1:7101          2  /tmp/ring-demo/node-1.sock\n",
 		"      5      5  127.0.0.1:7105          1  /tmp/ring-demo/node-5.sock\n",
-		"timings: lease 2000 ms, ack timeout 20 ms x (1 + 3 retries), heartbeat 50 ms, loss timeout 600 ms, idle pass 10 ms\n",
+		"timings: lease 2000 ms, ack timeout 20 ms x (1 + 3 retries), heartbeat 50 ms, loss timeout 600 ms, idle pass 0 ms\n",
+		"an unwanted token parks after a rotation (heartbeats, a lap every 600 ms);\n"
+		"a member whose client asks summons it\n",
 		"a dead successor is skipped after 80 ms",
 		"suspected after 600 ms",
 		"regenerated after about 600 ms + one election round (<= 4 x 80 ms = 320 ms",
@@ -647,6 +649,19 @@ static void test_describe_shows_members_and_timings(void)
 	fclose(out);
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "warning: with 2 members a majority is both"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "mints nothing until 1 other member answers it"));
+	free(buf);
+
+	/* A paced ring says what a request on an idle ring waits. */
+	CU_ASSERT_EQUAL_FATAL(load_text("[ring]\nname = two\nidle_pass_ms = 10\n[node.1]\nhost = 127.0.0.1\n"
+					"port = 9001\n[node.2]\nhost = 127.0.0.1\nport = 9002\n", NULL, 0), 0);
+	buf = NULL;
+	out = open_memstream(&buf, &size);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	ring_conf_describe(&conf, out);
+	fclose(out);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "rests 10 ms at each member and never parks"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "waits up to about 20 ms"));
+	CU_ASSERT_PTR_NULL(strstr(buf, "parks after a rotation"));
 	free(buf);
 }
 

@@ -6,8 +6,9 @@
 #include "node_harness.h"
 #include "suites.h"
 
-/* A booted ring of N on defaults, the token parked at *P after a lap that
- * served a client there: a park fresh enough to grant under (§3.4). */
+/* A booted ring of N on defaults, the token parked at *P and just back from
+ * a lap: fresh enough to grant under for loss_timeout_ms / 2, and the next
+ * lap a loss timeout away (§3.4). */
 static struct sim *parked_ring(size_t n, size_t *p)
 {
 	struct ring_layout l;
@@ -16,9 +17,7 @@ static struct sim *parked_ring(size_t n, size_t *p)
 	sim_boot(s);
 	*p = sim_settle(s);
 	CU_ASSERT_FATAL(status_of(s, *p).parked);
-	sim_acquire(s, *p, 999);
-	CU_ASSERT_FATAL(run_until_action(s, (int)*p, RING_ACTION_GRANT, 50 * MS));
-	sim_release(s, *p, 999);
+	CU_ASSERT_FATAL(run_until_log(s, (int)*p, RING_LOG_TOKEN_RECV, (l.loss_timeout_ms + 50) * MS));
 	CU_ASSERT_FATAL(status_of(s, *p).parked);
 	sim_run_for(s, 5 * MS); /* the parked heartbeat lands */
 	return s;
@@ -45,7 +44,8 @@ static bool drop_wants(const struct flight *f, const void *arg)
 }
 
 /* A whole rotation that finds nobody waiting parks the token; it then
- * heartbeats, with the parked flag, and moves no more. */
+ * heartbeats, with the parked flag, and moves only for a lap once a loss
+ * timeout, which is the same park: logged once. */
 static void test_an_unwanted_rotation_parks_the_token_which_then_only_heartbeats(void)
 {
 	struct ring_layout l;
@@ -69,10 +69,12 @@ static void test_an_unwanted_rotation_parks_the_token_which_then_only_heartbeats
 
 	uint64_t mark = s->seq;
 	sim_run_for(s, 10 * l.loss_timeout_ms * MS);
-	CU_ASSERT_EQUAL(token_sends(s, mark), 0);
+	size_t hops = token_sends(s, mark); /* a lap of four hops a loss timeout */
+	CU_ASSERT(hops >= 9 * 4 && hops <= 10 * 4);
+	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_PARK), 0);
 	CU_ASSERT(status_of(s, p).parked);
 	size_t hbs = count_sends(s, p, mark, RING_MSG_HEARTBEAT, 0);
-	CU_ASSERT(hbs >= 99 && hbs <= 101); /* one a heartbeat_ms */
+	CU_ASSERT(hbs >= 95 && hbs <= 111); /* one a heartbeat_ms, and one per lap */
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_LOSS_SUSPECT), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
 	assert_ring_safe(s);
@@ -262,6 +264,28 @@ static void test_a_parked_token_grants_late_only_after_a_lap(void)
 	sim_free(s);
 }
 
+/* An idle parked ring still finds a member that died: the next lap skips
+ * it, as a moving token would, and the token parks again without it. */
+static void test_a_lap_finds_a_member_that_died_while_the_token_was_parked(void)
+{
+	size_t p;
+	struct sim *s = parked_ring(4, &p);
+	size_t dead = (p + 2) % 4;
+	s->up[dead] = false;
+	uint64_t mark = s->seq;
+	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_SUCCESSOR_SKIP,
+				      (s->layout.loss_timeout_ms + 200) * MS));
+	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_PARK, 100 * MS));
+	for (size_t i = 0; i < 4; i++) {
+		struct ring_status st = status_of(s, i);
+		if (i != dead)
+			CU_ASSERT_FALSE(ring_set_has(&st.alive, dead));
+	}
+	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
 #define T_(f) {#f, f}
 CU_TestInfo ring_test_rules_park_tests[] = {
 	T_(test_an_unwanted_rotation_parks_the_token_which_then_only_heartbeats),
@@ -272,5 +296,6 @@ CU_TestInfo ring_test_rules_park_tests[] = {
 	T_(test_a_lost_summons_is_sent_again_backing_off),
 	T_(test_a_summons_for_another_park_or_a_second_one_moves_nothing),
 	T_(test_a_parked_token_grants_late_only_after_a_lap),
+	T_(test_a_lap_finds_a_member_that_died_while_the_token_was_parked),
 	CU_TEST_INFO_NULL,
 };

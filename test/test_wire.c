@@ -101,7 +101,7 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 		struct ring_msg_status_resp *r = &m->u.status_resp;
 		r->nonce = UINT64_MAX;
 		r->state = 4; /* the last state, no-quorum */
-		r->flags = RING_STATUS_HAS_TOKEN;
+		r->flags = RING_STATUS_HAS_TOKEN | RING_STATUS_PARKED;
 		r->successor = UINT16_MAX;
 		r->epoch = UINT32_MAX;
 		r->fence = UINT64_MAX;
@@ -555,7 +555,7 @@ static void test_status_resp_with_unknown_state_or_flags_is_rejected(void)
 	m.u.status_resp.state = 5;
 	assert_decode_fails(&m, -RING_EFIELD);
 	make_pattern(&m, RING_MSG_STATUS_RESP);
-	m.u.status_resp.flags = 2;
+	m.u.status_resp.flags = 4;
 	assert_decode_fails(&m, -RING_EFIELD);
 }
 

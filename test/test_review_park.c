@@ -1,0 +1,115 @@
+/* CUnit suite: a hostile review of token parking and summons (PROTOCOL.md
+ * §3.4, commit bdf922a). Each test is a scripted history that the change
+ * gets wrong; each is expected to FAIL on bdf922a and to pass once the
+ * finding it is named after is fixed. */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "node_harness.h"
+#include "suites.h"
+
+/* A booted ring of N on defaults (quorum Q), the token parked at *P after a
+ * lap that served a client there. */
+static struct sim *parked_ring_q(size_t n, enum ring_quorum q, size_t *p)
+{
+	struct ring_layout l;
+	make_layout(&l, n);
+	l.quorum = q;
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	*p = sim_settle(s);
+	CU_ASSERT_FATAL(status_of(s, *p).parked);
+	CU_ASSERT_FATAL(run_until_log(s, (int)*p, RING_LOG_TOKEN_RECV, (l.loss_timeout_ms + 50) * MS));
+	CU_ASSERT_FATAL(status_of(s, *p).parked);
+	sim_run_for(s, 5 * MS); /* the parked heartbeat lands */
+	return s;
+}
+
+static __attribute__((unused)) void encode_want(const struct sim *s, uint16_t from, uint16_t to, uint32_t epoch,
+			uint32_t seq, uint8_t *buf, size_t *len)
+{
+	struct ring_msg m = {.type = RING_MSG_WANT, .from = from, .to = to};
+	m.fingerprint = ring_layout_fingerprint(&s->layout);
+	m.u.want.epoch = epoch;
+	m.u.want.seq = seq;
+	int n = ring_wire_encode(&m, buf, RING_WIRE_MAX);
+	CU_ASSERT_FATAL(n > 0);
+	*len = (size_t)n;
+}
+
+/* Finding 1 (liveness). quorum = none: the token is parked at P when every
+ * other member leaves gracefully. P applies the LEAVEs in place (on_leave ->
+ * apply_membership), so it is now alone, and still `parked`. Nothing ever
+ * clears the flag again (only pass_token, on_token, regenerate, drop_token
+ * do, and an alone holder does none of them), and `arrived` never moves.
+ * Once loss_timeout_ms/2 has gone by, park_fresh() is false for ever, and an
+ * alone holder neither grants nor passes: serve() returns at `if (alone)`.
+ * P's own client waits for ever, on the only member of a working ring. */
+static void test_alone_parked_holder_never_grants_after_the_others_leave(void)
+{
+	size_t p;
+	struct sim *s = parked_ring_q(3, RING_QUORUM_NONE, &p);
+	for (size_t k = 1; k < 3; k++) {
+		size_t o = (p + k) % 3;
+		sim_leave(s, o);
+		sim_run_for(s, 5 * MS);
+		s->up[o] = false; /* gone: its process exited */
+	}
+	CU_ASSERT_FATAL(status_of(s, p).token_held);
+	CU_ASSERT_EQUAL(status_of(s, p).successor, id_of(p)); /* alone */
+	CU_ASSERT(!status_of(s, p).parked); /* a park is for a ring */
+
+	/* While the park is fresh, it grants; once stale, never again. */
+	sim_run_for(s, s->layout.loss_timeout_ms * MS);
+	uint64_t mark = s->seq;
+	sim_acquire(s, p, 1);
+	sim_run_for(s, 10 * s->layout.loss_timeout_ms * MS);
+	CU_ASSERT_EQUAL(count_actions(s, p, mark, RING_ACTION_GRANT), 1); /* FAILS: 0 */
+	CU_ASSERT_EQUAL(status_of(s, p).queued, 0);                      /* FAILS: 1 */
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* Finding 2 (cost; misleads summoners). pass_token() sends a due heartbeat
+ * *before* it clears `parked`: a summons (or a stale local request) that
+ * arrives at the instant the parked holder's heartbeat falls due makes it
+ * broadcast "PARKED at (E, s)" in the very step in which the token leaves
+ * as (E, s+1). Every member that hears it believes the token parks at P,
+ * summons P with a hop P no longer has, and keeps doing so (ack_timeout,
+ * doubling to heartbeat_ms) until some later heartbeat corrects it. */
+static void test_a_passing_holder_never_heartbeats_parked(void)
+{
+	size_t p;
+	struct sim *s = parked_ring_q(4, RING_QUORUM_MAJORITY, &p);
+	size_t x = (p + 2) % 4, y = (p + 3) % 4;
+	/* P's next heartbeat is due heartbeat_ms after this one. */
+	CU_ASSERT_FATAL(run_until_send(s, (int)p, RING_MSG_HEARTBEAT, 0, 200 * MS));
+	uint64_t due = s->now + s->layout.heartbeat_ms * MS;
+	sim_run(s, due - LATENCY, NULL, NULL);
+	CU_ASSERT_EQUAL(s->now, due - LATENCY);
+	sim_acquire(s, x, 7); /* its WANT lands exactly when P's heartbeat is due */
+	CU_ASSERT_FATAL(run_until_log(s, (int)p, RING_LOG_TOKEN_UNPARK, 10 * MS));
+	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0); /* the token moves on */
+	struct ring_msg hb;
+	if (last_send(s, RING_MSG_HEARTBEAT, 0, &hb) >= 0)
+		CU_ASSERT_EQUAL(hb.u.heartbeat.flags & RING_HB_PARKED, 0); /* FAILS */
+
+	/* Y, whose client asks now, summons a park that no longer exists. */
+	uint64_t mark = s->seq;
+	sim_run_for(s, 2 * MS);
+	sim_acquire(s, y, 8);
+	CU_ASSERT_EQUAL(count_sends(s, y, mark, RING_MSG_WANT, id_of(p)), 0); /* FAILS: 1 */
+	CU_ASSERT_FATAL(status_of(s, x).granted); /* X was served on the way */
+	sim_release(s, x, 7);
+	CU_ASSERT(run_until_action(s, (int)y, RING_ACTION_GRANT, 50 * MS));
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_review_park_tests[] = {
+	T_(test_alone_parked_holder_never_grants_after_the_others_leave),
+	T_(test_a_passing_holder_never_heartbeats_parked),
+	CU_TEST_INFO_NULL,
+};
