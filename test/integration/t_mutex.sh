@@ -59,8 +59,12 @@ say "clients done"
 # stalled (pause_detected) while its client was inside: the ring moved on
 # without it, and the stalled member revokes its grant when it wakes. So an
 # overlap is excused only when the earlier interval's member logged a stall
-# covering the moment the later interval began (50 ms of slack), or a
-# lease_expired for the earlier fence; anything else fails.
+# covering the moment the later interval began (50 ms of slack); or a stall
+# that overlaps the earlier interval and ended, its grant revoked, before
+# the later one began (the whole machine stalled: the client, stalled too,
+# started its command after its member had revoked the grant, and fencing
+# refuses its write); or a lease_expired for the earlier fence. Anything
+# else fails.
 # One line per run: start node fence end (end 0: none recorded).
 ivs=("$DIR"/iv/*)
 [[ -f ${ivs[0]} ]] || fail "no run recorded an interval"
@@ -78,7 +82,9 @@ overlaps=$(awk '
 		for (i = 1; i <= k; i++) {
 			if (pe[i] <= s) continue
 			ok = ((pn[i] " " pf[i]) in lease)
-			for (j = 1; j <= ns && !ok; j++) ok = (sn[j] == pn[i] && slo[j] <= s && s <= shi[j])
+			for (j = 1; j <= ns && !ok; j++)
+				ok = sn[j] == pn[i] && ((slo[j] <= s && s <= shi[j]) ||
+							(slo[j] <= pe[i] && shi[j] >= ps[i] && shi[j] - 50000 <= s))
 			printf "%s n=%s f=%s [%s..%s] overlaps n=%s f=%s from %s\n", ok ? "excused:" : "OVERLAP:", pn[i], pf[i], ps[i], pe[i], n, f, s
 		}
 		k++; ps[k] = s; pn[k] = n; pf[k] = f; pe[k] = e
