@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -49,6 +50,22 @@ static inline int bench_report(const char *who, uint64_t *lat, size_t n, double 
 	       n ? (unsigned long long)lat[n / 2] : 0ULL,
 	       n ? (unsigned long long)lat[n * 99 / 100] : 0ULL);
 	return 0;
+}
+
+/* Sleeps MS milliseconds between two entries of a rare-request run (a
+ * signal cuts it short: the caller's loop then sees its stop flag). */
+static inline void bench_pause_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* PAUSE_MS of a -p option: 0..60000, or -1. */
+static inline long bench_parse_pause(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	return *s && !*end && v >= 0 && v <= 60000 ? v : -1;
 }
 
 /* The critical section: add one to the 8-byte counter at the start of the

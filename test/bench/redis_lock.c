@@ -3,7 +3,8 @@
  * a short random backoff while another client holds it; release is the
  * usual Lua compare-and-delete, so that a client never frees a lock that
  * expired and went to another. Each entry runs bench_cs() on the shared
- * file; reports entries and acquire latency the way cs_client does. */
+ * file; reports entries and acquire latency the way cs_client does. With
+ * -p, a pause after every entry: a rare requester. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -75,14 +76,30 @@ static int release(redisContext *c, const char *token)
 	return ok;
 }
 
+static void usage(void)
+{
+	fprintf(stderr, "usage: redis_lock [-p PAUSE_MS] PORT SECONDS LATENCY_FILE CS_FILE\n"
+			"prints: entries N seconds S p50_us P p99_us Q\n"
+			"a Redis lock on 127.0.0.1:PORT (SET NX PX, Lua compare-and-delete);\n"
+			"each entry adds one to the counter in CS_FILE;\n"
+			"-p PAUSE_MS sleeps that long after each entry (a rare requester);\n"
+			"SIGTERM ends the run early and still reports\n");
+}
+
 int main(int argc, char **argv)
 {
+	long pause = 0;
+	int opt;
+	while ((opt = getopt(argc, argv, "p:")) != -1) {
+		if (opt != 'p' || (pause = bench_parse_pause(optarg)) < 0) {
+			usage();
+			return 2;
+		}
+	}
+	argc -= optind - 1;
+	argv += optind - 1;
 	if (argc != 5) {
-		fprintf(stderr, "usage: redis_lock PORT SECONDS LATENCY_FILE CS_FILE\n"
-				"prints: entries N seconds S p50_us P p99_us Q\n"
-				"a Redis lock on 127.0.0.1:PORT (SET NX PX, Lua compare-and-delete);\n"
-				"each entry adds one to the counter in CS_FILE;\n"
-				"SIGTERM ends the run early and still reports\n");
+		usage();
 		return 2;
 	}
 	int port = atoi(argv[1]);
@@ -123,6 +140,8 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
+		if (pause > 0 && !stopping)
+			bench_pause_ms((unsigned)pause);
 	}
 	if (c->err) {
 		fprintf(stderr, "redis_lock: %s\n", c->errstr);

@@ -1,6 +1,7 @@
 /* Watches one ring's datagrams on the loopback interface for make bench,
  * with kernel timestamps and without touching the members: token hops and
- * their latency, grants (from the token's counter), every datagram by type.
+ * their latency (all, and those with no grant at the receiver), grants (from
+ * the token's counter), every datagram by type.
  * Needs CAP_NET_RAW (an AF_PACKET socket with a BPF filter). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -30,6 +31,25 @@ static const char *type_name[TYPES] = {"other",    "token",  "token_ack", "heart
 				       "election", "election_ack", "join", "leave",
 				       "status_req", "status_resp"};
 
+/* A growing sample of hop times, in nanoseconds. */
+struct sample {
+	uint64_t *ns;
+	size_t n, cap;
+};
+
+static void sample_add(struct sample *s, uint64_t ns)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 65536;
+		s->ns = realloc(s->ns, s->cap * sizeof *s->ns);
+		if (!s->ns) {
+			perror("wirecap");
+			exit(1);
+		}
+	}
+	s->ns[s->n++] = ns;
+}
+
 struct cap {
 	uint64_t from_ns, to_ns;     /* the measured window, CLOCK_REALTIME */
 	uint64_t count[TYPES];
@@ -38,8 +58,8 @@ struct cap {
 	uint64_t seq_ns;             /* when that seq was first sent */
 	bool have_tok;
 	uint64_t hops, grants, retransmits, epochs, misordered;
-	uint64_t *hop_ns;
-	size_t nhop, caphop;
+	struct sample hop;  /* every hop */
+	struct sample pure; /* hops whose receiver granted nothing on that visit */
 };
 
 static void on_token(struct cap *c, const uint8_t *body, uint64_t ts)
@@ -64,15 +84,11 @@ static void on_token(struct cap *c, const uint8_t *body, uint64_t ts)
 			c->misordered++;
 			goto next;
 		}
-		if (c->nhop == c->caphop) {
-			c->caphop = c->caphop ? 2 * c->caphop : 65536;
-			c->hop_ns = realloc(c->hop_ns, c->caphop * sizeof *c->hop_ns);
-			if (!c->hop_ns) {
-				perror("wirecap");
-				exit(1);
-			}
-		}
-		c->hop_ns[c->nhop++] = ts - c->seq_ns;
+		sample_add(&c->hop, ts - c->seq_ns);
+		/* The token's counter did not move: the receiver only passed
+		 * it on, so this hop has no client's round trip in it. */
+		if (counter == c->counter)
+			sample_add(&c->pure, ts - c->seq_ns);
 	} else if (c->have_tok) {
 		c->epochs++; /* a new epoch or a gap: start a new chain */
 	}
@@ -226,19 +242,28 @@ int main(int argc, char **argv)
 	       (unsigned long long)c.grants, tok_span > 0 ? (double)c.grants / tok_span : 0,
 	       (unsigned long long)c.retransmits, (unsigned long long)c.epochs,
 	       (unsigned long long)c.misordered);
-	if (c.nhop) {
-		bench_sort(c.hop_ns, c.nhop);
+	if (c.hop.n) {
+		struct sample *h = &c.hop;
+		bench_sort(h->ns, h->n);
 		double sum = 0;
-		for (size_t k = 0; k < c.nhop; k++)
-			sum += (double)c.hop_ns[k];
+		for (size_t k = 0; k < h->n; k++)
+			sum += (double)h->ns[k];
 		printf(",\"hop_p50_us\":%.2f,\"hop_p99_us\":%.2f,\"hop_mean_us\":%.2f,"
 		       "\"hop_max_us\":%.2f",
-		       (double)c.hop_ns[c.nhop / 2] / 1e3, (double)c.hop_ns[c.nhop * 99 / 100] / 1e3,
-		       sum / (double)c.nhop / 1e3, (double)c.hop_ns[c.nhop - 1] / 1e3);
+		       (double)h->ns[h->n / 2] / 1e3, (double)h->ns[h->n * 99 / 100] / 1e3,
+		       sum / (double)h->n / 1e3, (double)h->ns[h->n - 1] / 1e3);
+	}
+	printf(",\"pure_hops\":%zu", c.pure.n);
+	if (c.pure.n) {
+		struct sample *h = &c.pure;
+		bench_sort(h->ns, h->n);
+		printf(",\"pure_hop_p50_us\":%.2f,\"pure_hop_p99_us\":%.2f",
+		       (double)h->ns[h->n / 2] / 1e3, (double)h->ns[h->n * 99 / 100] / 1e3);
 	}
 	if (c.grants)
 		printf(",\"datagrams_per_grant\":%.2f", (double)ring_total / (double)c.grants);
 	printf("}\n");
-	free(c.hop_ns);
+	free(c.hop.ns);
+	free(c.pure.ns);
 	return 0;
 }
