@@ -352,7 +352,7 @@ static size_t other_member(struct ctx *c, size_t dst)
 static const enum ring_msg_type member_types[] = {
 	RING_MSG_TOKEN, RING_MSG_TOKEN_ACK, RING_MSG_HEARTBEAT, RING_MSG_ELECTION,
 	RING_MSG_ELECTION_ACK, RING_MSG_JOIN, RING_MSG_LEAVE, RING_MSG_EPOCH_QUERY,
-	RING_MSG_EPOCH_REPLY,
+	RING_MSG_EPOCH_REPLY, RING_MSG_WANT,
 };
 #define N_MEMBER_TYPES (sizeof member_types / sizeof member_types[0])
 
@@ -403,6 +403,10 @@ static int craft(struct ctx *c, enum ring_msg_type type, uint16_t from, uint16_t
 	case RING_MSG_EPOCH_REPLY:
 		/* The nonce is a guess: a member answers only its own queries. */
 		m.u.epoch_reply = (struct ring_msg_epoch_reply){.nonce = rnd(c), .epoch = high};
+		break;
+	case RING_MSG_WANT:
+		/* Names a park that never was: at most it would end one early. */
+		m.u.want = (struct ring_msg_want){.epoch = high, .seq = 1};
 		break;
 	case RING_MSG_STATUS_REQ:
 		m.u.status_req.nonce = rnd(c);

@@ -14,18 +14,21 @@ N=${HOSTILE_N:-100} # datagrams of each kind
 [[ -x $HOSTILE ]] || fail "build/hostile missing (make build/hostile)"
 
 "$RINGCTL" keygen "$KEY" >/dev/null || fail "ringctl keygen $KEY failed"
-make_conf "$CONF" $MEMBERS
+# Heartbeats every 5 ms: replay_gap needs 100 newer datagrams from one
+# sender to one receiver within 1.5 s, and an idle ring's token parks, so
+# its holder's heartbeats are what flows.
+make_conf "$CONF" $MEMBERS heartbeat_ms=5
 for ((i = 1; i <= MEMBERS; i++)); do start_member $i; done
 wait_until 10 any_log_has token_regen || fail "no token minted within 10 s"
 ring_answers() { [[ $(ring_json | jq '[.[] | select(.state != "down")] | length') == "$1" ]]; }
 wait_until 10 ring_answers $MEMBERS || fail "ringctl ring: not all $MEMBERS members answer"
 say "$MEMBERS members up (ports $PORT_BASE..$((PORT_BASE + MEMBERS - 1))), keyed"
 
-# ---- the replay gap, while the idle token runs fast ----
+# ---- the replay gap, while the parked token heartbeats fast ----
 # auth.c refuses a copy of one of the last 64 datagrams from a sender, and
 # anything more than 2 s older than its newest; a copy older than the last
 # 64 but within 2 s passes. Only a fast sender has 100 newer datagrams
-# within 1.5 s, so this runs before the workload slows the token down.
+# within 1.5 s: the parked token's holder, heartbeating every 5 ms.
 counters "$T/gap0.json"
 timeout 60 "$HOSTILE" -c "$CONF" -N 50 --kinds replay_gap --replay-s 5 >"$T/gap.out" 2>&1 ||
 	fail "build/hostile (replay_gap) failed: $(tail -3 "$T/gap.out")"
