@@ -265,12 +265,15 @@ say "floor: relay rings of 5 processes (no ack; ack; ack + epoll)"
 "$BIN"/udp_relay 5 3000 --ack >"$T/relay1.json" || die "udp_relay failed"
 "$BIN"/udp_relay 5 3000 --ack --epoll >"$T/relay2.json" || die "udp_relay failed"
 
-# ---- idle rings: rotation, hop latency, CPU, RSS, datagrams ----
+# ---- rotation and hop latency: the laps of a parked token ----
+# An idle token parks (PROTOCOL.md §3.4) and goes round once a loss timeout:
+# with loss_timeout_ms = 100 a lap every 100 ms, each hop of it a bare pass
+# (no grant, no park: wirecap's pure hops). Rotation = n x pure hop p50.
 
 for n in $SIZES; do
 	((n >= 2 && n <= MAX_N)) || die "ring size $n: want 2..$MAX_N"
-	say "idle ring of $n members, idle_pass_ms = 0"
-	ring_up "idle$n" "$n" idle_pass_ms=0
+	say "parked ring of $n members, a lap every 100 ms"
+	ring_up "idle$n" "$n" heartbeat_ms=25 loss_timeout_ms=100
 	window "idle$n"
 	capture "idle$n"
 	loadavg >"$T/idle$n.load"
@@ -321,7 +324,7 @@ ring_down
 
 say "hop latency from -v JSON logs, 5 members"
 VERBOSE=1
-ring_up vlog 5 idle_pass_ms=0
+ring_up vlog 5 heartbeat_ms=25 loss_timeout_ms=100 # laps, as above
 capture vlog # hops on the wire while every hop is also logged
 ring_down
 VERBOSE=0
@@ -566,16 +569,17 @@ jq -n \
 		    note: "shared machine, often loaded by other work: latency tails and rates vary run to run"},
 	  runtime_s: $runtime, interval_s: $w,
 	  floor: {pingpong: $ping, relay_5: {bare: $r0, ack: $r1, ack_epoll: $r2}},
-	  hop: (([$p.sizes[] | select(.members == 5)][0] | {members, wire: (.wire | {hop_p50_us, hop_p99_us, hop_mean_us, hops_per_s}),
-		ratio_p50_to_oneway: (if .wire.hop_p50_us then .wire.hop_p50_us / $ow else null end),
-		ratio_p50_to_relay_ack_epoll: (if .wire.hop_p50_us then .wire.hop_p50_us / $r2.hop_p50_us else null end)})
+	  hop: (([$p.sizes[] | select(.members == 5)][0] | {members,
+		wire: (.wire | {hop_p50_us: .pure_hop_p50_us, hop_p99_us: .pure_hop_p99_us, hops: .pure_hops, all_hops_p50_us: .hop_p50_us}),
+		ratio_p50_to_oneway: (if .wire.pure_hop_p50_us then .wire.pure_hop_p50_us / $ow else null end),
+		ratio_p50_to_relay_ack_epoll: (if .wire.pure_hop_p50_us then .wire.pure_hop_p50_us / $r2.hop_p50_us else null end)})
 	       + {verbose_logs: $vlog}),
 	  rotation: [$p.sizes[] | {members, hops_per_s: .window.hops_per_s,
-		rotation_ms: (if .window.hops_per_s > 0 then .members / .window.hops_per_s * 1000 else null end),
-		rotation_p50_ms: (if .wire.hop_p50_us then .members * .wire.hop_p50_us / 1000 else null end),
+		rotation_ms: (if .wire.pure_hop_mean_us then .members * .wire.pure_hop_mean_us / 1000 else null end),
+		rotation_p50_ms: (if .wire.pure_hop_p50_us then .members * .wire.pure_hop_p50_us / 1000 else null end),
 		rotation_floor_ms: (.members * $ow / 1000),
-		ratio_to_floor: (if .window.hops_per_s > 0 then (.members / .window.hops_per_s * 1e6) / (.members * $ow) else null end),
-		hop_p50_us: .wire.hop_p50_us, hop_p99_us: .wire.hop_p99_us,
+		ratio_to_floor: (if .wire.pure_hop_p50_us then .wire.pure_hop_p50_us / $ow else null end),
+		hop_p50_us: .wire.pure_hop_p50_us, hop_p99_us: .wire.pure_hop_p99_us, hops: .wire.pure_hops,
 		retransmits: .window.retransmits, skips: .window.skips,
 		cpu_pct_per_member: .window.cpu_pct_mean, cpu_us_per_hop: .window.cpu_us_per_hop,
 		rss_kb_per_member: .window.rss_kb_mean,
@@ -589,9 +593,6 @@ jq -n \
 		datagrams_source: (if .wire then "wirecap" else "machine UDP OutDatagrams: an upper bound" end),
 		cpu_pct_per_member: .window.cpu_pct_mean, loadavg, window, wire, latency}],
 	  idle: [
-		([$p.sizes[] | select(.members == 5)][0] | {idle_pass_ms: 0, cpu_pct_per_member: .window.cpu_pct_mean,
-		  cpu_pct_per_member_from_ticks: .window.cpu_pct_mean_from_ticks, rss_kb_per_member: .window.rss_kb_mean,
-		  hops_per_s: .window.hops_per_s, datagrams_per_s: (.wire.datagrams_per_s // .window.machine_udp_out_per_s)}),
 		{idle_pass_ms: 5, cpu_pct_per_member: $pace.window.cpu_pct_mean,
 		  cpu_pct_per_member_from_ticks: $pace.window.cpu_pct_mean_from_ticks, rss_kb_per_member: $pace.window.rss_kb_mean,
 		  hops_per_s: $pace.window.hops_per_s, datagrams_per_s: ($pace.wire.datagrams_per_s // $pace.window.machine_udp_out_per_s),
@@ -633,9 +634,9 @@ jq --argjson slack 1.5 '
 	. as $all | .idle_default as $d | (.redis | map({key: (.clients | tostring), value: .}) | from_entries) as $vs |
 	([.rotation[] | select(.members == 5)][0]) as $idle5 |
 	(.contention | map(select((.wire.pure_hops // 0) > 0)) | max_by(.wire.pure_hops)) as $busy |
-	(if ($idle5.wire.hops // 0) >= 100 then
-		{hop: $idle5.wire.hop_p50_us, p99: $idle5.wire.hop_p99_us, hops: $idle5.wire.hops, load: $idle5.loadavg,
-		 from: "idle ring of 5, idle_pass_ms = 0, every hop"}
+	(if ($idle5.hops // 0) >= 50 then
+		{hop: $idle5.hop_p50_us, p99: $idle5.hop_p99_us, hops: $idle5.hops, load: $idle5.loadavg,
+		 from: "laps of a parked token, 5 members, bare passes"}
 	 elif $busy then
 		{hop: $busy.wire.pure_hop_p50_us, p99: $busy.wire.pure_hop_p99_us, hops: $busy.wire.pure_hops, load: $busy.loadavg,
 		 from: "\($busy.contenders) of 5 contending, hops with no grant (the idle token did not circulate)"}
@@ -716,7 +717,7 @@ jq -r '
 	  "wire in that run: \($h.verbose_logs.wire_while_logging.hop_p50_us|f(1)) / \($h.verbose_logs.wire_while_logging.hop_p99_us|f(1)) us"] | row),
 	(["  ... token_pass at A -> token_recv at B", "\($h.verbose_logs.from_logs.pass_to_recv.hop_p50_us|f(1)) / \($h.verbose_logs.from_logs.pass_to_recv.hop_p99_us|f(1)) us",
 	  "stamped after the send: not a latency"] | row),
-	(.rotation[] | ["rotation, \(.members) members: mean; n x hop p50", "\(.rotation_ms|f(3)) ms; \(.rotation_p50_ms|f(3)) ms",
+	(.rotation[] | ["rotation (a lap), \(.members) members: n x hop mean; p50", "\(.rotation_ms|f(3)) ms; \(.rotation_p50_ms|f(3)) ms",
 	  "\(.ratio_to_floor|x) n one-ways; resends \(.retransmits), skips \(.skips)"] | row),
 	(.contention[] | ["CS entries/s, \(.contenders) of 5 contending", "\(.entries_per_s|f(0)) /s (\(.us_per_entry|f(1)) us each)",
 	  (.us_per_entry / $ow | x)] | row),

@@ -25,11 +25,12 @@
 
 #define SNAP 96    /* IP + UDP headers + the token's header and first fields */
 #define BATCH 256  /* datagrams per recvmmsg */
-#define TYPES 10   /* ring message types 1..9; 0 counts anything else */
+#define TYPES 13   /* ring message types 1..12; 0 counts anything else */
 
 static const char *type_name[TYPES] = {"other",    "token",  "token_ack", "heartbeat",
 				       "election", "election_ack", "join", "leave",
-				       "status_req", "status_resp"};
+				       "status_req", "status_resp", "epoch_query", "epoch_reply",
+				       "want"};
 
 /* A growing sample of hop times, in nanoseconds. */
 struct sample {
@@ -54,7 +55,7 @@ struct cap {
 	uint64_t from_ns, to_ns;     /* the measured window, CLOCK_REALTIME */
 	uint64_t count[TYPES];
 	uint64_t first_tok_ns, last_tok_ns;
-	uint32_t epoch, seq, counter; /* the last token seen */
+	uint32_t epoch, seq, counter, idle; /* the last token seen */
 	uint64_t seq_ns;             /* when that seq was first sent */
 	bool have_tok;
 	uint64_t hops, grants, retransmits, epochs, misordered;
@@ -65,6 +66,7 @@ struct cap {
 static void on_token(struct cap *c, const uint8_t *body, uint64_t ts)
 {
 	uint32_t epoch = ring_get_be32(body), seq = ring_get_be32(body + 4), counter = ring_get_be32(body + 8);
+	uint32_t idle = ring_get_be32(body + 16); /* after quiet_us (wire v3) */
 	if (!c->have_tok)
 		c->first_tok_ns = ts;
 	c->last_tok_ns = ts;
@@ -85,9 +87,10 @@ static void on_token(struct cap *c, const uint8_t *body, uint64_t ts)
 			goto next;
 		}
 		sample_add(&c->hop, ts - c->seq_ns);
-		/* The token's counter did not move: the receiver only passed
-		 * it on, so this hop has no client's round trip in it. */
-		if (counter == c->counter)
+		/* The token's counter did not move and its idle count grew by
+		 * one: the receiver only passed it on (no grant, no park, no
+		 * summons), so this hop has no client's round trip in it. */
+		if (counter == c->counter && idle == c->idle + 1)
 			sample_add(&c->pure, ts - c->seq_ns);
 	} else if (c->have_tok) {
 		c->epochs++; /* a new epoch or a gap: start a new chain */
@@ -97,6 +100,7 @@ next:
 	c->epoch = epoch;
 	c->seq = seq;
 	c->counter = counter;
+	c->idle = idle;
 	c->seq_ns = ts;
 }
 
@@ -111,7 +115,7 @@ static void on_packet(struct cap *c, const uint8_t *p, size_t len, uint64_t ts)
 	size_t dlen = len - ihl - 8;
 	unsigned type = d[0] == 'R' && d[1] == 'G' && d[3] < TYPES ? d[3] : 0;
 	c->count[type]++;
-	if (type == 1 && dlen >= 16 + 12)
+	if (type == 1 && dlen >= 16 + 20)
 		on_token(c, d + 16, ts);
 }
 
@@ -257,8 +261,12 @@ int main(int argc, char **argv)
 	if (c.pure.n) {
 		struct sample *h = &c.pure;
 		bench_sort(h->ns, h->n);
-		printf(",\"pure_hop_p50_us\":%.2f,\"pure_hop_p99_us\":%.2f",
-		       (double)h->ns[h->n / 2] / 1e3, (double)h->ns[h->n * 99 / 100] / 1e3);
+		double sum = 0;
+		for (size_t k = 0; k < h->n; k++)
+			sum += (double)h->ns[k];
+		printf(",\"pure_hop_p50_us\":%.2f,\"pure_hop_p99_us\":%.2f,\"pure_hop_mean_us\":%.2f",
+		       (double)h->ns[h->n / 2] / 1e3, (double)h->ns[h->n * 99 / 100] / 1e3,
+		       sum / (double)h->n / 1e3);
 	}
 	if (c.grants)
 		printf(",\"datagrams_per_grant\":%.2f", (double)ring_total / (double)c.grants);
