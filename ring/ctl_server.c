@@ -229,6 +229,7 @@ static void on_inject(struct client *c, const struct ring_ctl_request *r)
 		 * fire late afterwards and the core notices (§5.5). The OK goes
 		 * out first, or the client would wait out the stall too. */
 		flush_now(c);
+		ring_log_flush(c->s->log); /* the loop's own flush waits out the stall */
 		struct timespec ts = {.tv_sec = r->arg / 1000, .tv_nsec = (long)(r->arg % 1000) * 1000000L};
 		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 			;

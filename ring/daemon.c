@@ -50,6 +50,7 @@ struct ring_daemon {
 	struct ring_addr peer[RING_MAX_MEMBERS];
 	struct event *timer;
 	uint64_t armed_us;
+	struct event *log_flush; /* activated by a logged line: runs last in the iteration */
 	struct event *sig_term, *sig_int;
 
 	struct ring_ctl_server *ctl;
@@ -397,6 +398,26 @@ static bool ctl_stopped(void *arg)
 	return d->fatal || d->stopping;
 }
 
+/* ---- the log ---- */
+
+/* A line was logged: write the iteration's lines with one write(2) once
+ * every callback of this loop iteration has run. An event activated now
+ * queues behind the callbacks already active; activating it again while
+ * it waits does nothing. */
+static void log_pending(void *arg)
+{
+	struct ring_daemon *d = arg;
+	event_active(d->log_flush, EV_TIMEOUT, 0);
+}
+
+static void log_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct ring_daemon *d = arg;
+	ring_log_flush(d->log);
+}
+
 /* ---- signals ---- */
 
 static void hup_cb(evutil_socket_t sig, short what, void *arg)
@@ -461,7 +482,8 @@ static int daemon_alloc(struct ring_daemon **out, const struct ring_conf *conf, 
 	return 0;
 }
 
-/* The loop's own events: the socket, the core's timer, the signals. */
+/* The loop's own events: the socket, the core's timer, the signals, the
+ * log's flush. */
 static int add_events(struct ring_daemon *d, char *err, size_t errlen)
 {
 	d->udp_ev = event_new(d->base, d->udp_fd, EV_READ | EV_PERSIST, udp_cb, d);
@@ -469,10 +491,13 @@ static int add_events(struct ring_daemon *d, char *err, size_t errlen)
 	d->sig_term = evsignal_new(d->base, SIGTERM, signal_cb, d);
 	d->sig_int = evsignal_new(d->base, SIGINT, signal_cb, d);
 	d->sig_hup = evsignal_new(d->base, SIGHUP, hup_cb, d);
-	if (!d->udp_ev || !d->timer || !d->sig_term || !d->sig_int || !d->sig_hup) {
+	d->log_flush = event_new(d->base, -1, 0, log_flush_cb, d);
+	if (!d->udp_ev || !d->timer || !d->sig_term || !d->sig_int || !d->sig_hup ||
+	    !d->log_flush) {
 		snprintf(err, errlen, "out of memory");
 		return -RING_ENOMEM;
 	}
+	ring_log_on_pending(d->log, log_pending, d);
 	event_add(d->udp_ev, NULL);
 	evsignal_add(d->sig_term, NULL);
 	evsignal_add(d->sig_int, NULL);
@@ -542,6 +567,9 @@ int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen)
 		RING_LF_N("tokens_passed", st.counters.tokens_passed),
 	};
 	ring_log_emit(d->log, "node_stop", false, g, sizeof g / sizeof g[0]);
+	/* The loop has stopped: its flush event will not run again, and
+	 * main may print the reason on the same stderr next. */
+	ring_log_flush(d->log);
 	if (d->fatal) {
 		snprintf(err, errlen, "%s", d->fatal_msg);
 		return 1;
@@ -554,7 +582,12 @@ void ring_daemon_free(struct ring_daemon *d)
 {
 	if (!d)
 		return;
-	struct event *events[] = {d->sig_hup, d->sig_int, d->sig_term, d->timer, d->udp_ev};
+	if (d->log_flush) {
+		ring_log_on_pending(d->log, NULL, NULL);
+		ring_log_flush(d->log);
+	}
+	struct event *events[] = {d->log_flush, d->sig_hup, d->sig_int, d->sig_term, d->timer,
+				  d->udp_ev};
 	for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
 		if (events[i])
 			event_free(events[i]);
