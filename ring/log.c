@@ -133,16 +133,23 @@ static void put_json_string(struct line *l, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
 	put_c(l, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\') {
-			char e[2] = {'\\', (char)*p};
+	const unsigned char *p = (const unsigned char *)s;
+	for (;;) {
+		/* The run of characters that need no escape, copied at once. */
+		const unsigned char *q = p;
+		while (*q >= 0x20 && *q != '"' && *q != '\\')
+			q++;
+		put(l, (const char *)p, (size_t)(q - p));
+		if (!*q)
+			break;
+		if (*q == '"' || *q == '\\') {
+			char e[2] = {'\\', (char)*q};
 			put(l, e, 2);
-		} else if (*p < 0x20) {
-			char e[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
-			put(l, e, 6);
 		} else {
-			put_c(l, (char)*p);
+			char e[6] = {'\\', 'u', '0', '0', hex[*q >> 4], hex[*q & 15]};
+			put(l, e, 6);
 		}
+		p = q + 1;
 	}
 	put_c(l, '"');
 }
