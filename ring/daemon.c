@@ -1,6 +1,7 @@
 /* The daemon: one libevent loop that reads the clock, turns callbacks into
  * core events, steps the protocol core and carries out each action of the
  * update in order (persist before anything that depends on it). */
+#define _GNU_SOURCE /* recvmmsg */
 #include "daemon.h"
 
 #include <signal.h>
@@ -35,6 +36,21 @@ struct log_limit {
 	uint64_t unlogged; /* since then */
 };
 
+/* One received datagram, waiting in a batch. */
+struct rx {
+	uint8_t buf[RECV_BUF];
+	ssize_t n;
+	struct ring_addr from;
+};
+
+/* What one recvmmsg fills: pointed at once (rx_init), and after a call
+ * only the address lengths the kernel wrote are set back. */
+struct rx_batch {
+	struct rx rx[RECV_BATCH];
+	struct mmsghdr msg[RECV_BATCH];
+	struct iovec iov[RECV_BATCH];
+};
+
 struct ring_daemon {
 	const struct ring_conf *conf;
 	const struct ring_layout *layout;
@@ -50,6 +66,9 @@ struct ring_daemon {
 	struct ring_addr peer[RING_MAX_MEMBERS];
 	struct event *timer;
 	uint64_t armed_us;
+	struct event *log_flush; /* activated by a logged line: runs last in the iteration */
+	uint64_t now;            /* the core's clock, as read once per callback */
+	bool now_valid;
 	struct event *sig_term, *sig_int;
 
 	struct ring_ctl_server *ctl;
@@ -66,14 +85,33 @@ struct ring_daemon {
 	int fatal;
 	char fatal_msg[RING_PATH_MAX + 256];
 	struct ring_update up; /* reused: large, and one step runs at a time */
+	struct rx_batch rx;    /* reused by every udp_cb */
 };
 
 /* The core's clock (PROTOCOL.md §5.5). CLOCK_BOOTTIME, not MONOTONIC: a
  * suspended host must wake up as a paused member, with its lease and its
  * silence measured across the suspend, not as one that lost no time. */
-static uint64_t now_us(void)
+static uint64_t read_clock(void)
 {
 	return ring_clock_us(CLOCK_BOOTTIME);
+}
+
+/* The time of the callback that is running: read once, at its first use,
+ * and shared by every step of it (a batch of datagrams, its log limits).
+ * Each callback starts with clock_reset; so does anything that may take a
+ * while (an fsync), so that no step is handed a time long gone. */
+static uint64_t now_us(struct ring_daemon *d)
+{
+	if (!d->now_valid) {
+		d->now = read_clock();
+		d->now_valid = true;
+	}
+	return d->now;
+}
+
+static void clock_reset(struct ring_daemon *d)
+{
+	d->now_valid = false;
 }
 
 /* Stops the loop; the reason is already in d->fatal_msg. */
@@ -127,9 +165,8 @@ static void do_send(struct ring_daemon *d, const struct ring_action *a, bool *dr
 
 /* Whether an event limited by L may be logged now; if so, *SKIPPED is how
  * many were not since the last one. */
-static bool log_allowed(struct log_limit *l, uint64_t *skipped)
+static bool log_allowed(struct log_limit *l, uint64_t now, uint64_t *skipped)
 {
-	uint64_t now = now_us();
 	if (l->at && now - l->at < 1000000u) {
 		l->unlogged++;
 		return false;
@@ -146,7 +183,7 @@ static void log_core(struct ring_daemon *d, const struct ring_action *a)
 	size_t k = ev == RING_LOG_BAD_PACKET ? 0 : ev == RING_LOG_CONFIG_MISMATCH ? 1 : 2;
 	if (k < 2) {
 		uint64_t skipped;
-		if (!log_allowed(&d->noisy_log[k], &skipped))
+		if (!log_allowed(&d->noisy_log[k], now_us(d), &skipped))
 			return;
 		if (skipped) {
 			struct ring_log_field f = RING_LF_N("count", skipped);
@@ -171,6 +208,7 @@ static void carry_out(struct ring_daemon *d)
 				set_fatal(d);
 				return;
 			}
+			clock_reset(d); /* an fsync can take milliseconds */
 			break;
 		case RING_ACTION_SEND:
 			do_send(d, a, &dropped);
@@ -227,7 +265,7 @@ static void arm_timer(struct ring_daemon *d, uint64_t now)
 
 static void step(struct ring_daemon *d, struct ring_event *ev)
 {
-	ev->now_us = now_us();
+	ev->now_us = now_us(d);
 	ring_node_step(d->node, ev, &d->up);
 	carry_out(d);
 	if (!d->fatal)
@@ -239,6 +277,7 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct ring_daemon *d = arg;
+	clock_reset(d);
 	d->armed_us = UINT64_MAX; /* it fired: nothing is armed any more */
 	struct ring_event ev = {.type = RING_EVENT_TICK};
 	step(d, &ev);
@@ -261,7 +300,7 @@ static bool answer_status(struct ring_daemon *d, const uint8_t *buf, size_t len,
 	if (ring_wire_decode(buf, len, &req) < 0 || req.fingerprint != d->fingerprint)
 		return false;
 	struct ring_status st;
-	ring_node_status(d->node, now_us(), &st);
+	ring_node_status(d->node, now_us(d), &st);
 	struct ring_msg m = {.type = RING_MSG_STATUS_RESP, .from = d->id, .to = 0,
 			     .fingerprint = d->fingerprint};
 	struct ring_msg_status_resp *r = &m.u.status_resp;
@@ -291,7 +330,7 @@ static void auth_failed(struct ring_daemon *d, const struct ring_addr *from, uin
 {
 	d->auth_failures++;
 	uint64_t skipped;
-	if (!log_allowed(&d->auth_log, &skipped))
+	if (!log_allowed(&d->auth_log, now_us(d), &skipped))
 		return;
 	char addr[80];
 	ring_net_format(from, addr, sizeof addr);
@@ -302,13 +341,6 @@ static void auth_failed(struct ring_daemon *d, const struct ring_addr *from, uin
 	ring_log_emit(d->log, "auth_fail", false, f, sizeof f / sizeof f[0]);
 }
 
-/* One received datagram, waiting in a batch. */
-struct rx {
-	uint8_t buf[RECV_BUF];
-	ssize_t n;
-	struct ring_addr from;
-};
-
 static void receive(struct ring_daemon *d, struct rx *r);
 
 /* Reads what the socket holds, then hands it to the core in the order the
@@ -318,16 +350,17 @@ static void udp_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
 	struct ring_daemon *d = arg;
-	static struct rx batch[RECV_BATCH];
-	size_t n = 0;
-	while (n < RECV_BATCH) {
-		struct rx *r = &batch[n];
-		r->from.len = sizeof r->from.sa;
-		r->n = recvfrom(fd, r->buf, sizeof r->buf, MSG_DONTWAIT, (struct sockaddr *)&r->from.sa,
-				&r->from.len);
-		if (r->n < 0)
-			break; /* EAGAIN: drained */
-		n++;
+	struct rx *batch = d->rx.rx;
+	struct mmsghdr *msg = d->rx.msg;
+	clock_reset(d);
+	/* One system call for the whole batch. Fewer than asked means the
+	 * socket was drained: no second call only to hear EAGAIN. */
+	int got = recvmmsg(fd, msg, RECV_BATCH, MSG_DONTWAIT, NULL);
+	size_t n = got > 0 ? (size_t)got : 0;
+	for (size_t k = 0; k < n; k++) {
+		batch[k].n = (ssize_t)msg[k].msg_len;
+		batch[k].from.len = msg[k].msg_hdr.msg_namelen;
+		msg[k].msg_hdr.msg_namelen = sizeof batch[k].from.sa; /* for the next call */
 	}
 	for (int rank = 0; rank < 2; rank++)
 		for (size_t k = 0; k < n && !d->fatal && !d->stopping; k++)
@@ -373,6 +406,7 @@ static void ctl_client(void *arg, enum ring_event_type type, uint64_t handle)
 {
 	struct ring_event ev = {.type = type};
 	ev.u.client.client = handle;
+	clock_reset(arg);
 	step(arg, &ev);
 }
 
@@ -380,7 +414,8 @@ static int ctl_status(void *arg, char *buf, size_t len)
 {
 	struct ring_daemon *d = arg;
 	struct ring_status st;
-	ring_node_status(d->node, now_us(), &st);
+	clock_reset(d);
+	ring_node_status(d->node, now_us(d), &st);
 	st.counters.auth_failures = d->auth_failures;
 	return ring_ctl_status_json(buf, len, d->layout, &st);
 }
@@ -395,6 +430,26 @@ static bool ctl_stopped(void *arg)
 {
 	struct ring_daemon *d = arg;
 	return d->fatal || d->stopping;
+}
+
+/* ---- the log ---- */
+
+/* A line was logged: write the iteration's lines with one write(2) once
+ * every callback of this loop iteration has run. An event activated now
+ * queues behind the callbacks already active; activating it again while
+ * it waits does nothing. */
+static void log_pending(void *arg)
+{
+	struct ring_daemon *d = arg;
+	event_active(d->log_flush, EV_TIMEOUT, 0);
+}
+
+static void log_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct ring_daemon *d = arg;
+	ring_log_flush(d->log);
 }
 
 /* ---- signals ---- */
@@ -417,6 +472,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 {
 	(void)what;
 	struct ring_daemon *d = arg;
+	clock_reset(d);
 	if (d->leaving) {
 		event_base_loopexit(d->base, NULL); /* a second signal: go now */
 		return;
@@ -431,6 +487,17 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 }
 
 /* ---- life cycle ---- */
+
+static void rx_init(struct rx_batch *b)
+{
+	for (size_t k = 0; k < RECV_BATCH; k++) {
+		b->iov[k] = (struct iovec){.iov_base = b->rx[k].buf, .iov_len = sizeof b->rx[k].buf};
+		b->msg[k].msg_hdr = (struct msghdr){
+			.msg_name = &b->rx[k].from.sa, .msg_namelen = sizeof b->rx[k].from.sa,
+			.msg_iov = &b->iov[k], .msg_iovlen = 1,
+		};
+	}
+}
 
 /* Fills what needs no system call. */
 static int daemon_alloc(struct ring_daemon **out, const struct ring_conf *conf, uint16_t id,
@@ -455,13 +522,15 @@ static int daemon_alloc(struct ring_daemon **out, const struct ring_conf *conf, 
 	d->udp_fd = -1;
 	d->store.dir_fd = d->store.spare_fd = -1;
 	d->armed_us = UINT64_MAX;
+	rx_init(&d->rx);
 	d->fingerprint = ring_layout_fingerprint(d->layout);
-	ring_faults_init(&d->faults, d->fingerprint ^ (uint64_t)getpid() ^ now_us());
+	ring_faults_init(&d->faults, d->fingerprint ^ (uint64_t)getpid() ^ read_clock());
 	*out = d;
 	return 0;
 }
 
-/* The loop's own events: the socket, the core's timer, the signals. */
+/* The loop's own events: the socket, the core's timer, the signals, the
+ * log's flush. */
 static int add_events(struct ring_daemon *d, char *err, size_t errlen)
 {
 	d->udp_ev = event_new(d->base, d->udp_fd, EV_READ | EV_PERSIST, udp_cb, d);
@@ -469,10 +538,13 @@ static int add_events(struct ring_daemon *d, char *err, size_t errlen)
 	d->sig_term = evsignal_new(d->base, SIGTERM, signal_cb, d);
 	d->sig_int = evsignal_new(d->base, SIGINT, signal_cb, d);
 	d->sig_hup = evsignal_new(d->base, SIGHUP, hup_cb, d);
-	if (!d->udp_ev || !d->timer || !d->sig_term || !d->sig_int || !d->sig_hup) {
+	d->log_flush = event_new(d->base, -1, 0, log_flush_cb, d);
+	if (!d->udp_ev || !d->timer || !d->sig_term || !d->sig_int || !d->sig_hup ||
+	    !d->log_flush) {
 		snprintf(err, errlen, "out of memory");
 		return -RING_ENOMEM;
 	}
+	ring_log_on_pending(d->log, log_pending, d);
 	event_add(d->udp_ev, NULL);
 	evsignal_add(d->sig_term, NULL);
 	evsignal_add(d->sig_int, NULL);
@@ -534,7 +606,8 @@ int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen)
 	step(d, &ev);
 	if (!d->fatal)
 		event_base_dispatch(d->base);
-	ring_node_status(d->node, now_us(), &st);
+	clock_reset(d);
+	ring_node_status(d->node, now_us(d), &st);
 	struct ring_log_field g[] = {
 		RING_LF_S("reason", d->fatal ? "error" : "leave"),
 		RING_LF_N("epoch", st.epoch),
@@ -542,6 +615,9 @@ int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen)
 		RING_LF_N("tokens_passed", st.counters.tokens_passed),
 	};
 	ring_log_emit(d->log, "node_stop", false, g, sizeof g / sizeof g[0]);
+	/* The loop has stopped: its flush event will not run again, and
+	 * main may print the reason on the same stderr next. */
+	ring_log_flush(d->log);
 	if (d->fatal) {
 		snprintf(err, errlen, "%s", d->fatal_msg);
 		return 1;
@@ -554,7 +630,12 @@ void ring_daemon_free(struct ring_daemon *d)
 {
 	if (!d)
 		return;
-	struct event *events[] = {d->sig_hup, d->sig_int, d->sig_term, d->timer, d->udp_ev};
+	if (d->log_flush) {
+		ring_log_on_pending(d->log, NULL, NULL);
+		ring_log_flush(d->log);
+	}
+	struct event *events[] = {d->log_flush, d->sig_hup, d->sig_int, d->sig_term, d->timer,
+				  d->udp_ev};
 	for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
 		if (events[i])
 			event_free(events[i]);

@@ -128,6 +128,7 @@ static int run(const struct options *o, const struct ring_conf *conf)
 	struct ring_daemon *d;
 	rc = ring_daemon_new(&d, conf, o->id, &log, err, sizeof err);
 	if (rc < 0) {
+		ring_log_flush(&log); /* its lines before our message, on a shared stderr */
 		fprintf(stderr, "ringd: %s\n", err);
 		ring_daemon_free(d);
 		ring_log_close(&log);
