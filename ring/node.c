@@ -1074,6 +1074,10 @@ static void on_token(struct ring_node *node, struct ring_update *up, uint16_t fr
 	node->seen_epoch = t->epoch;
 	node->seen_seq = t->seq;
 	node->accepted = (struct ring_hop){t->epoch, t->seq};
+	/* Acked before the token can move on: a member that crashes between
+	 * its pass and its ack would otherwise be skipped while its pass
+	 * lives on, a second token with no datagram lost (review of §3.4). */
+	send_ack(node, up, from, t->epoch, t->seq, 0);
 	node->token = *t;
 	node->token.counter = counter;
 	node->phase = PHASE_HELD;
@@ -1096,10 +1100,6 @@ static void on_token(struct ring_node *node, struct ring_update *up, uint16_t fr
 	log_event(node, up, RING_LOG_TOKEN_RECV, from, t->epoch, t->seq);
 	if (apply_membership(node, up, now))
 		serve(node, up, now);
-	/* The ack goes after the pass, if the token moves on at once: the hop
-	 * that waits for it is the next one, not this one, and the sender
-	 * only needs it within ack_timeout_ms. */
-	send_ack(node, up, from, t->epoch, t->seq, 0);
 }
 
 static void on_token_ack(struct ring_node *node, struct ring_update *up, uint16_t from,

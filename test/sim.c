@@ -143,7 +143,7 @@ struct sim_client {
 	X(PAUSE_ANY, "pause-any")     /* any member, length chosen when it fires */ \
 	X(DCUT, "directed-cut")       /* some members stop hearing others */     \
 	X(DHEAL, "directed-heal")                                                \
-	X(TEAR, "arm-torn-crash")     /* crash between a PERSIST and its SEND */ \
+	X(TEAR, "arm-torn-crash")     /* crash between a PERSIST and its SEND, or two SENDs */ \
 	X(SLOW_FSYNC, "arm-slow-fsync") /* stall right after a PERSIST */        \
 	X(DISARM, "disarm")                                                      \
 	X(NETWORK, "network-faults")  /* loss, dup, delays begin: I2 is checked before */
@@ -739,30 +739,46 @@ static void maybe_leave_after_token(struct sim_run *run, uint32_t i)
 	schedule(run, back, EV_RESTART, i, fate, run->nodes[i].life_gen);
 }
 
+/* Where an armed tear cuts UP (from FROM on), or UP->n for nowhere: after a
+ * PERSIST and before the SEND that follows it, anywhere between; or, with no
+ * such pair, between two SENDs (the process dies having sent some of a
+ * step's datagrams: a pass but not the ack after it, say). */
+static size_t tear_point(struct sim_run *run, const struct ring_update *up, size_t from)
+{
+	for (size_t k = from; k < up->n; k++) {
+		if (up->action[k].type != RING_ACTION_PERSIST)
+			continue;
+		size_t s = k + 1;
+		while (s < up->n && up->action[s].type != RING_ACTION_SEND)
+			s++;
+		if (s < up->n)
+			return (size_t)simnet_rng_range(&run->cl.rng, k + 1, s);
+	}
+	for (size_t k = from; k < up->n; k++) {
+		if (up->action[k].type != RING_ACTION_SEND)
+			continue;
+		for (size_t s = k + 1; s < up->n; s++)
+			if (up->action[s].type == RING_ACTION_SEND)
+				return (size_t)simnet_rng_range(&run->cl.rng, k + 1, s);
+	}
+	return up->n;
+}
+
 /* Carries out UP's actions from FROM on, in order, as the shell would. Two
- * disk faults cut in: a torn step (the process dies after a PERSIST and
- * before the SEND that follows it, having carried out any prefix of what lies
- * between) and a slow fsync (the process stalls in the PERSIST; the actions
- * after it wait for the resume). */
+ * disk faults cut in: a torn step (tear_point) and a slow fsync (the process
+ * stalls in the PERSIST; the actions after it wait for the resume). */
 static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_update *up,
 			  size_t from)
 {
 	struct sim_node *nd = &run->nodes[i];
 	size_t end = up->n;
 	if (nd->tear) {
-		for (size_t k = from; k < up->n && end == up->n; k++) {
-			if (up->action[k].type != RING_ACTION_PERSIST)
-				continue;
-			size_t s = k + 1;
-			while (s < up->n && up->action[s].type != RING_ACTION_SEND)
-				s++;
-			if (s < up->n) {
-				end = (size_t)simnet_rng_range(&run->cl.rng, k + 1, s);
-				nd->tear = false;
-				nd->torn = true;
-				trace(run, "    (torn: n%u dies after action %zu of %zu, before its send)",
-				      i, end, up->n);
-			}
+		end = tear_point(run, up, from);
+		if (end < up->n) {
+			nd->tear = false;
+			nd->torn = true;
+			trace(run, "    (torn: n%u dies after action %zu of %zu, before a send)", i,
+			      end, up->n);
 		}
 	}
 	run->chk.now = run->cl.now;

@@ -247,9 +247,9 @@ static void test_duplicate_token_is_reacked_not_accepted(void)
 
 /* Golden traces (PROTOCOL.md §7: the order of a step's actions is the
  * order the driver carries them out in): an epoch is persisted before
- * anything that carries it leaves, a receipt is acked after what the
- * token does next (its pass does not wait behind the ack), and the token's
- * pass after its heartbeat. Each step of the
+ * anything that carries it leaves, a receipt is acked before the token can
+ * move on (a crash between the two must not leave a pass unacked), and the
+ * token's pass after its heartbeat. Each step of the
  * token's first round, action by action. */
 static void test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass(void)
 {
@@ -271,8 +271,8 @@ static void test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass(vo
 	CU_ASSERT_FATAL(run_until_log(s, (int)m, RING_LOG_TOKEN_PASS, 500 * MS));
 	ASSERT_STEP_TRACE(s, "send token>10, token_pass"); /* the rest is over */
 	CU_ASSERT_FATAL(run_until_log(s, (int)next, RING_LOG_TOKEN_RECV, 500 * MS));
-	/* Granted, a client is waiting; then acked. */
-	ASSERT_STEP_TRACE(s, "token_recv, grant, cs_enter, send token_ack>30");
+	/* Acked before anything else, then granted: a client is waiting. */
+	ASSERT_STEP_TRACE(s, "send token_ack>30, token_recv, grant, cs_enter");
 	sim_release(s, next, 7);
 	/* One grant per visit: the release moves the token on at once. */
 	ASSERT_STEP_TRACE(s, "cs_exit, send token>20, token_pass");

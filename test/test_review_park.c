@@ -107,9 +107,92 @@ static void test_a_passing_holder_never_heartbeats_parked(void)
 	sim_free(s);
 }
 
+/* Finding 3 (safety: I2 with its precondition on). on_token now sends the
+ * ack of a receipt *after* serve(), i.e. after the TOKEN it passes on at
+ * once. A member that crashes (SIGKILL, OOM, power) between those two
+ * sendto()s - a crash-stop fault, which keeps I2's precondition - has handed
+ * the token on but never acked it. Its predecessor retries, skips it, and
+ * re-epochs: a second token, while the first one, never lost, goes on under
+ * the old epoch. Before bdf922a the ack went first, and the same cut lost
+ * the token (an election) instead of copying it. (The simulator's torn
+ * steps cut only between a PERSIST and the next SEND, so they never cut
+ * between these two sends.)
+ *
+ * History (default layout, 5 members, majority 3; A parked, B..F after it;
+ * every datagram 1 ms, nothing lost): F's client summons A; A passes (E,s+1)
+ * to B; B passes (E,s+2) to C and dies before its ack to A leaves; C, D pass
+ * on; F's client enters under E and stays (lease 5 s). D's client asks
+ * after the token went by. A retries three times, skips B at +80 ms,
+ * heartbeats E' and passes (E',1) to C, which passes (E',2) to D: confirmed
+ * (seq + 1 = 3), so D grants under E'. A's heartbeat to F arrives 2 ms later
+ * than the one to C (a delay far below late_us = 40 ms, so I2 is still
+ * checked): F's client is still inside under E when D's enters. */
+struct crash_cut {
+	uint16_t b, a;      /* the crasher and its predecessor */
+	bool b_passed;      /* B sent its TOKEN: it dies right after */
+	uint16_t holder, f; /* hold the skipper's heartbeat to F */
+	bool hold_armed;
+	struct flight held;
+	bool have_held;
+};
+
+static bool crash_cut_drop(const struct flight *fl, const void *arg)
+{
+	struct crash_cut *c = (struct crash_cut *)arg;
+	enum ring_msg_type t = ring_wire_peek_type(fl->buf, fl->len);
+	if (fl->from == c->b && c->b_passed)
+		return true; /* never sent: B died right after its TOKEN */
+	if (fl->from == c->b && t == RING_MSG_TOKEN)
+		c->b_passed = true;
+	if (c->hold_armed && !c->have_held && fl->from == c->holder && fl->to == c->f &&
+	    t == RING_MSG_HEARTBEAT) {
+		c->held = *fl; /* delivered a moment later, by hand */
+		c->have_held = true;
+		return true;
+	}
+	return false;
+}
+
+static void test_a_crash_between_pass_and_ack_copies_the_token(void)
+{
+	size_t a;
+	struct sim *s = parked_ring_q(5, RING_QUORUM_MAJORITY, &a);
+	size_t b = (a + 1) % 5, d = (a + 3) % 5, f = (a + 4) % 5;
+	struct crash_cut cut = {.b = id_of(b), .a = id_of(a), .holder = id_of(a), .f = id_of(f)};
+	s->drop = crash_cut_drop;
+	s->drop_arg = &cut;
+
+	sim_acquire(s, f, 41); /* summons A */
+	/* B takes the token and passes it on in one step: then it dies. */
+	struct want w = {(int)b, RING_ACTION_LOG, RING_LOG_TOKEN_PASS, -1};
+	CU_ASSERT_FATAL(sim_run(s, s->now + 20 * MS, want_met, &w));
+	s->up[b] = false;
+	CU_ASSERT_FATAL(run_until_action(s, (int)f, RING_ACTION_GRANT, 10 * MS));
+	uint32_t old_epoch = status_of(s, f).token_epoch;
+	sim_acquire(s, d, 42); /* after the token went by */
+
+	/* Acked before it was passed on (the fix), the hop is A's no more:
+	 * no skip copies it, and D waits for F's client. With the ack after
+	 * the pass, A skipped B at +80 ms and D granted under a new epoch
+	 * while F's client was still inside under the old one. */
+	cut.hold_armed = true;
+	sim_run_for(s, 200 * MS);
+	CU_ASSERT(!(status_of(s, f).granted && status_of(s, d).granted));
+	CU_ASSERT(s->max_granted <= 1);
+	CU_ASSERT_EQUAL(status_of(s, d).counters.cs_entries, 0);
+	(void)old_epoch;
+	if (cut.have_held)
+		sim_datagram(s, f, cut.held.from, cut.held.buf, cut.held.len);
+	s->drop = NULL;
+	CU_ASSERT_EQUAL(s->bad_grants, 0);
+	CU_ASSERT_EQUAL(s->fence_regressions, 0); /* I1 holds: E' fences are higher */
+	sim_free(s);
+}
+
 #define T_(f) {#f, f}
 CU_TestInfo ring_test_review_park_tests[] = {
 	T_(test_alone_parked_holder_never_grants_after_the_others_leave),
 	T_(test_a_passing_holder_never_heartbeats_parked),
+	T_(test_a_crash_between_pass_and_ack_copies_the_token),
 	CU_TEST_INFO_NULL,
 };

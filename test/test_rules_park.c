@@ -57,9 +57,9 @@ static void test_an_unwanted_rotation_parks_the_token_which_then_only_heartbeats
 	size_t p = (size_t)s->last_node;
 	/* Every member passed it on unwanted, the one that made it first. */
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_TOKEN_PASS), 3);
-	/* Parked on a receipt: said at once, then acked. */
+	/* Parked on a receipt: acked, then said at once. */
 	char want[96];
-	snprintf(want, sizeof want, "token_recv, token_park, send heartbeat>*, send token_ack>%u",
+	snprintf(want, sizeof want, "send token_ack>%u, token_recv, token_park, send heartbeat>*",
 		 id_of((p + 3) % 4));
 	ASSERT_STEP_TRACE(s, want);
 	struct ring_msg hb;
