@@ -584,6 +584,10 @@ static bool apply_membership(struct ring_node *node, struct ring_update *up, uin
 	for (size_t i = 0; i < node->layout.n; i++)
 		if (ring_set_has(&joined, i))
 			log_event(node, up, RING_LOG_MEMBER_REJOIN, id_of(node, i), node->token.epoch, 0);
+	/* A park re-epoched where it rests is a new park: say so at once, or
+	 * summons naming the old one are ignored until the next heartbeat. */
+	if (node->parked)
+		send_heartbeat(node, up, now);
 	return true;
 }
 
@@ -624,8 +628,22 @@ static bool epoch_confirmed(const struct ring_node *node)
  * idle_pass_ms is 0; a paced token keeps moving. */
 static bool may_park(const struct ring_node *node)
 {
-	return node->layout.idle_pass_ms == 0 && !node->summoned &&
+	/* A client here that cannot be granted yet (quarantine, an epoch not
+	 * confirmed) sends the token on at once: no park to announce. */
+	bool can_grant = node->q_len == 0 ||
+			 (node->quarantine_until == 0 && epoch_confirmed(node));
+	return node->layout.idle_pass_ms == 0 && !node->summoned && can_grant &&
 	       (size_t)node->token.idle + 1 >= ring_set_count(&node->token.alive);
+}
+
+/* A pass is being made again (a skip, a take-back): the visit was counted
+ * in idle by the first, so undo that, and pass_token counts it once. */
+static void uncount_pass(struct ring_node *node)
+{
+	if (node->token.idle == 0)
+		node->visit_wanted = true;
+	else
+		node->token.idle--;
 }
 
 /* A parked token grants only while its last lap is recent (§3.4): the
@@ -811,6 +829,7 @@ static void skip_successor(struct ring_node *node, struct ring_update *up, uint6
 	node->alive_view = node->token.alive;
 	log_event(node, up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
 	node->visit_granted = true; /* the visit was over; move on */
+	uncount_pass(node);
 	/* The skipped member may have passed a copy on before it died with
 	 * its ack lost (§3.2): heartbeat the new epoch at once, so that the
 	 * copy is dropped, and its grant revoked, within a datagram's time. */
@@ -992,8 +1011,8 @@ static bool wants_token(const struct ring_node *node)
 
 /* Asks the member where the token parks to send it on, when a client here
  * waits. A summons has no authority, so losing one costs only time: it is
- * sent again, backing off from ack_timeout_ms to heartbeat_ms, and on every
- * heartbeat that says the token still parks there. */
+ * sent again, backing off from ack_timeout_ms to heartbeat_ms, and at once
+ * for a new park (a parked heartbeat naming another hop). */
 static void summon(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	if (!wants_token(node) || !node->park_known || node->park_at == node->me)
@@ -1157,12 +1176,16 @@ static void on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_
 
 /* A summons for the park we hold (§3.4): the visit ends with the grant in
  * progress, if any. One for another park, or for none, is old or forged. */
-static void on_want(struct ring_node *node, struct ring_update *up, uint16_t from,
+static void on_want(struct ring_node *node, struct ring_update *up, size_t from_idx,
 		    const struct ring_msg_want *w, uint64_t now)
 {
+	/* From a member the token leaves out, a summons would cost a rotation
+	 * that cannot serve it: its JOIN comes first (§5.3). */
 	if (node->phase != PHASE_HELD || !node->parked || node->summoned ||
-	    w->epoch != node->token.epoch || w->seq != node->token.seq)
+	    w->epoch != node->token.epoch || w->seq != node->token.seq ||
+	    !ring_set_has(&node->token.alive, from_idx))
 		return;
+	uint16_t from = id_of(node, from_idx);
 	node->summoned = true;
 	log_event(node, up, RING_LOG_TOKEN_UNPARK, from, w->epoch, w->seq);
 	serve(node, up, now);
@@ -1202,6 +1225,7 @@ static void take_back(struct ring_node *node, struct ring_update *up, uint64_t n
 	size_t to = node->pass_to;
 	node->phase = PHASE_HELD;
 	node->visit_granted = true;
+	uncount_pass(node);
 	if (!reepoch(node, up, max_u32(node->refused_epoch, node->token.epoch), now))
 		return; /* dropped: we may not mint yet */
 	node->join_until[to] = 0; /* readmitted by this epoch */
@@ -1489,7 +1513,7 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 		on_epoch_reply(node, up, (size_t)idx, &m.u.epoch_reply, now);
 		break;
 	case RING_MSG_WANT:
-		on_want(node, up, from, &m.u.want, now);
+		on_want(node, up, (size_t)idx, &m.u.want, now);
 		break;
 	case RING_MSG_STATUS_REQ:
 	case RING_MSG_STATUS_RESP:

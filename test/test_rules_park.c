@@ -275,13 +275,60 @@ static void test_a_lap_finds_a_member_that_died_while_the_token_was_parked(void)
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_SUCCESSOR_SKIP,
 				      (s->layout.loss_timeout_ms + 200) * MS));
-	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_PARK, 100 * MS));
+	sim_run_for(s, 100 * MS);
+	CU_ASSERT_EQUAL(parked_count(s), 1); /* back where it lapped from */
+	CU_ASSERT(status_of(s, p).parked);
 	for (size_t i = 0; i < 4; i++) {
 		struct ring_status st = status_of(s, i);
 		if (i != dead)
 			CU_ASSERT_FALSE(ring_set_has(&st.alive, dead));
 	}
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
+	assert_ring_safe(s);
+	sim_free(s);
+}
+
+/* A leave re-epochs the parked token where it rests: a new park, said at
+ * once, so that summons name it; and a summons from the member that left,
+ * which the token no longer counts, moves nothing. */
+static void test_a_park_re_epoched_in_place_is_announced_and_outsiders_cannot_summon(void)
+{
+	size_t p;
+	struct sim *s = parked_ring(4, &p);
+	size_t o = (p + 2) % 4;
+	uint32_t old = status_of(s, p).token_epoch;
+	sim_leave(s, o);
+	uint64_t mark = s->seq;
+	sim_run_for(s, 3 * MS);
+	s->up[o] = false;
+	struct ring_status st = status_of(s, p);
+	CU_ASSERT_FATAL(st.parked);
+	CU_ASSERT(st.token_epoch > old);
+	CU_ASSERT_FALSE(ring_set_has(&st.alive, o));
+	bool said = false;
+	for (size_t k = 0; k < s->n_rec[p]; k++) {
+		struct ring_msg m;
+		if (s->rec[p][k].seq > mark && decode_send(&s->rec[p][k].a, &m) &&
+		    m.type == RING_MSG_HEARTBEAT && m.u.heartbeat.epoch == st.token_epoch &&
+		    (m.u.heartbeat.flags & RING_HB_PARKED))
+			said = true;
+	}
+	CU_ASSERT(said);
+
+	struct ring_msg w = {.type = RING_MSG_WANT, .from = id_of(o), .to = id_of(p)};
+	w.fingerprint = ring_layout_fingerprint(&s->layout);
+	w.u.want.epoch = st.token_epoch;
+	for (size_t k = 0; k < s->n_rec[p]; k++) {
+		struct ring_msg m;
+		if (decode_send(&s->rec[p][k].a, &m) && m.type == RING_MSG_HEARTBEAT)
+			w.u.want.seq = m.u.heartbeat.seq; /* the park's hop, the latest said */
+	}
+	uint8_t buf[RING_WIRE_MAX];
+	int len = ring_wire_encode(&w, buf, sizeof buf);
+	CU_ASSERT_FATAL(len > 0);
+	sim_datagram(s, p, id_of(o), buf, (size_t)len);
+	ASSERT_STEP_TRACE(s, "");
+	CU_ASSERT(status_of(s, p).parked);
 	assert_ring_safe(s);
 	sim_free(s);
 }
@@ -297,5 +344,6 @@ CU_TestInfo ring_test_rules_park_tests[] = {
 	T_(test_a_summons_for_another_park_or_a_second_one_moves_nothing),
 	T_(test_a_parked_token_grants_late_only_after_a_lap),
 	T_(test_a_lap_finds_a_member_that_died_while_the_token_was_parked),
+	T_(test_a_park_re_epoched_in_place_is_announced_and_outsiders_cannot_summon),
 	CU_TEST_INFO_NULL,
 };
