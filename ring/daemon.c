@@ -1,7 +1,7 @@
 /* The daemon: one libevent loop that reads the clock, turns callbacks into
  * core events, steps the protocol core and carries out each action of the
  * update in order (persist before anything that depends on it). */
-#define _GNU_SOURCE /* recvmmsg */
+#define _GNU_SOURCE /* recvmmsg, sendmmsg */
 #include "daemon.h"
 
 #include <signal.h>
@@ -138,6 +138,27 @@ static bool send_to(struct ring_daemon *d, size_t idx, const uint8_t *buf, size_
 	return false;
 }
 
+/* To every other member, in one system call: a parked token's heartbeats
+ * are most of what an idle ring does. Broadcasts are never tokens, so only
+ * planted loss applies. */
+static void broadcast(struct ring_daemon *d, const uint8_t *buf, size_t len)
+{
+	static struct mmsghdr msg[RING_MAX_MEMBERS];
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	unsigned n = 0;
+	for (size_t i = 0; i < d->layout->n; i++) {
+		if (i == d->me || ring_faults_lose(&d->faults, i))
+			continue;
+		msg[n].msg_hdr = (struct msghdr){.msg_name = &d->peer[i].sa,
+						 .msg_namelen = d->peer[i].len,
+						 .msg_iov = &iov, .msg_iovlen = 1};
+		n++;
+	}
+	/* EAGAIN or ENOBUFS loses the rest: a lost heartbeat, ridden out. */
+	if (n > 0)
+		(void)sendmmsg(d->udp_fd, msg, n, MSG_DONTWAIT);
+}
+
 static void do_send(struct ring_daemon *d, const struct ring_action *a, bool *dropped)
 {
 	uint8_t sealed[RING_WIRE_MAX + RING_AUTH_TRAILER];
@@ -153,9 +174,7 @@ static void do_send(struct ring_daemon *d, const struct ring_action *a, bool *dr
 		len = (size_t)n;
 	}
 	if (a->u.send.to == 0) {
-		for (size_t i = 0; i < d->layout->n; i++)
-			if (i != d->me)
-				send_to(d, i, buf, len);
+		broadcast(d, buf, len);
 		return;
 	}
 	int idx = ring_layout_index(d->layout, a->u.send.to);

@@ -569,10 +569,16 @@ jq -n \
 		    note: "shared machine, often loaded by other work: latency tails and rates vary run to run"},
 	  runtime_s: $runtime, interval_s: $w,
 	  floor: {pingpong: $ping, relay_5: {bare: $r0, ack: $r1, ack_epoll: $r2}},
-	  hop: (([$p.sizes[] | select(.members == 5)][0] | {members,
-		wire: (.wire | {hop_p50_us: .pure_hop_p50_us, hop_p99_us: .pure_hop_p99_us, hops: .pure_hops, all_hops_p50_us: .hop_p50_us}),
-		ratio_p50_to_oneway: (if .wire.pure_hop_p50_us then .wire.pure_hop_p50_us / $ow else null end),
-		ratio_p50_to_relay_ack_epoll: (if .wire.pure_hop_p50_us then .wire.pure_hop_p50_us / $r2.hop_p50_us else null end)})
+	  # The hop: the bare passes (pure hops) of a hot ring, the contention run
+	  # with the most of them; the laps of a parked token (each member woken from
+	  # idle, so cold) only when no run has 100.
+	  hop: ((([$p.contention[] | select((.wire.pure_hops // 0) >= 100)] | max_by(.wire.pure_hops)) as $c |
+		([$p.sizes[] | select(.members == 5)][0]) as $l |
+		(if $c then {source: "bare passes with \($c.contenders) of 5 contending (a hot ring)", w: $c.wire, loadavg: $c.loadavg}
+		 else {source: "laps of a parked token (cold)", w: $l.wire, loadavg: $l.loadavg} end) |
+		{members: 5, source, loadavg, wire: (.w | {hop_p50_us: .pure_hop_p50_us, hop_p99_us: .pure_hop_p99_us, hops: .pure_hops}),
+		 ratio_p50_to_oneway: (if .w.pure_hop_p50_us then .w.pure_hop_p50_us / $ow else null end),
+		 ratio_p50_to_relay_ack_epoll: (if .w.pure_hop_p50_us then .w.pure_hop_p50_us / $r2.hop_p50_us else null end)})
 	       + {verbose_logs: $vlog}),
 	  rotation: [$p.sizes[] | {members, hops_per_s: .window.hops_per_s,
 		rotation_ms: (if .wire.pure_hop_mean_us then .members * .wire.pure_hop_mean_us / 1000 else null end),
@@ -632,14 +638,8 @@ jq --argjson slack 1.5 '
 		{name: n, value: (v | num), unit: u, cmp: cmp, limit: (l | num), met_limit: (ml | num),
 		 ratio: (r | num), ratio_needed: need, met: test(v; cmp; ml), loadavg: ld, detail: d};
 	. as $all | .idle_default as $d | (.redis | map({key: (.clients | tostring), value: .}) | from_entries) as $vs |
-	([.rotation[] | select(.members == 5)][0]) as $idle5 |
-	(.contention | map(select((.wire.pure_hops // 0) > 0)) | max_by(.wire.pure_hops)) as $busy |
-	(if ($idle5.hops // 0) >= 50 then
-		{hop: $idle5.hop_p50_us, p99: $idle5.hop_p99_us, hops: $idle5.hops, load: $idle5.loadavg,
-		 from: "laps of a parked token, 5 members, bare passes"}
-	 elif $busy then
-		{hop: $busy.wire.pure_hop_p50_us, p99: $busy.wire.pure_hop_p99_us, hops: $busy.wire.pure_hops, load: $busy.loadavg,
-		 from: "\($busy.contenders) of 5 contending, hops with no grant (the idle token did not circulate)"}
+	(if .hop.wire.hop_p50_us then
+		{hop: .hop.wire.hop_p50_us, p99: .hop.wire.hop_p99_us, hops: .hop.wire.hops, load: .hop.loadavg, from: .hop.source}
 	 else {hop: null, from: "no hops seen"} end) as $hop |
 	((5 - 1) * 1000 / ($d.heartbeat_ms // 100)) as $dgram_limit |
 	($d.wire.datagrams_per_s // $d.machine_udp_out_per_s) as $dgrams |
@@ -717,7 +717,7 @@ jq -r '
 	  "wire in that run: \($h.verbose_logs.wire_while_logging.hop_p50_us|f(1)) / \($h.verbose_logs.wire_while_logging.hop_p99_us|f(1)) us"] | row),
 	(["  ... token_pass at A -> token_recv at B", "\($h.verbose_logs.from_logs.pass_to_recv.hop_p50_us|f(1)) / \($h.verbose_logs.from_logs.pass_to_recv.hop_p99_us|f(1)) us",
 	  "stamped after the send: not a latency"] | row),
-	(.rotation[] | ["rotation (a lap), \(.members) members: n x hop mean; p50", "\(.rotation_ms|f(3)) ms; \(.rotation_p50_ms|f(3)) ms",
+	(.rotation[] | ["rotation (a lap, cold), \(.members) members: n x hop mean; p50", "\(.rotation_ms|f(3)) ms; \(.rotation_p50_ms|f(3)) ms",
 	  "\(.ratio_to_floor|x) n one-ways; resends \(.retransmits), skips \(.skips)"] | row),
 	(.contention[] | ["CS entries/s, \(.contenders) of 5 contending", "\(.entries_per_s|f(0)) /s (\(.us_per_entry|f(1)) us each)",
 	  (.us_per_entry / $ow | x)] | row),
