@@ -533,6 +533,30 @@ void sim_boot(struct sim *s)
 	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 1);
 }
 
+struct sim *sim_parked(const struct ring_layout *l, size_t *p)
+{
+	struct sim *s = sim_new(l);
+	sim_boot(s);
+	*p = sim_settle(s);
+	CU_ASSERT_FATAL(status_of(s, *p).parked);
+	CU_ASSERT_FATAL(run_until_log(s, (int)*p, RING_LOG_TOKEN_RECV, (l->loss_timeout_ms + 50) * MS));
+	CU_ASSERT_FATAL(status_of(s, *p).parked);
+	sim_run_for(s, 5 * MS);
+	return s;
+}
+
+size_t want_datagram(const struct sim *s, size_t from, size_t to, uint32_t epoch, uint32_t seq,
+		     uint8_t buf[RING_WIRE_MAX])
+{
+	struct ring_msg m = {.type = RING_MSG_WANT, .from = id_of(from), .to = id_of(to)};
+	m.fingerprint = ring_layout_fingerprint(&s->layout);
+	m.u.want.epoch = epoch;
+	m.u.want.seq = seq;
+	int n = ring_wire_encode(&m, buf, RING_WIRE_MAX);
+	CU_ASSERT_FATAL(n > 0);
+	return (size_t)n;
+}
+
 void assert_ring_safe(const struct sim *s)
 {
 	CU_ASSERT(s->max_held <= 1);

@@ -130,6 +130,14 @@ uint64_t longest_gap(const struct sim *s, uint64_t since, enum ring_log_event ev
 bool ring_settled(const struct sim *s, const void *arg);
 size_t sim_settle(struct sim *s);
 void sim_boot(struct sim *s);
+/* A ring of layout L booted, its token parked at *P and just back from a lap:
+ * fresh enough to grant under for loss_timeout_ms / 2, the next lap a loss
+ * timeout away (PROTOCOL.md §3.4), the parked heartbeat landed. */
+struct sim *sim_parked(const struct ring_layout *l, size_t *p);
+/* Encodes into BUF a WANT from member FROM to member TO (ring indices)
+ * naming the park EPOCH/SEQ; returns its length. */
+size_t want_datagram(const struct sim *s, size_t from, size_t to, uint32_t epoch, uint32_t seq,
+		     uint8_t buf[RING_WIRE_MAX]);
 void assert_ring_safe(const struct sim *s);
 
 /* A drop hook (s->drop) that drops nothing and keeps in `captured` a copy

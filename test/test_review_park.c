@@ -1,7 +1,8 @@
 /* CUnit suite: a hostile review of token parking and summons (PROTOCOL.md
  * §3.4, commit bdf922a). Each test is a scripted history that the change
- * gets wrong; each is expected to FAIL on bdf922a and to pass once the
- * finding it is named after is fixed. */
+ * got wrong: each failed there, and passes since the finding it is named
+ * after was fixed (PROTOCOL.md §3.4, "What the review of this section
+ * found"). */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,33 +10,13 @@
 #include "node_harness.h"
 #include "suites.h"
 
-/* A booted ring of N on defaults (quorum Q), the token parked at *P after a
- * lap that served a client there. */
+/* A ring of N on defaults but quorum Q, its token parked at *P, fresh. */
 static struct sim *parked_ring_q(size_t n, enum ring_quorum q, size_t *p)
 {
 	struct ring_layout l;
 	make_layout(&l, n);
 	l.quorum = q;
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	*p = sim_settle(s);
-	CU_ASSERT_FATAL(status_of(s, *p).parked);
-	CU_ASSERT_FATAL(run_until_log(s, (int)*p, RING_LOG_TOKEN_RECV, (l.loss_timeout_ms + 50) * MS));
-	CU_ASSERT_FATAL(status_of(s, *p).parked);
-	sim_run_for(s, 5 * MS); /* the parked heartbeat lands */
-	return s;
-}
-
-static __attribute__((unused)) void encode_want(const struct sim *s, uint16_t from, uint16_t to, uint32_t epoch,
-			uint32_t seq, uint8_t *buf, size_t *len)
-{
-	struct ring_msg m = {.type = RING_MSG_WANT, .from = from, .to = to};
-	m.fingerprint = ring_layout_fingerprint(&s->layout);
-	m.u.want.epoch = epoch;
-	m.u.want.seq = seq;
-	int n = ring_wire_encode(&m, buf, RING_WIRE_MAX);
-	CU_ASSERT_FATAL(n > 0);
-	*len = (size_t)n;
+	return sim_parked(&l, p);
 }
 
 /* Finding 1 (liveness). quorum = none: the token is parked at P when every

@@ -6,21 +6,12 @@
 #include "node_harness.h"
 #include "suites.h"
 
-/* A booted ring of N on defaults, the token parked at *P and just back from
- * a lap: fresh enough to grant under for loss_timeout_ms / 2, and the next
- * lap a loss timeout away (§3.4). */
+/* A ring of N on defaults, its token parked at *P, fresh (sim_parked). */
 static struct sim *parked_ring(size_t n, size_t *p)
 {
 	struct ring_layout l;
 	make_layout(&l, n);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	*p = sim_settle(s);
-	CU_ASSERT_FATAL(status_of(s, *p).parked);
-	CU_ASSERT_FATAL(run_until_log(s, (int)*p, RING_LOG_TOKEN_RECV, (l.loss_timeout_ms + 50) * MS));
-	CU_ASSERT_FATAL(status_of(s, *p).parked);
-	sim_run_for(s, 5 * MS); /* the parked heartbeat lands */
-	return s;
+	return sim_parked(&l, p);
 }
 
 static size_t parked_count(const struct sim *s)
@@ -207,8 +198,6 @@ static void test_a_summons_for_another_park_or_a_second_one_moves_nothing(void)
 	struct sim *s = parked_ring(3, &p);
 	size_t x = (p + 1) % 3;
 	struct ring_status st = status_of(s, p);
-	struct ring_msg m = {.type = RING_MSG_WANT, .from = id_of(x), .to = id_of(p)};
-	m.fingerprint = ring_layout_fingerprint(&s->layout);
 	uint8_t buf[RING_WIRE_MAX];
 	const uint32_t wrong[][2] = {
 		{st.token_epoch, 1}, {st.token_epoch - 1, 2}, {st.token_epoch + 0x100, 2}};
@@ -218,20 +207,16 @@ static void test_a_summons_for_another_park_or_a_second_one_moves_nothing(void)
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_HEARTBEAT, 0, &hb) >= 0);
 	seq = hb.u.heartbeat.seq;
 	for (size_t k = 0; k < 3; k++) {
-		m.u.want.epoch = wrong[k][0];
-		m.u.want.seq = wrong[k][1] == 2 ? seq : wrong[k][1] + seq;
-		int len = ring_wire_encode(&m, buf, sizeof buf);
-		CU_ASSERT_FATAL(len > 0);
-		sim_datagram(s, p, id_of(x), buf, (size_t)len);
+		size_t len = want_datagram(s, x, p, wrong[k][0],
+					   wrong[k][1] == 2 ? seq : wrong[k][1] + seq, buf);
+		sim_datagram(s, p, id_of(x), buf, len);
 		ASSERT_STEP_TRACE(s, "");
 		CU_ASSERT(status_of(s, p).parked);
 	}
-	m.u.want.epoch = st.token_epoch;
-	m.u.want.seq = seq;
-	int len = ring_wire_encode(&m, buf, sizeof buf);
-	sim_datagram(s, p, id_of(x), buf, (size_t)len);
+	size_t len = want_datagram(s, x, p, st.token_epoch, seq, buf);
+	sim_datagram(s, p, id_of(x), buf, len);
 	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0);
-	sim_datagram(s, p, id_of(x), buf, (size_t)len); /* the duplicate */
+	sim_datagram(s, p, id_of(x), buf, len); /* the duplicate */
 	ASSERT_STEP_TRACE(s, "");
 	assert_ring_safe(s);
 	sim_free(s);
@@ -315,18 +300,15 @@ static void test_a_park_re_epoched_in_place_is_announced_and_outsiders_cannot_su
 	}
 	CU_ASSERT(said);
 
-	struct ring_msg w = {.type = RING_MSG_WANT, .from = id_of(o), .to = id_of(p)};
-	w.fingerprint = ring_layout_fingerprint(&s->layout);
-	w.u.want.epoch = st.token_epoch;
+	uint32_t seq = 0;
 	for (size_t k = 0; k < s->n_rec[p]; k++) {
 		struct ring_msg m;
 		if (decode_send(&s->rec[p][k].a, &m) && m.type == RING_MSG_HEARTBEAT)
-			w.u.want.seq = m.u.heartbeat.seq; /* the park's hop, the latest said */
+			seq = m.u.heartbeat.seq; /* the park's hop, the latest said */
 	}
 	uint8_t buf[RING_WIRE_MAX];
-	int len = ring_wire_encode(&w, buf, sizeof buf);
-	CU_ASSERT_FATAL(len > 0);
-	sim_datagram(s, p, id_of(o), buf, (size_t)len);
+	size_t len = want_datagram(s, o, p, st.token_epoch, seq, buf);
+	sim_datagram(s, p, id_of(o), buf, len);
 	ASSERT_STEP_TRACE(s, "");
 	CU_ASSERT(status_of(s, p).parked);
 	assert_ring_safe(s);
