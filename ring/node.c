@@ -101,7 +101,8 @@ struct ring_node {
 	 * granting our own clients, until another member summons it. */
 	bool parked;
 	bool summoned;        /* a WANT for this park came: the visit ends with the grant */
-	bool lapping;         /* the token is out on a lap from its park here */
+	bool lapping;         /* the token is out on a lap from its park here, */
+	uint32_t lap_epoch, lap_counter; /* which left with this epoch and count */
 	uint64_t arrived;     /* when the token last came here, or was made here */
 
 	/* Summoning (§3.4): where the last heartbeat said the token is parked. */
@@ -676,7 +677,10 @@ static void park(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	node->parked = true;
 	node->resting = false;
-	if (!node->lapping) { /* back from a lap is the same park */
+	/* Back from a lap with nothing granted on the way is the same park. */
+	bool same = node->lapping && node->token.epoch == node->lap_epoch &&
+		    node->token.counter == node->lap_counter;
+	if (!same) {
 		node->counters.parks++;
 		log_event(node, up, RING_LOG_TOKEN_PARK, node->token.epoch, node->token.seq,
 			  node->token.idle);
@@ -734,6 +738,8 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 		/* Summoned, wanted here but stale, or a lap is due: once round,
 		 * wanted, so that it parks again only after a whole rotation. */
 		node->lapping = node->q_len == 0 && !node->summoned;
+		node->lap_epoch = node->token.epoch;
+		node->lap_counter = node->token.counter;
 		node->visit_wanted = true;
 		pass_token(node, up, now);
 		return;
