@@ -363,7 +363,8 @@ static void send_heartbeat(struct ring_node *node, struct ring_update *up, uint6
 	m.u.heartbeat.epoch = node->token.epoch;
 	m.u.heartbeat.seq = node->token.seq;
 	m.u.heartbeat.counter = node->token.counter;
-	m.u.heartbeat.flags = node->parked ? RING_HB_PARKED : 0;
+	/* Summoned, the park is ending: it draws no more summons. */
+	m.u.heartbeat.flags = node->parked && !node->summoned ? RING_HB_PARKED : 0;
 	m.u.heartbeat.alive = node->token.alive;
 	send_msg(node, up, 0, &m);
 	node->hb_base = now;
@@ -760,6 +761,8 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 
 static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
+	/* The park ends here, before a re-epoch below could announce it. */
+	node->parked = false;
 	if (!apply_membership(node, up, now))
 		return;
 	/* Hop numbers run out: a new epoch. */
@@ -783,7 +786,6 @@ static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t 
 	else if (node->token.idle < UINT32_MAX)
 		node->token.idle++;
 	node->visit_wanted = false;
-	node->parked = false; /* before the heartbeat below: it must not say parked */
 	node->summoned = false;
 	/* A heartbeat that is due goes first, so the token leaves with its
 	 * quiet time reset; otherwise every later holder would find it due. */
@@ -1252,6 +1254,8 @@ static void on_leave(struct ring_node *node, struct ring_update *up, size_t from
 		     const struct ring_msg_leave *l, uint64_t now)
 {
 	log_event(node, up, RING_LOG_MEMBER_LEAVE, id_of(node, from_idx), node->epoch, 0);
+	if (node->park_known && node->park_at == from_idx)
+		node->park_known = false; /* a leaver hands its park on: no summons to it */
 	node->join_until[from_idx] = 0;
 	node->left_until[from_idx] = now + 2 * ms(node->layout.loss_timeout_ms);
 	ring_set_del(&node->alive_view, from_idx);

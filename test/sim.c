@@ -490,10 +490,14 @@ static uint64_t think_us(struct sim_run *run)
 {
 	if (run->contention)
 		return 0;
-	if (run->sparse)
-		return simnet_rng_chance(&run->cl.rng, 0.3)
-			       ? 0
-			       : simnet_rng_range(&run->cl.rng, 0, 3 * run->cl.layout.heartbeat_ms * MS);
+	if (run->sparse) { /* half the thinks outlast a lap (loss_timeout_ms) */
+		const struct ring_layout *l = &run->cl.layout;
+		if (simnet_rng_chance(&run->cl.rng, 0.3))
+			return 0;
+		return simnet_rng_chance(&run->cl.rng, 0.5)
+			       ? simnet_rng_range(&run->cl.rng, 0, 3 * l->heartbeat_ms * MS)
+			       : simnet_rng_range(&run->cl.rng, 0, 3 * l->loss_timeout_ms * MS);
+	}
 	return simnet_rng_range(&run->cl.rng, 0, 50 * MS);
 }
 
@@ -739,29 +743,29 @@ static void maybe_leave_after_token(struct sim_run *run, uint32_t i)
 	schedule(run, back, EV_RESTART, i, fate, run->nodes[i].life_gen);
 }
 
-/* Where an armed tear cuts UP (from FROM on), or UP->n for nowhere: after a
- * PERSIST and before the SEND that follows it, anywhere between; or, with no
- * such pair, between two SENDs (the process dies having sent some of a
- * step's datagrams: a pass but not the ack after it, say). */
+/* Where an armed tear cuts UP (from FROM on), or UP->n for nowhere: the
+ * process dies having carried out actions FROM..cut-1, with a SEND still
+ * to come and a PERSIST or a SEND already done (it stored an epoch and sent
+ * nothing of it, or sent a pass but not the ack after it, say). Every such
+ * cut is as likely as any other. */
 static size_t tear_point(struct sim_run *run, const struct ring_update *up, size_t from)
 {
+	size_t cuts[RING_UPDATE_MAX], n = 0;
+	bool done = false; /* a PERSIST or SEND before the cut */
 	for (size_t k = from; k < up->n; k++) {
-		if (up->action[k].type != RING_ACTION_PERSIST)
-			continue;
-		size_t s = k + 1;
-		while (s < up->n && up->action[s].type != RING_ACTION_SEND)
-			s++;
-		if (s < up->n)
-			return (size_t)simnet_rng_range(&run->cl.rng, k + 1, s);
+		enum ring_action_type t = up->action[k].type;
+		if (t == RING_ACTION_SEND && done)
+			for (size_t c = k; c > from && n < RING_UPDATE_MAX; c--) {
+				/* every cut between the last PERSIST/SEND and this SEND */
+				cuts[n++] = c;
+				enum ring_action_type p = up->action[c - 1].type;
+				if (p == RING_ACTION_SEND || p == RING_ACTION_PERSIST)
+					break;
+			}
+		if (t == RING_ACTION_SEND || t == RING_ACTION_PERSIST)
+			done = true;
 	}
-	for (size_t k = from; k < up->n; k++) {
-		if (up->action[k].type != RING_ACTION_SEND)
-			continue;
-		for (size_t s = k + 1; s < up->n; s++)
-			if (up->action[s].type == RING_ACTION_SEND)
-				return (size_t)simnet_rng_range(&run->cl.rng, k + 1, s);
-	}
-	return up->n;
+	return n ? cuts[simnet_rng_below(&run->cl.rng, n)] : up->n;
 }
 
 /* Carries out UP's actions from FROM on, in order, as the shell would. Two
