@@ -10,7 +10,7 @@ SAN_CFLAGS = $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring
 # Packages the build and the tests need (Debian names).
 DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
        libjansson-dev jq iproute2 procps nftables clang libclang-rt-14-dev valgrind \
-       redis-server libhiredis-dev
+       redis-server libhiredis-dev spin
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
@@ -73,7 +73,7 @@ CLASS ?= healthy
 SEED  ?= 1
 
 .PHONY: all deps check test test-all asan integration lab security sim compare compare-check \
-	soak mutants fuzz fuzz-short demo bench clean
+	soak mutants fuzz fuzz-short demo bench clean model model-check
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
 
@@ -121,7 +121,7 @@ test: deps
 
 # The parts of make test after the simulator, in order; each stops the run
 # on failure. The unit suites come last so that CUnit's summary ends it.
-TEST_STAGES ?= fuzz-short integration lab security compare-check
+TEST_STAGES ?= fuzz-short model-check integration lab security compare-check
 
 test-all: all asan
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SIM_SEEDS) || exit 1; done
@@ -158,6 +158,15 @@ security: ring/ringd ring/ringctl $(B)/hostile
 # Replays one run with its trace: make sim SEED=1234 CLASS=crash
 sim: $(B)/sim
 	$(B)/sim --class $(CLASS) --seed $(SEED) --trace
+
+# The protocol as a Promela model checked by SPIN (test/model, docs/model.md):
+# model-check is the exhaustive 3-member run and the planted bug (make
+# test); model adds the larger configurations.
+model-check:
+	@bash test/model/run.sh quick
+
+model:
+	@bash test/model/run.sh full
 
 # The three mutual exclusion algorithms side by side (docs/comparison.md):
 # centralized, Ricart-Agrawala and the ring's core on the simulator's network.
