@@ -52,6 +52,20 @@ check() {
 }
 
 fail=0
+
+# The model knows every message type and token phase of the code, or says
+# which it does not model yet: a new one in ring/ must be placed in it.
+known=$(sed -n 's/^ \* \(model\|not-modelled\): //p' "$here/ring.pml" | tr ' ' '\n')
+for msg in $(sed -n 's/^\tX(\([A-Z_]*\), [0-9]*, ".*/\1/p' "$root/ring/wire.h"); do
+	grep -qx "$msg" <<<"$known" ||
+		{ echo "model: ring/wire.h has RING_MSG_$msg, which ring.pml neither models nor lists" >&2; fail=1; }
+done
+phases=$(sed -n 's/^ \* model-phase: //p' "$here/ring.pml" | tr ' ' '\n')
+for ph in $(sed -n '/^enum token_phase {/,/^};/s/^\tPHASE_\([A-Z]*\),.*/\1/p' "$root/ring/node.c"); do
+	grep -qx "$ph" <<<"$phases" ||
+		{ echo "model: ring/node.c has PHASE_$ph, which ring.pml does not model" >&2; fail=1; }
+done
+
 for c in "${configs[@]}"; do
 	IFS='|' read -r name dflags cflags rflags means <<<"$c"
 	if check "$name" "$here/ring.pml" "$dflags" "$cflags" "$rflags"; then
