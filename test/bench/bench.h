@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +54,63 @@ static inline int bench_report(const char *who, uint64_t *lat, size_t n, double 
 	return 0;
 }
 
+/* A control connection to a member (docs/control.md), buffered: one read
+ * serves every reply it brought, so that a client's own system calls weigh
+ * as little as they can on the ring it measures. */
+struct bench_conn {
+	int fd;
+	char in[4096];
+	size_t len;
+};
+
+/* Connects C to the control socket at PATH; says why on stderr as WHO. */
+static inline int bench_dial(struct bench_conn *c, const char *path, const char *who)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
+	c->len = 0;
+	c->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		fprintf(stderr, "%s: %s: %s\n", who, path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Takes one complete line already read into LINE: 1; 0 when there is none
+ * yet; -1 when it does not fit LEN. */
+static inline int bench_line(struct bench_conn *c, char *line, size_t len)
+{
+	char *nl = memchr(c->in, '\n', c->len);
+	if (!nl)
+		return 0;
+	size_t n = (size_t)(nl - c->in);
+	if (n >= len)
+		return -1;
+	memcpy(line, c->in, n);
+	line[n] = 0;
+	c->len -= n + 1;
+	memmove(c->in, nl + 1, c->len);
+	return 1;
+}
+
+/* Reads what has come: 0, or -1 on EOF, an error (errno: EINTR for a
+ * signal) or a full buffer without a line. */
+static inline int bench_fill(struct bench_conn *c)
+{
+	if (c->len == sizeof c->in) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	ssize_t r = read(c->fd, c->in + c->len, sizeof c->in - c->len);
+	if (r == 0)
+		errno = ECONNRESET;
+	if (r <= 0)
+		return -1;
+	c->len += (size_t)r;
+	return 0;
+}
+
 /* Sleeps MS milliseconds between two entries of a rare-request run (a
  * signal cuts it short: the caller's loop then sees its stop flag). */
 static inline void bench_pause_ms(unsigned ms)
@@ -66,6 +125,21 @@ static inline long bench_parse_pause(const char *s)
 	char *end;
 	long v = strtol(s, &end, 10);
 	return *s && !*end && v >= 0 && v <= 60000 ? v : -1;
+}
+
+/* The clients' one option, -p PAUSE_MS (a rare requester), into *PAUSE;
+ * then ARGV is shifted so that ARGV[1] is the first operand. Returns 0, or
+ * -1 on a bad option. */
+static inline int bench_options(int *argc, char ***argv, long *pause)
+{
+	int opt;
+	*pause = 0;
+	while ((opt = getopt(*argc, *argv, "p:")) != -1)
+		if (opt != 'p' || (*pause = bench_parse_pause(optarg)) < 0)
+			return -1;
+	*argc -= optind - 1;
+	*argv += optind - 1;
+	return 0;
 }
 
 /* The critical section: add one to the 8-byte counter at the start of the

@@ -30,52 +30,17 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
-/* One control connection. Buffered: one read per reply, not one per byte,
- * so that the client's own system calls weigh as little as they can on the
- * ring it measures. */
-struct conn {
-	int fd;
-	char in[4096];
-	size_t len;
-};
-
-/* One reply line into BUF; returns 0 on success. */
-static int reply(struct conn *c, char *buf, size_t len)
+/* One reply line into BUF; returns 0 on success. A signal that is not a
+ * stop lets the wait go on. */
+static int reply(struct bench_conn *c, char *buf, size_t len)
 {
 	for (;;) {
-		char *nl = memchr(c->in, '\n', c->len);
-		if (nl) {
-			size_t n = (size_t)(nl - c->in);
-			if (n >= len)
-				return -1;
-			memcpy(buf, c->in, n);
-			buf[n] = 0;
-			c->len -= n + 1;
-			memmove(c->in, nl + 1, c->len);
-			return 0;
-		}
-		if (c->len == sizeof c->in)
+		int got = bench_line(c, buf, len);
+		if (got)
+			return got > 0 ? 0 : -1;
+		if (bench_fill(c) < 0 && !(errno == EINTR && !stopping))
 			return -1;
-		ssize_t r = read(c->fd, c->in + c->len, sizeof c->in - c->len);
-		if (r < 0 && errno == EINTR && !stopping)
-			continue;
-		if (r <= 0)
-			return -1;
-		c->len += (size_t)r;
 	}
-}
-
-static int dial(struct conn *c, const char *path)
-{
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
-	c->len = 0;
-	c->fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
-		fprintf(stderr, "cs_client: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	return 0;
 }
 
 static void usage(void)
@@ -92,16 +57,11 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	long pause = 0;
-	int opt;
-	while ((opt = getopt(argc, argv, "p:")) != -1) {
-		if (opt != 'p' || (pause = bench_parse_pause(optarg)) < 0) {
-			usage();
-			return 2;
-		}
+	long pause;
+	if (bench_options(&argc, &argv, &pause) < 0) {
+		usage();
+		return 2;
 	}
-	argc -= optind - 1;
-	argv += optind - 1;
 	if (argc < 3 || argc > 5) {
 		usage();
 		return 2;
@@ -112,7 +72,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	double secs = atof(argv[2]);
-	static struct conn conns[MAX_SOCKETS];
+	static struct bench_conn conns[MAX_SOCKETS];
 	size_t nconn = 0;
 	char *paths = argv[1], *save = NULL;
 	for (char *p = strtok_r(paths, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
@@ -120,7 +80,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "cs_client: at most %d sockets\n", MAX_SOCKETS);
 			return 2;
 		}
-		if (dial(&conns[nconn++], p) != 0)
+		if (bench_dial(&conns[nconn++], p, "cs_client") != 0)
 			return 69;
 	}
 	if (nconn == 0) {
@@ -137,7 +97,7 @@ int main(int argc, char **argv)
 	char line[256];
 	uint64_t start = ring_mono_us(), end = start + (uint64_t)(secs * 1e6);
 	while (!stopping && ring_mono_us() < end && n < cap) {
-		struct conn *c = &conns[n % nconn];
+		struct bench_conn *c = &conns[n % nconn];
 		uint64_t t0 = ring_mono_us();
 		if (write(c->fd, "ACQUIRE\n", 8) != 8 || reply(c, line, sizeof line) != 0)
 			break;

@@ -20,70 +20,25 @@
 
 #define MAX_OTHERS 64
 
-struct conn {
-	int fd;
-	char buf[4096];
-	size_t len;
-};
-
-static int dial(struct conn *c, const char *path)
-{
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
-	c->len = 0;
-	c->fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
-		fprintf(stderr, "recovery: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int say(struct conn *c, const char *s)
+static int say(struct bench_conn *c, const char *s)
 {
 	size_t n = strlen(s);
 	return write(c->fd, s, n) == (ssize_t)n ? 0 : -1;
 }
 
-/* A complete line already read, if any, into LINE. */
-static int have_line(struct conn *c, char *line, size_t len)
-{
-	char *nl = memchr(c->buf, '\n', c->len);
-	if (!nl)
-		return 0;
-	size_t n = (size_t)(nl - c->buf);
-	if (n >= len)
-		n = len - 1;
-	memcpy(line, c->buf, n);
-	line[n] = 0;
-	c->len -= (size_t)(nl - c->buf) + 1;
-	memmove(c->buf, nl + 1, c->len);
-	return 1;
-}
-
-/* Reads what is there; -1 on EOF or error. */
-static int fill(struct conn *c)
-{
-	if (c->len == sizeof c->buf)
-		return -1;
-	ssize_t r = read(c->fd, c->buf + c->len, sizeof c->buf - c->len);
-	if (r <= 0)
-		return -1;
-	c->len += (size_t)r;
-	return 0;
-}
-
 /* Waits at most MS for a line on C. */
-static int line_within(struct conn *c, char *line, size_t len, int ms)
+static int line_within(struct bench_conn *c, char *line, size_t len, int ms)
 {
 	uint64_t until = ring_mono_us() + (uint64_t)ms * 1000u;
-	while (!have_line(c, line, len)) {
+	int got;
+	while ((got = bench_line(c, line, len)) == 0) {
 		uint64_t now = ring_mono_us();
 		struct pollfd p = {.fd = c->fd, .events = POLLIN};
-		if (now >= until || poll(&p, 1, (int)((until - now) / 1000u) + 1) <= 0 || fill(c) < 0)
+		if (now >= until || poll(&p, 1, (int)((until - now) / 1000u) + 1) <= 0 ||
+		    bench_fill(c) < 0)
 			return -1;
 	}
-	return 0;
+	return got > 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -94,10 +49,14 @@ int main(int argc, char **argv)
 	}
 	int timeout_ms = atoi(argv[1]);
 	pid_t holder = (pid_t)atol(argv[2]);
+	if (holder <= 1 || timeout_ms <= 0) { /* kill(0) would kill our own process group */
+		fprintf(stderr, "recovery: bad HOLDER_PID %s or TIMEOUT_MS %s\n", argv[2], argv[1]);
+		return 2;
+	}
 	char line[4096];
-	struct conn h, o[MAX_OTHERS];
+	struct bench_conn h, o[MAX_OTHERS];
 	int no = argc - 4;
-	if (dial(&h, argv[3]) < 0 || say(&h, "ACQUIRE\n") < 0 ||
+	if (bench_dial(&h, argv[3], "recovery") < 0 || say(&h, "ACQUIRE\n") < 0 ||
 	    line_within(&h, line, sizeof line, timeout_ms) < 0 || strncmp(line, "GRANTED", 7) != 0) {
 		fprintf(stderr, "recovery: no grant at the holder\n");
 		return 1;
@@ -105,7 +64,7 @@ int main(int argc, char **argv)
 	/* Every other member queues a client; its STATUS reply, which comes
 	 * after the ACQUIRE was read, says the request is in. */
 	for (int k = 0; k < no; k++) {
-		if (dial(&o[k], argv[4 + k]) < 0 || say(&o[k], "ACQUIRE\nSTATUS\n") < 0 ||
+		if (bench_dial(&o[k], argv[4 + k], "recovery") < 0 || say(&o[k], "ACQUIRE\nSTATUS\n") < 0 ||
 		    line_within(&o[k], line, sizeof line, timeout_ms) < 0 || line[0] != '{') {
 			fprintf(stderr, "recovery: member %d did not queue the request\n", k);
 			return 1;
@@ -121,7 +80,7 @@ int main(int argc, char **argv)
 	uint64_t until = t0 + (uint64_t)timeout_ms * 1000u;
 	for (;;) {
 		for (int k = 0; k < no; k++) {
-			while (have_line(&o[k], line, sizeof line))
+			while (bench_line(&o[k], line, sizeof line) > 0)
 				if (strncmp(line, "GRANTED", 7) == 0) {
 					uint64_t t1 = ring_mono_us();
 					printf("{\"kill_to_grant_ms\":%.3f,\"granted_at\":%d}\n",
@@ -134,7 +93,7 @@ int main(int argc, char **argv)
 		if (now >= until || poll(p, (nfds_t)no, (int)((until - now) / 1000u) + 1) < 0)
 			break;
 		for (int k = 0; k < no; k++)
-			if ((p[k].revents & (POLLIN | POLLHUP)) && fill(&o[k]) < 0)
+			if ((p[k].revents & (POLLIN | POLLHUP)) && bench_fill(&o[k]) < 0)
 				gone[k] = 1;
 	}
 	fprintf(stderr, "recovery: no grant within %d ms of the kill\n", timeout_ms);

@@ -88,16 +88,11 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	long pause = 0;
-	int opt;
-	while ((opt = getopt(argc, argv, "p:")) != -1) {
-		if (opt != 'p' || (pause = bench_parse_pause(optarg)) < 0) {
-			usage();
-			return 2;
-		}
+	long pause;
+	if (bench_options(&argc, &argv, &pause) < 0) {
+		usage();
+		return 2;
 	}
-	argc -= optind - 1;
-	argv += optind - 1;
 	if (argc != 5) {
 		usage();
 		return 2;
