@@ -109,6 +109,8 @@ static void enqueue(struct sim *s, uint16_t from, uint16_t to, const uint8_t *bu
 	memcpy(f->buf, buf, len);
 }
 
+static int action_phrase(const struct ring_action *a, char *buf, size_t len);
+
 static void record(struct sim *s, size_t i, const struct ring_action *a)
 {
 	if (s->n_rec[i] == s->cap_rec[i]) {
@@ -123,15 +125,14 @@ static void record(struct sim *s, size_t i, const struct ring_action *a)
 	r->at = s->now;
 	r->a = *a;
 	if (getenv("HARNESS_TRACE")) {
+		char what[128];
+		action_phrase(a, what, sizeof what);
+		fprintf(stderr, "%10.3f ms n%zu %s", s->now / 1000.0, i, what);
 		if (a->type == RING_ACTION_LOG)
-			fprintf(stderr, "%10.3f n%zu %s %llu %llu %llu\n", s->now / 1000.0, i,
-				ring_log_info(a->u.log.event)->name, (unsigned long long)a->u.log.field[0],
-				(unsigned long long)a->u.log.field[1], (unsigned long long)a->u.log.field[2]);
-		else if (a->type == RING_ACTION_SEND)
-			fprintf(stderr, "%10.3f n%zu send %s to %u\n", s->now / 1000.0, i,
-				ring_msg_name(ring_wire_peek_type(a->u.send.buf, a->u.send.len)), a->u.send.to);
-		else
-			fprintf(stderr, "%10.3f n%zu action %d\n", s->now / 1000.0, i, a->type);
+			fprintf(stderr, " %llu %llu %llu", (unsigned long long)a->u.log.field[0],
+				(unsigned long long)a->u.log.field[1],
+				(unsigned long long)a->u.log.field[2]);
+		fputc('\n', stderr);
 	}
 }
 
@@ -578,50 +579,47 @@ bool capture_token_to(const struct flight *f, const void *arg)
 
 /* ---- golden traces ---- */
 
+/* One action as a phrase of a golden trace: "persist", "send token>30"
+ * (">*" for everyone), "grant", a log event by its name, ... */
+static int action_phrase(const struct ring_action *a, char *buf, size_t len)
+{
+	struct ring_msg m;
+	switch (a->type) {
+	case RING_ACTION_PERSIST:
+		return snprintf(buf, len, "persist");
+	case RING_ACTION_SEND:
+		if (!decode_send(a, &m))
+			return snprintf(buf, len, "send ?");
+		if (a->u.send.to == 0)
+			return snprintf(buf, len, "send %s>*", ring_msg_name(m.type));
+		return snprintf(buf, len, "send %s>%u", ring_msg_name(m.type),
+				(unsigned)a->u.send.to);
+	case RING_ACTION_GRANT:
+		return snprintf(buf, len, "grant");
+	case RING_ACTION_REVOKE:
+		return snprintf(buf, len, "revoke");
+	case RING_ACTION_DENY:
+		return snprintf(buf, len, "deny");
+	case RING_ACTION_LOG:
+		return snprintf(buf, len, "%s", ring_log_info(a->u.log.event)->name);
+	case RING_ACTION_LEFT:
+		return snprintf(buf, len, "left");
+	case RING_ACTION_FATAL:
+		return snprintf(buf, len, "fatal");
+	}
+	return snprintf(buf, len, "?");
+}
+
 const char *step_trace(const struct sim *s)
 {
 	static char buf[2048];
 	size_t at = 0;
 	buf[0] = '\0';
 	for (size_t k = 0; k < s->last.n && at < sizeof buf; k++) {
-		const struct ring_action *a = &s->last.action[k];
-		const char *sep = k ? ", " : "";
-		struct ring_msg m;
-		int w = 0;
-		switch (a->type) {
-		case RING_ACTION_PERSIST:
-			w = snprintf(buf + at, sizeof buf - at, "%spersist", sep);
+		int w = snprintf(buf + at, sizeof buf - at, "%s", k ? ", " : "");
+		if (w < 0 || (at += (size_t)w) >= sizeof buf)
 			break;
-		case RING_ACTION_SEND:
-			if (decode_send(a, &m) && a->u.send.to == 0)
-				w = snprintf(buf + at, sizeof buf - at, "%ssend %s>*", sep,
-					     ring_msg_name(m.type));
-			else if (decode_send(a, &m))
-				w = snprintf(buf + at, sizeof buf - at, "%ssend %s>%u", sep,
-					     ring_msg_name(m.type), (unsigned)a->u.send.to);
-			else
-				w = snprintf(buf + at, sizeof buf - at, "%ssend ?", sep);
-			break;
-		case RING_ACTION_GRANT:
-			w = snprintf(buf + at, sizeof buf - at, "%sgrant", sep);
-			break;
-		case RING_ACTION_REVOKE:
-			w = snprintf(buf + at, sizeof buf - at, "%srevoke", sep);
-			break;
-		case RING_ACTION_DENY:
-			w = snprintf(buf + at, sizeof buf - at, "%sdeny", sep);
-			break;
-		case RING_ACTION_LOG:
-			w = snprintf(buf + at, sizeof buf - at, "%s%s", sep,
-				     ring_log_info(a->u.log.event)->name);
-			break;
-		case RING_ACTION_LEFT:
-			w = snprintf(buf + at, sizeof buf - at, "%sleft", sep);
-			break;
-		case RING_ACTION_FATAL:
-			w = snprintf(buf + at, sizeof buf - at, "%sfatal", sep);
-			break;
-		}
+		w = action_phrase(&s->last.action[k], buf + at, sizeof buf - at);
 		if (w < 0)
 			break;
 		at += (size_t)w;
