@@ -101,8 +101,9 @@ struct ring_node {
 	 * granting our own clients, until another member summons it. */
 	bool parked;
 	bool summoned;        /* a WANT for this park came: the visit ends with the grant */
-	bool lapping;         /* the token is out on a lap from its park here, */
-	uint32_t lap_epoch, lap_counter; /* which left with this epoch and count */
+	/* The token is out on a lap from its park here, which left with this
+	 * epoch and count; lap_epoch 0: no lap. */
+	uint32_t lap_epoch, lap_counter;
 	uint64_t arrived;     /* when the token last came here, or was made here */
 
 	/* Summoning (§3.4): where the last heartbeat said the token is parked. */
@@ -679,14 +680,14 @@ static void park(struct ring_node *node, struct ring_update *up, uint64_t now)
 	node->parked = true;
 	node->resting = false;
 	/* Back from a lap with nothing granted on the way is the same park. */
-	bool same = node->lapping && node->token.epoch == node->lap_epoch &&
+	bool same = node->token.epoch == node->lap_epoch &&
 		    node->token.counter == node->lap_counter;
 	if (!same) {
 		node->counters.parks++;
 		log_event(node, up, RING_LOG_TOKEN_PARK, node->token.epoch, node->token.seq,
 			  node->token.idle);
 	}
-	node->lapping = false;
+	node->lap_epoch = 0;
 	send_heartbeat(node, up, now);
 }
 
@@ -703,8 +704,10 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 		pass_token(node, up, now);
 		return;
 	}
-	if (alone) /* a park is for a ring: alone, every grant is a visit anyway */
-		node->parked = node->lapping = false;
+	if (alone) { /* a park is for a ring: alone, every grant is a visit anyway */
+		node->parked = false;
+		node->lap_epoch = 0;
+	}
 	if (!node->parked && !alone && may_park(node))
 		park(node, up, now);
 	if (node->visit_granted) {
@@ -738,8 +741,7 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 			return;
 		/* Summoned, wanted here but stale, or a lap is due: once round,
 		 * wanted, so that it parks again only after a whole rotation. */
-		node->lapping = node->q_len == 0 && !node->summoned;
-		node->lap_epoch = node->token.epoch;
+		node->lap_epoch = node->q_len == 0 && !node->summoned ? node->token.epoch : 0;
 		node->lap_counter = node->token.counter;
 		node->visit_wanted = true;
 		pass_token(node, up, now);
