@@ -534,8 +534,11 @@ void sim_boot(struct sim *s)
 	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 1);
 }
 
-struct sim *sim_parked(const struct ring_layout *l, size_t *p)
+struct sim *sim_parked(size_t n, enum ring_quorum q, size_t *p)
 {
+	struct ring_layout layout, *l = &layout;
+	make_layout(l, n);
+	l->quorum = q;
 	struct sim *s = sim_new(l);
 	sim_boot(s);
 	*p = sim_settle(s);

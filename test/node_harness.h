@@ -130,10 +130,11 @@ uint64_t longest_gap(const struct sim *s, uint64_t since, enum ring_log_event ev
 bool ring_settled(const struct sim *s, const void *arg);
 size_t sim_settle(struct sim *s);
 void sim_boot(struct sim *s);
-/* A ring of layout L booted, its token parked at *P and just back from a lap:
- * fresh enough to grant under for loss_timeout_ms / 2, the next lap a loss
- * timeout away (PROTOCOL.md §3.4), the parked heartbeat landed. */
-struct sim *sim_parked(const struct ring_layout *l, size_t *p);
+/* A ring of N on defaults but quorum Q, booted, its token parked at *P and
+ * just back from a lap: fresh enough to grant under for loss_timeout_ms / 2,
+ * the next lap a loss timeout away (PROTOCOL.md §3.4), the parked heartbeat
+ * landed. */
+struct sim *sim_parked(size_t n, enum ring_quorum q, size_t *p);
 /* Encodes into BUF a WANT from member FROM to member TO (ring indices)
  * naming the park EPOCH/SEQ; returns its length. */
 size_t want_datagram(const struct sim *s, size_t from, size_t to, uint32_t epoch, uint32_t seq,

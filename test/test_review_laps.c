@@ -10,14 +10,6 @@
 #include "node_harness.h"
 #include "suites.h"
 
-static struct sim *parked_ring_q(size_t n, enum ring_quorum q, size_t *p)
-{
-	struct ring_layout l;
-	make_layout(&l, n);
-	l.quorum = q;
-	return sim_parked(&l, p);
-}
-
 /* Every HEARTBEAT member I sent after MARK that says PARKED. */
 static size_t parked_heartbeats(const struct sim *s, size_t i, uint64_t since)
 {
@@ -45,7 +37,7 @@ static size_t parked_heartbeats(const struct sim *s, size_t i, uint64_t since)
 static void test_a_leaving_parked_holder_does_not_announce_a_park_it_hands_on(void)
 {
 	size_t p;
-	struct sim *s = parked_ring_q(4, RING_QUORUM_MAJORITY, &p);
+	struct sim *s = sim_parked(4, RING_QUORUM_MAJORITY, &p);
 	uint64_t mark = s->seq;
 	sim_leave(s, p);
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0); /* handed on */
@@ -74,7 +66,7 @@ static void test_a_leaving_parked_holder_does_not_announce_a_park_it_hands_on(vo
 static void test_a_summoned_park_stops_drawing_summons(void)
 {
 	size_t p;
-	struct sim *s = parked_ring_q(4, RING_QUORUM_MAJORITY, &p);
+	struct sim *s = sim_parked(4, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 1) % 4, y = (p + 2) % 4;
 	sim_acquire(s, p, 1); /* granted at once, holds its lease */
 	CU_ASSERT_FATAL(status_of(s, p).granted);

@@ -10,15 +10,6 @@
 #include "node_harness.h"
 #include "suites.h"
 
-/* A ring of N on defaults but quorum Q, its token parked at *P, fresh. */
-static struct sim *parked_ring_q(size_t n, enum ring_quorum q, size_t *p)
-{
-	struct ring_layout l;
-	make_layout(&l, n);
-	l.quorum = q;
-	return sim_parked(&l, p);
-}
-
 /* Finding 1 (liveness). quorum = none: the token is parked at P when every
  * other member leaves gracefully. P applies the LEAVEs in place (on_leave ->
  * apply_membership), so it is now alone, and still `parked`. Nothing ever
@@ -30,7 +21,7 @@ static struct sim *parked_ring_q(size_t n, enum ring_quorum q, size_t *p)
 static void test_alone_parked_holder_never_grants_after_the_others_leave(void)
 {
 	size_t p;
-	struct sim *s = parked_ring_q(3, RING_QUORUM_NONE, &p);
+	struct sim *s = sim_parked(3, RING_QUORUM_NONE, &p);
 	for (size_t k = 1; k < 3; k++) {
 		size_t o = (p + k) % 3;
 		sim_leave(s, o);
@@ -62,7 +53,7 @@ static void test_alone_parked_holder_never_grants_after_the_others_leave(void)
 static void test_a_passing_holder_never_heartbeats_parked(void)
 {
 	size_t p;
-	struct sim *s = parked_ring_q(4, RING_QUORUM_MAJORITY, &p);
+	struct sim *s = sim_parked(4, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 2) % 4, y = (p + 3) % 4;
 	/* P's next heartbeat is due heartbeat_ms after this one. */
 	CU_ASSERT_FATAL(run_until_send(s, (int)p, RING_MSG_HEARTBEAT, 0, 200 * MS));
@@ -137,7 +128,7 @@ static bool crash_cut_drop(const struct flight *fl, const void *arg)
 static void test_a_crash_between_pass_and_ack_copies_the_token(void)
 {
 	size_t a;
-	struct sim *s = parked_ring_q(5, RING_QUORUM_MAJORITY, &a);
+	struct sim *s = sim_parked(5, RING_QUORUM_MAJORITY, &a);
 	size_t b = (a + 1) % 5, d = (a + 3) % 5, f = (a + 4) % 5;
 	struct crash_cut cut = {.b = id_of(b), .a = id_of(a), .holder = id_of(a), .f = id_of(f)};
 	s->drop = crash_cut_drop;

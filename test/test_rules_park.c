@@ -6,14 +6,6 @@
 #include "node_harness.h"
 #include "suites.h"
 
-/* A ring of N on defaults, its token parked at *P, fresh (sim_parked). */
-static struct sim *parked_ring(size_t n, size_t *p)
-{
-	struct ring_layout l;
-	make_layout(&l, n);
-	return sim_parked(&l, p);
-}
-
 static size_t parked_count(const struct sim *s)
 {
 	size_t k = 0;
@@ -91,7 +83,7 @@ static void test_a_paced_token_never_parks(void)
 static void test_parked_holder_grants_its_own_clients_without_a_datagram(void)
 {
 	size_t p;
-	struct sim *s = parked_ring(3, &p);
+	struct sim *s = sim_parked(3, RING_QUORUM_MAJORITY, &p);
 	uint64_t fence = 0;
 	for (uint64_t c = 1; c <= 5; c++) {
 		sim_acquire(s, p, c);
@@ -112,7 +104,7 @@ static void test_parked_holder_grants_its_own_clients_without_a_datagram(void)
 static void test_a_client_elsewhere_summons_the_token_and_is_served(void)
 {
 	size_t p;
-	struct sim *s = parked_ring(4, &p);
+	struct sim *s = sim_parked(4, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 2) % 4;
 	sim_acquire(s, x, 7);
 	char want[64];
@@ -138,7 +130,7 @@ static void test_a_client_elsewhere_summons_the_token_and_is_served(void)
 static void test_a_summons_ends_the_parked_visit_after_the_grant_in_progress(void)
 {
 	size_t p;
-	struct sim *s = parked_ring(3, &p);
+	struct sim *s = sim_parked(3, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 1) % 3;
 	sim_acquire(s, p, 1);
 	sim_acquire(s, p, 4); /* queued behind 1 */
@@ -165,7 +157,7 @@ static void test_a_summons_ends_the_parked_visit_after_the_grant_in_progress(voi
 static void test_a_lost_summons_is_sent_again_backing_off(void)
 {
 	size_t p;
-	struct sim *s = parked_ring(3, &p);
+	struct sim *s = sim_parked(3, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 1) % 3;
 	bool lose = true;
 	s->drop = drop_wants;
@@ -195,7 +187,7 @@ static void test_a_lost_summons_is_sent_again_backing_off(void)
 static void test_a_summons_for_another_park_or_a_second_one_moves_nothing(void)
 {
 	size_t p;
-	struct sim *s = parked_ring(3, &p);
+	struct sim *s = sim_parked(3, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 1) % 3;
 	struct ring_status st = status_of(s, p);
 	uint8_t buf[RING_WIRE_MAX];
@@ -228,7 +220,7 @@ static void test_a_summons_for_another_park_or_a_second_one_moves_nothing(void)
 static void test_a_parked_token_grants_late_only_after_a_lap(void)
 {
 	size_t p;
-	struct sim *s = parked_ring(3, &p);
+	struct sim *s = sim_parked(3, RING_QUORUM_MAJORITY, &p);
 	sim_run_for(s, s->layout.loss_timeout_ms / 2 * MS);
 	sim_acquire(s, p, 1);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
@@ -254,7 +246,7 @@ static void test_a_parked_token_grants_late_only_after_a_lap(void)
 static void test_a_lap_finds_a_member_that_died_while_the_token_was_parked(void)
 {
 	size_t p;
-	struct sim *s = parked_ring(4, &p);
+	struct sim *s = sim_parked(4, RING_QUORUM_MAJORITY, &p);
 	size_t dead = (p + 2) % 4;
 	s->up[dead] = false;
 	uint64_t mark = s->seq;
@@ -279,7 +271,7 @@ static void test_a_lap_finds_a_member_that_died_while_the_token_was_parked(void)
 static void test_a_park_re_epoched_in_place_is_announced_and_outsiders_cannot_summon(void)
 {
 	size_t p;
-	struct sim *s = parked_ring(4, &p);
+	struct sim *s = sim_parked(4, RING_QUORUM_MAJORITY, &p);
 	size_t o = (p + 2) % 4;
 	uint32_t old = status_of(s, p).token_epoch;
 	sim_leave(s, o);
