@@ -160,8 +160,8 @@ sim: $(B)/sim
 	$(B)/sim --class $(CLASS) --seed $(SEED) --trace
 
 # The protocol as a Promela model checked by SPIN (test/model, docs/model.md):
-# model-check is the exhaustive 3-member run and the planted bug (make
-# test); model adds the larger configurations.
+# model-check is the exhaustive 3-member run with duplicates and the
+# planted bugs (make test, about a minute); model adds every configuration.
 model-check:
 	@bash test/model/run.sh quick
 

@@ -1,22 +1,29 @@
-/* The token-passing core of docs/PROTOCOL.md as a Promela model, checked
- * exhaustively by SPIN (make model; docs/model.md says what it abstracts).
- * First cut (issue 13, open): token hops with acks, retransmits and skips
- * (§3.2), epochs minted, adopted and made stale (§4), grants only under a
- * confirmed epoch (§4.4), regeneration by a majority (§6, the election
- * abstracted as one atomic read of a majority's epochs), crash and restart
- * with the persisted epoch (§5.3, a restarted member refusing its old
- * epochs by silence), and a network that loses, duplicates and reorders.
- * Each name says the ring/node.c function or field it stands for. */
+/* The protocol of docs/PROTOCOL.md as a Promela model, checked by SPIN
+ * (make model-check, make model; docs/model.md says what it abstracts).
+ * Per-member state and messages: token hops with acks, retransmits, skips
+ * and take-backs (§3.2), parking and summons (§3.4), epochs minted, adopted
+ * and made stale (§4), grants only under a confirmed epoch (§4.4), joins,
+ * leaves and restarts with the persisted epoch (§5.3, §5.4), elections that
+ * read a majority's epochs and complete later (§6), quorum = majority or
+ * none, and a network that loses, duplicates and reorders. Each name says
+ * the ring/node.c function or field it stands for. */
 
 #ifndef N
 #define N 3              /* members */
 #endif
+#ifdef QUORUM_NONE
+#define Q 1              /* quorum = none */
+#else
 #define Q (N / 2 + 1)    /* majority quorum (ring_layout_quorum) */
+#endif
+#ifndef PARK
+#define PARK 1           /* idle_pass_ms = 0 (parking, §3.4); 0: a paced ring */
+#endif
 #ifndef MAXGEN
 #define MAXGEN 3         /* epoch generations that may be minted (mint()) */
 #endif
 #ifndef MAXSEQ
-#define MAXSEQ 5         /* hops per epoch (token.seq) */
+#define MAXSEQ 6         /* hops per epoch (token.seq) */
 #endif
 #ifndef MAXCNT
 #define MAXCNT 2         /* grants per epoch (token.counter) */
@@ -25,57 +32,133 @@
 #define RETRIES 1        /* layout.retries */
 #endif
 #ifndef LOSSES
-#define LOSSES 1         /* datagrams the network may lose */
+#define LOSSES 0         /* datagrams the network may lose */
 #endif
 #ifndef DUPS
 #define DUPS 1           /* datagrams it may duplicate */
 #endif
+#ifndef SWAPS
+#define SWAPS 1          /* reorderings */
+#endif
 #ifndef CRASHES
 #define CRASHES 1        /* crash-stops (each may restart) */
 #endif
-#ifndef SWAPS
-#define SWAPS 2          /* reorderings */
+#ifndef LEAVES
+#define LEAVES 0         /* graceful leaves (ringd stopped) */
+#endif
+#ifndef SUSPECTS
+#define SUSPECTS 0       /* losses suspected while a token lives (a pause, lost heartbeats) */
+#endif
+#ifndef REQS
+#define REQS 2           /* client requests (PARK: a grant needs one) */
+#endif
+#ifndef LAPS
+#define LAPS 1           /* laps of a parked token (§3.4) */
+#endif
+#ifndef QCAP
+#define QCAP 3           /* datagrams a member's socket holds */
 #endif
 
 #define NONE 0           /* enum token_phase */
 #define HELD 1
 #define PASSING 2
-#define ALL ((1 << N) - 1)
+#define REFUSED_NONE 0   /* enum pass_refused */
+#define REFUSED_JOIN 1
+#define REFUSED_LEAVE 2
 
-mtype = { TOKEN, ACK, HB };  /* RING_MSG_TOKEN, TOKEN_ACK, HEARTBEAT */
+mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
 /* Every RING_MSG_* of ring/wire.h is either modelled (model: lines) or
- * named as not yet (not-modelled:); run.sh fails on one that is neither.
- * model: TOKEN TOKEN_ACK HEARTBEAT
- * not-modelled: ELECTION ELECTION_ACK JOIN LEAVE STATUS_REQ STATUS_RESP
- * not-modelled: EPOCH_QUERY EPOCH_REPLY WANT
+ * named as not (not-modelled:, with docs/model.md saying why); run.sh fails
+ * on one that is neither.
+ * model: TOKEN TOKEN_ACK HEARTBEAT JOIN LEAVE WANT
+ * not-modelled: ELECTION ELECTION_ACK STATUS_REQ STATUS_RESP EPOCH_QUERY EPOCH_REPLY
  * And every PHASE_* of ring/node.c's enum token_phase:
- * model-phase: NONE HELD PASSING */
-
-/* One queue per receiver: type, sender, epoch, seq, counter or the ack's
- * known epoch, the alive set or the ack's STALE flag. */
-chan net[N] = [3] of { mtype, byte, byte, byte, byte, byte };
+ * model-phase: NONE HELD PASSING
+ *
+ * One queue per receiver: type, sender and five fields:
+ *   TOKEN  epoch, seq, counter, alive, idle
+ *   ACK    epoch, seq, known epoch, STALE
+ *   HB     epoch, seq, -, alive, PARKED
+ *   JOIN   epoch, refused hop (epoch, seq)
+ *   LEAVE  accepted hop (epoch, seq), refused hop (epoch, seq)
+ *   WANT   epoch, seq of the park it summons */
+chan net[N] = [QCAP] of { mtype, byte, byte, byte, byte, byte, byte };
 
 /* struct ring_node, one entry per member */
 byte ep[N];       /* epoch: newest known, persisted before it is acted on */
 byte start_e[N];  /* start_epoch: loaded at restart; its tokens are refused */
 byte phase[N];
-byte te[N], ts[N], tc[N], ta[N]; /* token: epoch, seq, counter, alive */
-byte pass_to[N], retries[N];
-byte seen_e[N], seen_s[N];
-bool granted[N];
-bool up[N];
+byte te[N], ts[N], tc[N], ta[N], ti[N]; /* token: epoch, seq, counter, alive, idle */
+byte pass_to[N], retries[N], refused[N], ref_ep[N];
+byte seen_e[N], seen_s[N];   /* the highest hop accepted (§3.2) */
+byte acc_e[N], acc_s[N];     /* accepted: the last hop taken, named by a LEAVE (§5.4) */
+byte jpend[N], jmax[N];      /* join_until (as a set), the highest join_epoch */
+byte lpend[N];               /* left_until (as a set) */
+bool granted[N], up[N], leaving[N], gone[N];
+bool vg[N], vw[N];           /* visit_granted, visit_wanted */
+bool want[N];                /* a client waits (q_len > 0) */
+bool parked[N], summoned[N];
+byte pk_at[N], pk_e[N], pk_s[N]; /* park_at, park_hop (pk_e 0: park_known false) */
+byte sm_e[N], sm_s[N];       /* summon_hop: the park last summoned */
+bool electing[N];            /* elect_active */
+byte el_max[N], el_parts[N]; /* what the election read: max_epoch, participants */
 
 /* The checker's bookkeeping (simcheck.c's, in small) */
-byte maxcnt[4 * (MAXGEN + 2)];   /* highest counter granted per epoch */
-byte floor_e[4 * (MAXGEN + 2)];  /* highest epoch granted under when this one was minted */
-byte granted_e;                  /* highest epoch granted under so far */
+#define EPOCHS (4 * (MAXGEN + 2))
+byte maxcnt[EPOCHS];   /* highest counter granted per epoch */
+byte floor_e[EPOCHS];  /* highest epoch granted under when this one was minted */
+byte granted_e;        /* highest epoch granted under so far */
 byte in_cs;
-byte lost, dups, crashes, swaps;
-bool faulty;   /* a datagram was lost: I2's precondition is gone */
+byte lost, dups, swaps, crashes, leaves, sus, reqs, laps;
+bool faulty;   /* a datagram was lost or a live token suspected: I2's precondition is gone */
+bool bounded;  /* a model bound (epochs, hops, grants) was reached: liveness is excused */
+bool calm;     /* the environment is done: no more faults or requests */
 
 #define GEN(e) ((e) >> 2)
+#define BIT(i) (1 << (i))
 #define ALIVE(s, i) (((s) >> (i)) & 1)
 #define COUNT(s) (ALIVE(s, 0) + ALIVE(s, 1) + ALIVE(s, 2) + ALIVE(s, 3))
+#define ALONE(m) ((ta[m] & ~BIT(m)) == 0)
+#ifdef BUG_NO_CONFIRM
+#define CONFIRMED(m) (1)                /* planted: grants before a majority knows the epoch */
+#else
+#define CONFIRMED(m) (ts[m] + 1 >= Q)   /* epoch_confirmed(), §4.4 */
+#endif
+#define GRANTABLE(m) (want[m] && CONFIRMED(m) && tc[m] < MAXCNT)
+#define MAX(a, b) ((a) > (b) -> (a) : (b))
+
+/* Sends never block (a step is atomic): a full queue loses the datagram,
+ * which, like any loss, ends I2's precondition. */
+inline send(sto, stt, sf, s1, s2, s3, s4, s5) {
+	if
+	:: nfull(net[sto]) -> net[sto] ! stt, sf, s1, s2, s3, s4, s5
+	:: full(net[sto]) -> faulty = 1
+	fi
+}
+
+/* revoke_grant() */
+inline revoke(rv) {
+	if
+	:: granted[rv] -> granted[rv] = 0; in_cs--
+	:: else -> skip
+	fi
+}
+
+/* The token is not here: what node.c keeps of it is never read again
+ * until a token arrives, so the model forgets it (fewer states, the same
+ * behaviour). */
+inline forget(fm) {
+	phase[fm] = NONE;
+	te[fm] = 0; ts[fm] = 0; tc[fm] = 0; ta[fm] = 0; ti[fm] = 0;
+	pass_to[fm] = 0; retries[fm] = 0; refused[fm] = 0; ref_ep[fm] = 0;
+	vg[fm] = 0; vw[fm] = 0; parked[fm] = 0; summoned[fm] = 0
+}
+
+/* drop_token() */
+inline drop(dm) {
+	revoke(dm);
+	forget(dm)
+}
 
 /* adopt(): learn epoch E; a token older than it is dropped (§4.3) */
 inline adopt(am, ae) {
@@ -91,15 +174,6 @@ inline adopt(am, ae) {
 	fi
 }
 
-/* drop_token() and revoke_grant() */
-inline drop(dm) {
-	if
-	:: granted[dm] -> granted[dm] = 0; in_cs--
-	:: else -> skip
-	fi;
-	phase[dm] = NONE
-}
-
 /* next_in(): the next member of set S after M in ring order */
 inline next_in(nm, nset, nnx) {
 	nnx = (nm + 1) % N;
@@ -109,20 +183,13 @@ inline next_in(nm, nset, nnx) {
 	od
 }
 
-/* Sends never block (a step is atomic): a full queue loses the datagram,
- * which, like any loss, ends I2's precondition. */
-inline send(sto, stt, sf, se, ss, sc, sa) {
-	if
-	:: nfull(net[sto]) -> net[sto] ! stt, sf, se, ss, sc, sa
-	:: full(net[sto]) -> faulty = 1
-	fi
-}
-
-/* The heartbeat of a new epoch, to everyone at once (§3.2, §6) */
-inline hb_all(hm, he) {
+/* send_heartbeat(): to every configured member (§5.1); its seq is read
+ * only as the park's hop */
+#define PKSEQ(m) ((parked[m] && !summoned[m]) -> ts[m] : 0)
+inline hb_all(hm) {
 	for (k2 : 0 .. N - 1) {
 		if
-		:: k2 != hm -> send(k2, HB, hm, he, 0, 0, 0)
+		:: k2 != hm -> hq = PKSEQ(hm); send(k2, HB, hm, te[hm], hq, 0, ta[hm], parked[hm] && !summoned[hm])
 		:: else -> skip
 		fi
 	}
@@ -130,63 +197,232 @@ inline hb_all(hm, he) {
 
 /* mint(): an epoch above BASE and every one we know, ours by its low bits */
 inline mint(mm, mbase, me_) {
-	me_ = ((GEN((mbase > ep[mm] -> mbase : ep[mm])) + 1) << 2) | mm
+	me_ = ((GEN(MAX(mbase, ep[mm])) + 1) << 2) | mm
 }
 
-/* pass_token(): to the next member alive, seq + 1, awaiting its ack */
-inline pass(pm) {
-	next_in(pm, ta[pm], nx);
-	if
-	:: nx != pm && ts[pm] < MAXSEQ ->
-		ts[pm]++;
-		phase[pm] = PASSING;
-		pass_to[pm] = nx;
-		retries[pm] = RETRIES;
-		send(nx, TOKEN, pm, te[pm], ts[pm], tc[pm], ta[pm])
-	:: else -> skip  /* alone, or out of modelled hops: it stays */
-	fi
-}
-
-/* reepoch() after skip_successor(): a new epoch makes a copy at the
- * skipped member stale; it is heartbeat at once (§3.2) */
-inline reepoch(rm) {
-	mint(rm, te[rm], ne);
+/* reepoch(): a new epoch for the token held, heartbeat at once (after a
+ * skip, a take-back or a membership change, §3.2, §5.3, §5.4) */
+inline reepoch(rm, rbase) {
+	mint(rm, rbase, ne);
 	if
 	:: GEN(ne) <= MAXGEN ->
 		floor_e[ne] = granted_e;
 		ep[rm] = ne;
 		te[rm] = ne; ts[rm] = 0; tc[rm] = 0;
 		seen_e[rm] = ne; seen_s[rm] = 0;
-		hb_all(rm, ne)
-	:: else -> drop(rm)   /* out of modelled epochs */
+		hb_all(rm)
+	:: else -> drop(rm); bounded = 1   /* out of modelled epochs */
+	fi
+}
+
+/* apply_membership(): pending joins and leaves change the alive set under
+ * a new epoch; too few left drops the token (no_quorum) */
+inline apply(pm) {
+	na = ta[pm]; nb = te[pm]; chg = 0;
+	for (k : 0 .. N - 1) {
+		if
+		:: k != pm && ALIVE(jpend[pm], k) && (!ALIVE(na, k) || jmax[pm] >= te[pm]) ->
+			na = na | BIT(k); nb = MAX(nb, jmax[pm]); chg = 1
+		:: else -> skip
+		fi;
+		if
+		:: k != pm && ALIVE(lpend[pm], k) && ALIVE(na, k) -> na = na & ~BIT(k); chg = 1
+		:: else -> skip
+		fi
+	}
+	jpend[pm] = 0; jmax[pm] = 0; lpend[pm] = 0;
+	if
+	:: leaving[pm] && ALIVE(na, pm) -> na = na & ~BIT(pm); chg = 1
+	:: else -> skip
+	fi;
+	if
+	:: chg && COUNT(na) < Q -> drop(pm)
+	:: chg && COUNT(na) >= Q -> ta[pm] = na; reepoch(pm, nb)
+	:: else -> skip
+	fi
+}
+
+/* pass_token(): to the next member alive, seq + 1, awaiting its ack */
+inline pass(pm) {
+	parked[pm] = 0;
+	apply(pm);
+	if
+	:: phase[pm] == HELD ->
+		next_in(pm, ta[pm], nx);
+		if
+		:: nx == pm && leaving[pm] -> drop(pm)
+		:: nx == pm && !leaving[pm] -> vg[pm] = 0
+		:: nx != pm && ts[pm] >= MAXSEQ -> bounded = 1   /* out of modelled hops: it stays */
+		:: nx != pm && ts[pm] < MAXSEQ ->
+			vg[pm] = 0;
+			if
+			:: vw[pm] || want[pm] || summoned[pm] -> ti[pm] = 0
+			:: else -> ti[pm] = (ti[pm] < N -> ti[pm] + 1 : N)
+			fi;
+			vw[pm] = 0; summoned[pm] = 0;
+			ts[pm]++;
+			phase[pm] = PASSING;
+			refused[pm] = REFUSED_NONE;
+			pass_to[pm] = nx;
+			retries[pm] = RETRIES;
+			send(nx, TOKEN, pm, te[pm], ts[pm], tc[pm], ta[pm], ti[pm])
+		fi
+	:: else -> skip
+	fi
+}
+
+/* uncount_pass(): a pass made again counts the visit once in idle */
+inline uncount(um) {
+	if
+	:: ti[um] == 0 -> vw[um] = 1
+	:: else -> ti[um]--
+	fi
+}
+
+/* skip_successor(): it is dead to this token; a new epoch (§3.2) */
+inline skip_succ(sm) {
+	ta[sm] = ta[sm] & ~BIT(pass_to[sm]);
+	phase[sm] = HELD;
+	if
+	:: COUNT(ta[sm]) < Q -> drop(sm)
+	:: else ->
+		reepoch(sm, te[sm]);
+		if
+		:: phase[sm] == HELD -> one_token(sm); vg[sm] = 1; uncount(sm); pass(sm)
+		:: else -> skip
+		fi
+	fi
+}
+
+/* take_back(): the successor refused this very pass and no ack came: hand
+ * it over again under a new epoch, which readmits it (§3.2 case 2, §5.3) */
+inline take_back(bm) {
+	phase[bm] = HELD;
+	vg[bm] = 1;
+	uncount(bm);
+	nb = MAX(ref_ep[bm], te[bm]);   /* (spin cannot take a conditional as an inline argument) */
+	reepoch(bm, nb);
+	if
+	:: phase[bm] == HELD -> one_token(bm); jpend[bm] = jpend[bm] & ~BIT(pass_to[bm]); pass(bm)
+	:: else -> skip
+	fi
+}
+
+/* I3: no other member holds a token of the epoch M holds; and with no
+ * datagram lost and no pause, no other member holds a token at all (no
+ * second token arises from crash-stops, duplicates and reordering, §3.2) */
+inline one_token(om) {
+	for (k : 0 .. N - 1) {
+		assert(k == om || phase[k] != HELD || te[k] != te[om]);
+		assert(faulty || k == om || phase[k] != HELD)
+	}
+}
+
+/* grant(): fence epoch << 32 | ++counter, checked against every fence before */
+inline grant(gm) {
+	tc[gm]++;
+	assert(tc[gm] > maxcnt[te[gm]]);     /* I1: no fence granted twice */
+	assert(floor_e[te[gm]] < te[gm]);    /* I1: newer fences exceed older ones (§4.4) */
+	maxcnt[te[gm]] = tc[gm];
+	granted_e = MAX(te[gm], granted_e);
+	granted[gm] = 1;
+	in_cs++;
+	assert(faulty || in_cs == 1);        /* I2 without loss or pause */
+	want[gm] = 0; sm_e[gm] = 0; sm_s[gm] = 0;
+	vg[gm] = 1;
+	vw[gm] = 1
+}
+
+/* may_park() */
+#define MAY_PARK(m) (PARK && !summoned[m] && (!want[m] || CONFIRMED(m)) && ti[m] + 1 >= COUNT(ta[m]))
+
+/* serve(): grant, park, stay or move on (§3.3, §3.4) */
+inline serve(sm) {
+	act = 0;   /* 1: pass it on, 2: grant (one call of each keeps the step small) */
+	if
+	:: leaving[sm] -> act = 1
+	:: else ->
+		if
+		:: ALONE(sm) -> parked[sm] = 0
+		:: else -> skip
+		fi;
+		if
+		:: !parked[sm] && !ALONE(sm) && MAY_PARK(sm) ->   /* park() */
+			parked[sm] = 1; hb_all(sm)
+		:: else -> skip
+		fi;
+		if
+		:: vg[sm] && !ALONE(sm) && !(parked[sm] && !summoned[sm]) -> act = 1
+		:: else ->
+			vg[sm] = 0;
+			if
+			:: GRANTABLE(sm) -> act = 2
+			:: !GRANTABLE(sm) && ALONE(sm) -> skip
+			:: !GRANTABLE(sm) && !ALONE(sm) && parked[sm] && !want[sm] && !summoned[sm] -> skip
+			:: else -> vw[sm] = vw[sm] || parked[sm]; act = 1
+			fi
+		fi
+	fi;
+	if
+	:: act == 1 -> pass(sm)
+	:: act == 2 -> grant(sm)
+	:: else -> skip
+	fi;
+	act = 0
+}
+
+/* serve() where node.c calls it: after an event that may let the held
+ * token act (a paced ring's holder chooses in steps of its own) */
+inline serve_held(hm) {
+	if
+	:: PARK && phase[hm] == HELD && !granted[hm] -> serve(hm)
+	:: else -> skip
+	fi
+}
+
+/* summon(): a WANT to the member where the token parks, once per park in
+ * the model (node.c resends it, which matters only when one is lost) */
+inline summon(um) {
+	if
+	:: want[um] && phase[um] == NONE && !leaving[um] && pk_e[um] != 0 &&
+	   !(sm_e[um] == pk_e[um] && sm_s[um] == pk_s[um]) ->
+		sm_e[um] = pk_e[um]; sm_s[um] = pk_s[um];
+		send(pk_at[um], WANT, um, pk_e[um], pk_s[um], 0, 0, 0)
+	:: else -> skip
 	fi
 }
 
 /* on_token() */
-inline on_token(om, ofm, oe, os, oc, oa) {
+inline on_token(om, ofm, oe, os, oc, oa, oi) {
 	if
-	:: oe < ep[om] -> send(ofm, ACK, om, oe, os, ep[om], 1)          /* stale: say so */
+	:: oe < ep[om] -> send(ofm, ACK, om, oe, os, ep[om], 1, 0)       /* stale: say so */
 	:: oe >= ep[om] && oe == seen_e[om] && os <= seen_s[om] ->
-		send(ofm, ACK, om, oe, os, ep[om], 0)                    /* a duplicate */
-	:: oe >= ep[om] && !(oe == seen_e[om] && os <= seen_s[om]) &&
-	   (oe <= start_e[om] || !ALIVE(oa, om)) -> skip            /* refused (§5.3) */
-	:: oe >= ep[om] && !(oe == seen_e[om] && os <= seen_s[om]) &&
-	   oe > start_e[om] && ALIVE(oa, om) ->
+		send(ofm, ACK, om, oe, os, 0, 0, 0)                       /* a duplicate */
+	:: oe >= ep[om] && !(oe == seen_e[om] && os <= seen_s[om]) && leaving[om] ->
+		send(ofm, LEAVE, om, acc_e[om], acc_s[om], oe, os, 0)     /* refused: leaving (§5.4) */
+	:: oe >= ep[om] && !(oe == seen_e[om] && os <= seen_s[om]) && !leaving[om] &&
+	   oe <= start_e[om] ->
+		send(ofm, JOIN, om, ep[om], oe, os, 0, 0)                 /* refused: restarted (§5.3) */
+	:: oe >= ep[om] && !(oe == seen_e[om] && os <= seen_s[om]) && !leaving[om] &&
+	   oe > start_e[om] ->
 		adopt(om, oe);
 		cc = oc;
 		if
 		:: phase[om] != NONE && te[om] == oe ->   /* our pass came back round */
-			if
-			:: granted[om] -> granted[om] = 0; in_cs--
-			:: else -> skip
-			fi;
-			cc = (tc[om] > oc -> tc[om] : oc)
+			revoke(om);
+			cc = MAX(tc[om], oc)
 		:: else -> skip
 		fi;
 		seen_e[om] = oe; seen_s[om] = os;
-		send(ofm, ACK, om, oe, os, ep[om], 0);
-		te[om] = oe; ts[om] = os; tc[om] = cc; ta[om] = oa;
-		phase[om] = HELD
+		acc_e[om] = oe; acc_s[om] = os;
+		send(ofm, ACK, om, oe, os, 0, 0, 0);
+		te[om] = oe; ts[om] = os; tc[om] = cc; ta[om] = oa; ti[om] = oi;
+		phase[om] = HELD;
+		one_token(om);
+		electing[om] = 0;
+		vg[om] = 0; vw[om] = 0; parked[om] = 0; summoned[om] = 0; pk_e[om] = 0; pk_s[om] = 0; pk_at[om] = 0;
+		apply(om);
+		serve_held(om)
 	fi
 }
 
@@ -200,125 +436,290 @@ inline on_ack(km, kf, ke, ks, kknown, kstale) {
 		:: else -> skip
 		fi
 	:: phase[km] == PASSING && kf == pass_to[km] && !kstale && ke == te[km] && ks == ts[km] ->
-		phase[km] = NONE
+		forget(km)
+	:: else -> skip
+	fi
+}
+
+/* on_heartbeat() */
+inline on_hb(hm, hf, he, hs, ha, hp) {
+	if
+	:: he >= ep[hm] ->
+		adopt(hm, he);
+		electing[hm] = 0;
+		if
+		:: hp -> pk_at[hm] = hf; pk_e[hm] = he; pk_s[hm] = hs; summon(hm)
+		:: else -> pk_e[hm] = 0; pk_s[hm] = 0; pk_at[hm] = 0
+		fi;
+		if
+		:: !ALIVE(ha, hm) && !leaving[hm] -> send(hf, JOIN, hm, ep[hm], 0, 0, 0, 0)
+		:: else -> skip
+		fi
+	:: else -> skip   /* stale */
+	fi
+}
+
+/* on_want(): a summons of the park we hold, from a member the token counts */
+inline on_want(wm, wf, we, ws) {
+#ifdef BUG_SUMMONS_IGNORED
+	skip   /* planted: a park is never summoned away */
+#else
+	if
+	:: phase[wm] == HELD && parked[wm] && !summoned[wm] && we == te[wm] && ws == ts[wm] &&
+	   ALIVE(ta[wm], wf) -> summoned[wm] = 1; serve_held(wm)
+	:: else -> skip
+	fi
+#endif
+}
+
+/* on_join() */
+inline on_join(jm, jf, je, jre, jrs) {
+	if
+	:: !leaving[jm] ->
+		lpend[jm] = lpend[jm] & ~BIT(jf);
+		jpend[jm] = jpend[jm] | BIT(jf); jmax[jm] = MAX(jmax[jm], je);
+		if
+		:: phase[jm] == HELD -> apply(jm); serve_held(jm)
+#ifdef BUG_JOIN_TAKEBACK
+		/* before issue 10: any JOIN from the successor took the pass back
+		 * at once, re-epoching only if the membership said so */
+		:: phase[jm] == PASSING && pass_to[jm] == jf ->
+			phase[jm] = HELD; one_token(jm); vg[jm] = 1; pass(jm)
+#else
+		:: phase[jm] == PASSING && pass_to[jm] == jf && jre == te[jm] && jrs == ts[jm] &&
+		   refused[jm] == REFUSED_NONE -> refused[jm] = REFUSED_JOIN; ref_ep[jm] = je
+#endif
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi
+}
+
+/* on_leave() */
+inline on_leave(lm, lf, lae, las, lre, lrs) {
+	if
+	:: pk_e[lm] != 0 && pk_at[lm] == lf -> pk_e[lm] = 0; pk_s[lm] = 0; pk_at[lm] = 0
+	:: else -> skip
+	fi;
+	jpend[lm] = jpend[lm] & ~BIT(lf);
+	lpend[lm] = lpend[lm] | BIT(lf);
+	if
+#ifdef BUG_LEAVE_SKIP_ANY
+	/* before issue 10: any LEAVE from the successor skipped it at once */
+	:: phase[lm] == PASSING && pass_to[lm] == lf -> skip_succ(lm)
+#else
+	:: phase[lm] == PASSING && pass_to[lm] == lf && lre == te[lm] && lrs == ts[lm] ->
+		if
+		:: refused[lm] == REFUSED_NONE -> refused[lm] = REFUSED_LEAVE
+		:: else -> skip
+		fi
+	:: phase[lm] == PASSING && pass_to[lm] == lf && !(lre == te[lm] && lrs == ts[lm]) &&
+	   (lae > te[lm] || (lae == te[lm] && las >= ts[lm])) ->
+		forget(lm)   /* hop_covers: the leaver has it and passes it on */
+	:: phase[lm] == PASSING && pass_to[lm] == lf && !(lre == te[lm] && lrs == ts[lm]) &&
+	   !(lae > te[lm] || (lae == te[lm] && las >= ts[lm])) ->
+		send(lf, TOKEN, lm, te[lm], ts[lm], tc[lm], ta[lm], ti[lm])   /* resend now */
+#endif
+	:: phase[lm] == HELD -> apply(lm); serve_held(lm)
 	:: else -> skip
 	fi
 }
 
 /* The ack timeout may fire only when neither the pass nor its ack is on
- * the way: it was lost, or the successor crashed or refused it. */
-#define PASS_GONE(m) (!(net[pass_to[m]] ?? [TOKEN, eval(m), eval(te[m]), eval(ts[m]), _, _]) && \
-		      !(net[m] ?? [ACK, eval(pass_to[m]), eval(te[m]), eval(ts[m]), _, _]))
+ * the way: it was lost, refused, or the successor crashed. */
+#define PASS_GONE(m) (!(net[pass_to[m]] ?? [TOKEN, eval(m), eval(te[m]), eval(ts[m]), _, _, _]) && \
+		      !(net[m] ?? [ACK, eval(pass_to[m]), eval(te[m]), eval(ts[m]), _, _, _]))
 
-/* No token anywhere: only then may a loss be suspected without a lost
- * datagram (with heartbeats, a live token is heard within loss_timeout). */
-#define GONE(i) (phase[i] == NONE && !(net[i] ?? [TOKEN, _, _, _, _, _]))
+/* No token anywhere: only then is a loss suspected without a fault (with
+ * heartbeats, a live token is heard within loss_timeout_ms). */
+#define GONE(i) (phase[i] == NONE && !(net[i] ?? [TOKEN, _, _, _, _, _, _]))
 #if N == 3
 #define NO_TOKEN (GONE(0) && GONE(1) && GONE(2))
+#define TOKENS ((phase[0] != NONE) + (phase[1] != NONE) + (phase[2] != NONE))
+#define UP ((up[0] && !leaving[0]) + (up[1] && !leaving[1]) + (up[2] && !leaving[2]))
+#define WAITING ((up[0] && want[0]) || (up[1] && want[1]) || (up[2] && want[2]))
 #else
 #define NO_TOKEN (GONE(0) && GONE(1) && GONE(2) && GONE(3))
+#define TOKENS ((phase[0] != NONE) + (phase[1] != NONE) + (phase[2] != NONE) + (phase[3] != NONE))
+#define UP ((up[0] && !leaving[0]) + (up[1] && !leaving[1]) + (up[2] && !leaving[2]) + (up[3] && !leaving[3]))
+#define WAITING ((up[0] && want[0]) || (up[1] && want[1]) || (up[2] && want[2]) || (up[3] && want[3]))
+#endif
+
+/* The heartbeats the model sends besides those of a new epoch and of a
+ * park: the ones a member would miss for good without the periodic
+ * heartbeat of §5.1 (the model sends no other; every run stays finite).
+ * J is up and does not know the epoch of the token M holds (it restarted,
+ * or the heartbeat went to it while it was down), or it waits and does not
+ * know the park M holds (a heartbeat overtook another); and no heartbeat
+ * from M is on the way to it. */
+#define KNOWS_PARK(m, j) (pk_e[j] == te[m] && pk_s[j] == ts[m] && pk_at[j] == m)
+#define UNAWARE(m, j) ((j) != (m) && up[j] && !leaving[j] && \
+		       (ep[j] < te[m] || (parked[m] && !summoned[m] && want[j] && !KNOWS_PARK(m, j))) && \
+		       !(net[j] ?? [HB, eval(m), _, _, _, _, _]))
+#if N == 3
+#define ANY_UNAWARE(m) (UNAWARE(m, 0) || UNAWARE(m, 1) || UNAWARE(m, 2))
+#else
+#define ANY_UNAWARE(m) (UNAWARE(m, 0) || UNAWARE(m, 1) || UNAWARE(m, 2) || UNAWARE(m, 3))
 #endif
 
 /* Scratch of one atomic step, hidden from the state vector: nothing of
  * it lives from one step to the next. */
 hidden mtype t;
-hidden byte f, e, s, c, a, ne, k, k2, nx, cc, best, parts;
+hidden byte f, e, s, c, a, x, ne, na, nb, chg, k, k2, nx, cc, act, hq;
 
 proctype member(byte m)
 {
-	byte rparts, rk; /* the election's choice: reset after each */
-end:	/* the bounds run out: a member may rest here for good */
+	byte rk; /* the election's choice of participants */
+end:	/* the bounds run out or the ring rests: a member may stop here for good */
 	do
 	/* a datagram arrives (on_datagram) */
-	:: d_step { up[m] && nempty(net[m]) -> net[m] ? t, f, e, s, c, a;
-		if
-		:: t == TOKEN -> on_token(m, f, e, s, c, a)
-		:: t == ACK -> on_ack(m, f, e, s, c, a)
-		:: t == HB -> adopt(m, e)
-		fi }
-	/* a down member's datagrams are lost with it */
-	:: d_step { !up[m] && nempty(net[m]) -> net[m] ? t, f, e, s, c, a }
-	/* a client is granted (grant(); §4.4: a majority knows the epoch) */
-	:: d_step { up[m] && phase[m] == HELD && !granted[m] && ts[m] + 1 >= Q && tc[m] < MAXCNT ->
-		tc[m]++;
-		assert(tc[m] > maxcnt[te[m]]);     /* no fence granted twice */
-		assert(floor_e[te[m]] < te[m]);    /* newer fences exceed older ones */
-		maxcnt[te[m]] = tc[m];
-		granted_e = (te[m] > granted_e -> te[m] : granted_e);
-		granted[m] = 1;
-		in_cs++;
-		assert(faulty || in_cs == 1) }     /* I2 without loss */
-	/* it releases */
-	:: d_step { up[m] && granted[m] -> granted[m] = 0; in_cs-- }
-	/* the held token moves on (serve()) */
-	:: d_step { up[m] && phase[m] == HELD && !granted[m] -> pass(m) }
-	/* the ack timeout (run_timers): retransmit, or skip the successor */
+	/* (one step per type: spin limits the size of a d_step) */
+	:: d_step { up[m] && net[m] ? [TOKEN, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
+		on_token(m, f, e, s, c, a, x) }
+	:: d_step { up[m] && net[m] ? [ACK, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
+		on_ack(m, f, e, s, c, a) }
+	:: d_step { up[m] && net[m] ? [HB, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
+		on_hb(m, f, e, s, a, x) }
+	:: d_step { up[m] && net[m] ? [JOIN, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
+		on_join(m, f, e, s, c) }
+	:: d_step { up[m] && net[m] ? [LEAVE, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
+		on_leave(m, f, e, s, c, a) }
+	:: d_step { up[m] && net[m] ? [WANT, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
+		on_want(m, f, e, s) }
+	/* a member that is down or gone loses what arrives */
+	:: d_step { !up[m] && nempty(net[m]) -> net[m] ? t, f, e, s, c, a, x }
+#if PARK
+	/* a lap of a parked token (lap_due) */
+	:: d_step { up[m] && phase[m] == HELD && parked[m] && !granted[m] && laps < LAPS && !calm ->
+		laps++; vw[m] = 1; pass(m) }
+	/* a client asks (on_acquire), summoning a token parked elsewhere */
+	:: d_step { up[m] && !leaving[m] && !want[m] && reqs < REQS && !calm ->
+		reqs++; want[m] = 1;
+		summon(m);
+		serve_held(m) }
+	/* the summons timer (run_timers -> summon()): a park learnt while the
+	 * token was still ours is summoned once it has gone */
+	:: d_step { up[m] && want[m] && phase[m] == NONE && !leaving[m] && pk_e[m] != 0 &&
+		    !(sm_e[m] == pk_e[m] && sm_s[m] == pk_s[m]) -> summon(m) }
+#else
+	/* a paced ring: a client may be waiting at every visit, or none */
+	:: d_step { up[m] && phase[m] == HELD && !granted[m] && !vg[m] && !leaving[m] &&
+		    CONFIRMED(m) && tc[m] < MAXCNT -> want[m] = 1; grant(m) }
+	:: d_step { up[m] && phase[m] == HELD && !granted[m] && (!ALONE(m) || leaving[m]) -> pass(m) }
+#endif
+	/* it releases (on_release) */
+	:: d_step { up[m] && granted[m] -> granted[m] = 0; in_cs--; serve_held(m) }
+	/* the ack timeout (run_timers): take back, skip, or retransmit */
 	:: d_step { up[m] && phase[m] == PASSING && PASS_GONE(m) ->
 		if
-		:: retries[m] > 0 -> retries[m]--;
-			send(pass_to[m], TOKEN, m, te[m], ts[m], tc[m], ta[m])
-		:: retries[m] == 0 ->
-			ta[m] = ta[m] & ~(1 << pass_to[m]);
-			phase[m] = HELD;
-			if
-			:: COUNT(ta[m]) < Q -> drop(m)
-			:: else -> reepoch(m); if :: phase[m] == HELD -> pass(m) :: else -> skip fi
-			fi
+		:: refused[m] == REFUSED_JOIN -> take_back(m)
+		:: refused[m] == REFUSED_LEAVE -> skip_succ(m)
+		:: refused[m] == REFUSED_NONE && retries[m] > 0 -> retries[m]--;
+			send(pass_to[m], TOKEN, m, te[m], ts[m], tc[m], ta[m], ti[m])
+		:: refused[m] == REFUSED_NONE && retries[m] == 0 -> skip_succ(m)
 		fi }
-	/* loss suspected: an election reaches some majority (not necessarily
-	 * the members that know the newest epoch), and the initiator
-	 * regenerates above every epoch the participants know (start_election
-	 * .. regenerate, §6, as one step). The participants are chosen
-	 * nondeterministically: any set of up members, the initiator in it. */
-	:: atomic { up[m] && phase[m] == NONE && (faulty || NO_TOKEN) ->
-		rparts = 1 << m;
-		for (rk : 0 .. N - 1) {
+	/* the heartbeat a member that restarted needs to learn the epoch and
+	 * whether it is counted (§5.1, §5.3); the model sends only those */
+	:: d_step { up[m] && phase[m] == HELD && !leaving[m] && ANY_UNAWARE(m) ->
+		for (k : 0 .. N - 1) {
 			if
-			:: rk != m && up[rk] -> rparts = rparts | (1 << rk)
-			:: true -> skip
+			:: UNAWARE(m, k) -> hq = PKSEQ(m); send(k, HB, m, te[m], hq, 0, ta[m], parked[m] && !summoned[m])
+			:: else -> skip
 			fi
-		}
+		};
+		k = 0 }
+	/* loss suspected (§5.2): an election reads the epochs of some set of
+	 * members up (the checker chooses; it regenerates only with a quorum)
+	 * and completes later, if no live token was heard meanwhile (§6) */
+	:: atomic { up[m] && phase[m] == NONE && !electing[m] && !leaving[m] &&
+		    (NO_TOKEN || (sus < SUSPECTS && !calm)) ->
+		/* Every member up answers an election hop; after a fault that
+		 * also loses datagrams (a loss, a pause) one may be missed:
+		 * the checker picks which (N: none). */
+		if
+		:: faulty -> if :: rk = 0 :: rk = 1 :: rk = 2 :: rk = N - 1 :: rk = N fi
+		:: else -> rk = N
+		fi;
 		d_step {
-			best = ep[m];
+			if
+			:: !NO_TOKEN -> sus++; faulty = 1
+			:: else -> skip
+			fi;
+			el_parts[m] = BIT(m);
+			el_max[m] = ep[m];
 			for (k : 0 .. N - 1) {
 				if
-				:: ALIVE(rparts, k) && ep[k] > best -> best = ep[k]
+				:: k != m && k != rk && up[k] && !leaving[k] ->
+					el_parts[m] = el_parts[m] | BIT(k);
+					el_max[m] = MAX(el_max[m], ep[k])
 				:: else -> skip
 				fi
 			}
-			mint(m, best, ne);
+			rk = 0;
 			if
-			:: COUNT(rparts) >= Q && GEN(ne) <= MAXGEN ->
-				floor_e[ne] = granted_e;
-				ep[m] = ne;
-				te[m] = ne; ts[m] = 0; tc[m] = 0; ta[m] = rparts;
-				seen_e[m] = ne; seen_s[m] = 0;
-				phase[m] = HELD;
-				hb_all(m, ne)
-			:: else -> skip  /* no quorum, or out of modelled epochs */
-			fi;
-			rparts = 0; rk = 0
+			:: COUNT(el_parts[m]) >= Q -> electing[m] = 1
+			:: else -> el_parts[m] = 0; el_max[m] = 0   /* no_quorum */
+			fi
 		} }
-	/* crash-stop, and restart with what was persisted */
-	:: d_step { up[m] && crashes < CRASHES -> crashes++;
-		drop(m); up[m] = 0 }
-	:: d_step { !up[m] -> up[m] = 1; phase[m] = NONE;
-		start_e[m] = ep[m]; seen_e[m] = 0; seen_s[m] = 0 }
+	/* regenerate(): above everything the election saw, alive = its participants */
+	:: d_step { up[m] && electing[m] && phase[m] == NONE && (NO_TOKEN || faulty) ->
+		electing[m] = 0;
+		mint(m, el_max[m], ne);
+		if
+		:: GEN(ne) <= MAXGEN ->
+			floor_e[ne] = granted_e;
+			ep[m] = ne;
+			te[m] = ne; ts[m] = 0; tc[m] = 0; ta[m] = el_parts[m]; ti[m] = 0;
+			seen_e[m] = ne; seen_s[m] = 0;
+			phase[m] = HELD;
+			one_token(m);
+			vg[m] = 0; vw[m] = 0; parked[m] = 0; summoned[m] = 0;
+			hb_all(m);
+			serve_held(m)
+		:: else -> bounded = 1
+		fi;
+		el_max[m] = 0; el_parts[m] = 0 }
+	/* crash-stop (the client dies with it), and restart with the epoch persisted */
+	:: d_step { up[m] && !leaving[m] && crashes < CRASHES && !calm -> crashes++;
+		drop(m); up[m] = 0; want[m] = 0; electing[m] = 0; el_max[m] = 0; el_parts[m] = 0;
+		jpend[m] = 0; jmax[m] = 0; lpend[m] = 0; pk_e[m] = 0; pk_s[m] = 0; pk_at[m] = 0;
+		sm_e[m] = 0; sm_s[m] = 0;
+		seen_e[m] = 0; seen_s[m] = 0; acc_e[m] = 0; acc_s[m] = 0 }
+	:: d_step { !up[m] && !gone[m] && !calm -> up[m] = 1;
+		start_e[m] = ep[m]; seen_e[m] = 0; seen_s[m] = 0; acc_e[m] = 0; acc_s[m] = 0 }
+	/* a graceful leave (on_leave_request): revoke, tell everyone, hand the
+	 * token on without us, accept no new hop (§5.4) */
+	:: d_step { up[m] && !leaving[m] && leaves < LEAVES && !calm -> leaves++;
+		leaving[m] = 1; revoke(m); want[m] = 0; electing[m] = 0;
+		for (k : 0 .. N - 1) {
+			if
+			:: k != m -> send(k, LEAVE, m, acc_e[m], acc_s[m], 0, 0, 0)
+			:: else -> skip
+			fi
+		};
+		k = 0;   /* (a loop may not end a d_step: spin 6.5 bug) */
+		if
+		:: phase[m] == HELD && !granted[m] -> pass(m)
+		:: else -> skip
+		fi }
+	/* LEFT: once the token is not ours (or the deadline: as a crash) */
+	:: d_step { up[m] && leaving[m] && phase[m] != HELD ->
+		drop(m); up[m] = 0; gone[m] = 1 }
 	od
 }
 
 /* The network: loses, duplicates and reorders within its budget. Its own
  * scratch (its steps are atomic, but not with the members'). */
 hidden mtype nt;
-hidden byte nf, ne_, ns, nc, na;
+hidden byte nf, n1, n2, n3, n4, n5;
 
 #define FAULTS(i) \
-	:: d_step { lost < LOSSES && nempty(net[i]) -> \
-		net[i] ? nt, nf, ne_, ns, nc, na; lost++; faulty = 1 } \
-	:: d_step { dups < DUPS && nempty(net[i]) && nfull(net[i]) -> \
-		net[i] ? <nt, nf, ne_, ns, nc, na>; net[i] ! nt, nf, ne_, ns, nc, na; dups++ } \
-	:: d_step { swaps < SWAPS && nempty(net[i]) -> \
-		net[i] ? nt, nf, ne_, ns, nc, na; net[i] ! nt, nf, ne_, ns, nc, na; swaps++ }
+	:: d_step { lost < LOSSES && nempty(net[i]) && !calm -> \
+		net[i] ? nt, nf, n1, n2, n3, n4, n5; lost++; faulty = 1 } \
+	:: d_step { dups < DUPS && nempty(net[i]) && nfull(net[i]) && !calm -> \
+		net[i] ? <nt, nf, n1, n2, n3, n4, n5>; net[i] ! nt, nf, n1, n2, n3, n4, n5; dups++ } \
+	:: d_step { swaps < SWAPS && len(net[i]) > 1 && !calm -> \
+		net[i] ? nt, nf, n1, n2, n3, n4, n5; net[i] ! nt, nf, n1, n2, n3, n4, n5; swaps++ }
 
 proctype network()
 {
@@ -333,12 +734,26 @@ end:
 	od
 }
 
+/* Liveness, as the bounded runs allow it: the environment may stop at any
+ * point (calm: no more faults, requests or restarts). Every run is finite,
+ * so once nothing can move (timeout) the ring must have served every
+ * request and hold one token, with a quorum of members up and no fault
+ * beyond crash-stops (I4, and "the ring ends with one token"); a run that
+ * reached a model bound is excused. */
+proctype monitor()
+{
+	calm = 1;
+	timeout ->
+	assert(bounded || faulty || UP < Q || (!WAITING && TOKENS == 1))
+}
+
 init
 {
 	byte i;
 	atomic {
 		for (i : 0 .. N - 1) { up[i] = 1 }
 		for (i : 0 .. N - 1) { run member(i) }
-		run network()
+		run network();
+		run monitor()
 	}
 }
