@@ -75,6 +75,35 @@ mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
  * And every PHASE_* of ring/node.c's enum token_phase:
  * model-phase: NONE HELD PASSING
  *
+ * And every field of struct ring_node, by the model's name for it, or as
+ * not modelled and why (run.sh fails on a field that is neither):
+ * field: epoch=ep start_epoch=start_e seen_epoch=seen_e seen_seq=seen_s
+ * field: accepted=acc_e,acc_s leave_accepted=acc_e,acc_s phase=phase
+ * field: token=te,ts,tc,ta,ti pass_to=pass_to retries_left=retries
+ * field: pass_refused=refused refused_epoch=ref_ep visit_granted=vg
+ * field: visit_wanted=vw parked=parked summoned=summoned park_known=pk_e
+ * field: park_at=pk_at park_hop=pk_e,pk_s summon_hop=sm_e,sm_s
+ * field: granted=granted q_len=want join_until=jpend join_epoch=jmax
+ * field: left_until=lpend elect_active=electing leaving=leaving left=gone
+ * field: quorum=Q me=m
+ * Time (the checker's bookkeeping decides when a timer may fire):
+ * not-modelled: ack_deadline pass_sent hop_rtt_us hb_base hb_deadline resting
+ * not-modelled: rest_deadline lease_deadline last_heard loss_deadline
+ * not-modelled: heard_ever join_next summon_next summon_every arrived
+ * not-modelled: armed_deadline quarantine_until leave_started leave_deadline
+ * Laps (any time while parked, LAPS of them):
+ * not-modelled: lap_epoch lap_counter
+ * Identity, clients, logs (one client at a time):
+ * not-modelled: layout fingerprint id grant_client grant_fence last_fence
+ * not-modelled: queue q_head counters broken started joins_this_step
+ * not-modelled: alive_view no_quorum
+ * The election as messages (§6; here a read and a later regeneration):
+ * not-modelled: elect_round elect_started participated_until best_initiator
+ * not-modelled: handled_round handled_until fwd
+ * Epoch queries and floors (§5.3; no disk is lost here):
+ * not-modelled: proven query_active query_at_start first_nonce query_nonce
+ * not-modelled: query_next query_every replied reply_epoch floor_known floor_from
+ *
  * One queue per receiver: type, sender and five fields:
  *   TOKEN  epoch, seq, counter, alive, idle
  *   ACK    epoch, seq, known epoch, STALE

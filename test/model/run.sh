@@ -86,6 +86,20 @@ for ph in $(sed -n '/^enum token_phase {/,/^};/s/^\tPHASE_\([A-Z]*\),.*/\1/p' "$
 		{ echo "model: ring/node.c has PHASE_$ph, which ring.pml does not model" >&2; fail=1; }
 done
 
+# And every field of struct ring_node: modelled (field: NAME=model's) or
+# named as not (not-modelled: NAME ...).
+fields=$(sed -n -e 's/^ \* field: //p' "$here/ring.pml" | tr ' ' '\n' | sed 's/=.*//'
+	sed -n 's/^ \* not-modelled: //p' "$here/ring.pml" | tr ' ' '\n')
+# The declarators of struct ring_node, comments and types stripped.
+for fld in $(sed -n '/^struct ring_node {/,/^};/p' "$root/ring/node.c" | sed 's|/\*.*\*/||g' |
+	grep -v '^[[:space:]]*\*\|^[[:space:]]*/\*' | sed '1d;$d' | tr '\n' ' ' | tr ';' '\n' |
+	sed -E 's/^\s+//; s/\s+$//; s/.*\}\s*//; s/^(const\s+)?(struct|enum)\s+\w+\s+//;
+		s/^(const\s+)?(unsigned\s+)?\w+\s+//; s/\*//g; s/\[[^]]*\]//g' |
+	tr ',' '\n' | tr -d ' \t' | grep -v '^$'); do
+	grep -qx "$fld" <<<"$fields" ||
+		{ echo "model: struct ring_node has $fld, which ring.pml neither models nor lists" >&2; fail=1; }
+done
+
 for c in "${configs[@]}"; do
 	IFS='|' read -r name dflags cflags rflags means <<<"$c"
 	if check "$name" "$here/ring.pml" "$dflags" "$cflags" "$rflags"; then
