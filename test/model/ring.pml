@@ -229,9 +229,9 @@ inline mint(mm, mbase, me_) {
 	me_ = ((GEN(MAX(mbase, ep[mm])) + 1) << 2) | mm
 }
 
-/* reepoch(): a new epoch for the token held, heartbeat at once (after a
+/* reepoch(): a new epoch for the token held, heartbeat at once if RHB (after a
  * skip, a take-back or a membership change, §3.2, §5.3, §5.4) */
-inline reepoch(rm, rbase) {
+inline reepoch(rm, rbase, rhb) {
 	mint(rm, rbase, ne);
 	if
 	:: GEN(ne) <= MAXGEN ->
@@ -239,7 +239,10 @@ inline reepoch(rm, rbase) {
 		ep[rm] = ne;
 		te[rm] = ne; ts[rm] = 0; tc[rm] = 0;
 		seen_e[rm] = ne; seen_s[rm] = 0;
-		hb_all(rm)
+		if
+		:: rhb -> hb_all(rm)
+		:: else -> skip
+		fi
 	:: else -> drop(rm); bounded = 1   /* out of modelled epochs */
 	fi
 }
@@ -266,7 +269,7 @@ inline apply(pm) {
 	fi;
 	if
 	:: chg && COUNT(na) < Q -> drop(pm)
-	:: chg && COUNT(na) >= Q -> ta[pm] = na; reepoch(pm, nb)
+	:: chg && COUNT(na) >= Q -> ta[pm] = na; reepoch(pm, nb, parked[pm])
 	:: else -> skip
 	fi
 }
@@ -315,7 +318,7 @@ inline skip_succ(sm) {
 	if
 	:: COUNT(ta[sm]) < Q -> drop(sm)
 	:: else ->
-		reepoch(sm, te[sm]);
+		reepoch(sm, te[sm], 1);
 		if
 		:: phase[sm] == HELD -> one_token(sm); vg[sm] = 1; uncount(sm); pass(sm)
 		:: else -> skip
@@ -330,7 +333,7 @@ inline take_back(bm) {
 	vg[bm] = 1;
 	uncount(bm);
 	nb = MAX(ref_ep[bm], te[bm]);   /* (spin cannot take a conditional as an inline argument) */
-	reepoch(bm, nb);
+	reepoch(bm, nb, 1);
 	if
 	:: phase[bm] == HELD -> one_token(bm); jpend[bm] = jpend[bm] & ~BIT(pass_to[bm]); pass(bm)
 	:: else -> skip
