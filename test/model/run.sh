@@ -7,7 +7,7 @@
 # produce a counterexample, or the model checks too little. Exit 1 on a
 # violation, a missed planted bug, or a tool error.
 #
-#   test/model/run.sh quick   the 3-member crash run and the planted bugs (make test)
+#   test/model/run.sh quick   three 3-member configurations and the planted bugs (make test)
 #   test/model/run.sh full    every configuration, 3 and 4 members (make model)
 set -u -o pipefail
 
