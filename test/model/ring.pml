@@ -414,10 +414,11 @@ inline serve_held(hm) {
 
 /* summon(): a WANT to the member where the token parks, once per park in
  * the model (node.c resends it, which matters only when one is lost) */
+#define SUMMON_DUE(m) (want[m] && phase[m] == NONE && !leaving[m] && pk_e[m] != 0 && \
+			!(sm_e[m] == pk_e[m] && sm_s[m] == pk_s[m]))
 inline summon(um) {
 	if
-	:: want[um] && phase[um] == NONE && !leaving[um] && pk_e[um] != 0 &&
-	   !(sm_e[um] == pk_e[um] && sm_s[um] == pk_s[um]) ->
+	:: SUMMON_DUE(um) ->
 		sm_e[um] = pk_e[um]; sm_s[um] = pk_s[um];
 		send(pk_at[um], WANT, um, pk_e[um], pk_s[um], 0, 0, 0)
 	:: else -> skip
@@ -641,8 +642,7 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 		serve_held(m) }
 	/* the summons timer (run_timers -> summon()): a park learnt while the
 	 * token was still ours is summoned once it has gone */
-	:: d_step { up[m] && want[m] && phase[m] == NONE && !leaving[m] && pk_e[m] != 0 &&
-		    !(sm_e[m] == pk_e[m] && sm_s[m] == pk_s[m]) -> summon(m) }
+	:: d_step { up[m] && SUMMON_DUE(m) -> summon(m) }
 #else
 	/* a paced ring: a client may be waiting at every visit, or none */
 	:: d_step { up[m] && phase[m] == HELD && !granted[m] && !vg[m] && !leaving[m] &&
@@ -728,7 +728,7 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 		sm_e[m] = 0; sm_s[m] = 0;
 		seen_e[m] = 0; seen_s[m] = 0; acc_e[m] = 0; acc_s[m] = 0 }
 	:: d_step { !up[m] && !gone[m] && !calm -> up[m] = 1;
-		start_e[m] = ep[m]; seen_e[m] = 0; seen_s[m] = 0; acc_e[m] = 0; acc_s[m] = 0 }
+		start_e[m] = ep[m] }   /* the crash forgot the rest */
 	/* a graceful leave (on_leave_request): revoke, tell everyone, hand the
 	 * token on without us, accept no new hop (§5.4) */
 	:: d_step { up[m] && !leaving[m] && leaves < LEAVES && !calm -> leaves++;
