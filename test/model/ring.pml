@@ -480,6 +480,15 @@ inline on_ack(km, kf, ke, ks, kknown, kstale) {
 	fi
 }
 
+/* send_join(): "take me in" (§5.3), at most one per heartbeat_ms; the
+ * model's stand-in for that pace is one on the way at a time */
+inline join(jm, jto) {
+	if
+	:: !(net[jto] ?? [JOIN, eval(jm), _, _, 0, _, _]) -> send(jto, JOIN, jm, ep[jm], 0, 0, 0, 0)
+	:: else -> skip
+	fi
+}
+
 /* on_heartbeat() */
 inline on_hb(hm, hf, he, hs, ha, hp) {
 	if
@@ -491,10 +500,18 @@ inline on_hb(hm, hf, he, hs, ha, hp) {
 		:: else -> pk_e[hm] = 0; pk_s[hm] = 0; pk_at[hm] = 0
 		fi;
 		if
-		:: !ALIVE(ha, hm) && !leaving[hm] -> send(hf, JOIN, hm, ep[hm], 0, 0, 0, 0)
+		:: !ALIVE(ha, hm) && !leaving[hm] -> join(hm, hf)
 		:: else -> skip
 		fi
-	:: else -> skip   /* stale */
+	:: else ->
+		/* stale: a token of an older epoch lives at HF. If ours is not
+		 * heard, ask HF to take us in; it re-epochs above what we know
+		 * (§5.3). A live token of ours was heard, or not: the model
+		 * takes the worse, a JOIN either way. */
+		if
+		:: phase[hm] == NONE && !leaving[hm] -> join(hm, hf)
+		:: else -> skip
+		fi
 	fi
 }
 
@@ -594,11 +611,16 @@ inline on_leave(lm, lf, lae, las, lre, lrs) {
  * J is up and does not know the epoch of the token M holds (it restarted,
  * or the heartbeat went to it while it was down), or it waits and does not
  * know the park M holds (a heartbeat overtook another); and no heartbeat
- * from M is on the way to it. */
+ * from M is on the way to it, nor a JOIN from it to M (its answer is the
+ * heartbeat). One J would drop as stale is not sent: M needs J's news,
+ * which comes with the token, and a heartbeat J ignores, sent again and
+ * again, would be a cycle no member of the real ring can make (M reads its
+ * socket between heartbeats; checked by the cycle runs, docs/model.md). */
 #define KNOWS_PARK(m, j) (pk_e[j] == te[m] && pk_s[j] == ts[m] && pk_at[j] == m)
 #define UNAWARE(m, j) ((j) != (m) && up[j] && !leaving[j] && \
-		       (ep[j] < te[m] || (parked[m] && !summoned[m] && want[j] && !KNOWS_PARK(m, j))) && \
-		       !(net[j] ?? [HB, eval(m), _, _, _, _, _]))
+		       (ep[j] < te[m] || (ep[j] == te[m] && parked[m] && !summoned[m] && want[j] && !KNOWS_PARK(m, j))) && \
+		       !(net[j] ?? [HB, eval(m), _, _, _, _, _]) && \
+		       !(net[m] ?? [JOIN, eval(j), _, _, _, _, _]))
 #if N == 3
 #define ANY_UNAWARE(m) (UNAWARE(m, 0) || UNAWARE(m, 1) || UNAWARE(m, 2))
 #else
@@ -647,7 +669,8 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 	/* a paced ring: a client may be waiting at every visit, or none */
 	:: d_step { up[m] && phase[m] == HELD && !granted[m] && !vg[m] && !leaving[m] &&
 		    CONFIRMED(m) && tc[m] < MAXCNT -> want[m] = 1; grant(m) }
-	:: d_step { up[m] && phase[m] == HELD && !granted[m] && (!ALONE(m) || leaving[m]) -> pass(m) }
+	:: d_step { up[m] && phase[m] == HELD && !granted[m] && (!ALONE(m) || leaving[m]) &&
+		    !(bounded && ts[m] >= MAXSEQ) -> pass(m) }   /* (out of hops, it stays for good) */
 #endif
 	/* it releases (on_release) */
 	:: d_step { up[m] && granted[m] -> granted[m] = 0; in_cs--; serve_held(m) }
@@ -672,8 +695,14 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 		k = 0 }
 	/* loss suspected (§5.2): an election reads the epochs of some set of
 	 * members up (the checker chooses; it regenerates only with a quorum)
-	 * and completes later, if no live token was heard meanwhile (§6) */
-	:: atomic { up[m] && phase[m] == NONE && !electing[m] && !leaving[m] &&
+	 * and completes later, if no live token was heard meanwhile (§6).
+	 * Once out of epochs (bounded), no more: the run is excused, and an
+	 * election that can mint nothing would go on for ever. */
+#ifdef BUG_ELECT_FOREVER
+	:: atomic { up[m] && phase[m] == NONE && !electing[m] && !leaving[m] &&   /* planted */
+#else
+	:: atomic { up[m] && phase[m] == NONE && !electing[m] && !leaving[m] && !bounded &&
+#endif
 		    (NO_TOKEN || (sus < SUSPECTS && !calm)) ->
 		/* Every member up answers an election hop; after a fault that
 		 * also loses datagrams (a loss, a pause) one may be missed:

@@ -35,10 +35,33 @@ if [[ $mode == full ]]; then
 		"n3-loss|-DN=3 $B -DLOSSES=1 -DSUSPECTS=1 -DQCAP=9|$X|exhaustive"
 		"n3-none|-DN=3 $B -DQUORUM_NONE -DLOSSES=1 -DSUSPECTS=1 -DQCAP=9|$X|exhaustive"
 		"n3-park|-DN=3 $B -DMAXSEQ=4 -DREQS=2 -DLAPS=1|$X|exhaustive"
-		"n3-paced|-DN=3 $B -DPARK=0 -DCRASHES=1|$X|exhaustive"
+		"n3-paced|-DN=3 $B -DPARK=0 -DCRASHES=1 -DQCAP=9|$X|exhaustive"
 		"n4-swap|-DN=4 $B -DMAXSEQ=4 -DSWAPS=1|$X|exhaustive"
 		"n4-dup|-DN=4 $B -DMAXSEQ=4 -DDUPS=1|$X|exhaustive"
-		"n4-crash|-DN=4 $B -DMAXSEQ=4 -DCRASHES=1|$X|exhaustive"
+		"n4-crash|-DN=4 $B -DMAXSEQ=4 -DCRASHES=1 -DQCAP=9|$X|exhaustive"
+	)
+fi
+
+# Liveness under weak fairness. The monitor asserts liveness once nothing
+# can move; that covers every run only if every fair run ends. These
+# searches look for a cycle (a non-progress cycle, -l) that is fair to every
+# process (-f): none may exist, so every fair run reaches the monitor's
+# check. Nested depth-first search costs about twice the states of a safety
+# search, and fairness a few times the transitions.
+Y="-DNP -DNFAIR=3 -DCOLLAPSE|-l -f -m300000 -w27"
+cycles=(
+	"n3-crash|-DN=3 $B -DCRASHES=1"
+)
+if [[ $mode == full ]]; then
+	cycles+=(
+		"n3-dup|-DN=3 $B -DDUPS=1"
+		"n3-dupswap|-DN=3 $B -DDUPS=1 -DSWAPS=1 -DMAXSEQ=6"
+		"n3-park|-DN=3 $B -DMAXSEQ=4 -DREQS=2 -DLAPS=1"
+		"n3-paced|-DN=3 $B -DPARK=0 -DCRASHES=1 -DQCAP=9"
+		"n3-leave|-DN=3 $B -DLEAVES=1 -DSWAPS=1"
+		"n3-loss|-DN=3 $B -DLOSSES=1 -DSUSPECTS=1 -DQCAP=9"
+		"n4-swap|-DN=4 $B -DMAXSEQ=4 -DSWAPS=1"
+		"n4-dup|-DN=4 $B -DMAXSEQ=4 -DDUPS=1"
 	)
 fi
 
@@ -52,6 +75,9 @@ planted=(
 	"no-confirm|-DN=3 $B -DSUSPECTS=1 -DREQS=2 -DBUG_NO_CONFIRM|grants before a majority knows the epoch (§4.4)"
 	"summons-ignored|-DN=3 $B -DMAXSEQ=4 -DBUG_SUMMONS_IGNORED|a parked token is never summoned away (§3.4; liveness)"
 )
+# And the cycle search must find a run that never ends: a member that
+# elects again and again once the model is out of epochs.
+planted_cycle="elect-forever|-DN=3 $B -DCRASHES=1 -DBUG_ELECT_FOREVER|elections go on once the epochs run out (the model's bound, unguarded)"
 
 # check NAME MODEL DFLAGS CFLAGS RFLAGS: prints the figures, returns pan's verdict
 check() {
@@ -115,6 +141,16 @@ for c in "${configs[@]}"; do
 	fi
 done
 
+for c in "${cycles[@]}"; do
+	IFS='|' read -r name dflags <<<"$c"
+	if check "$name-fair" "$here/ring.pml" "$dflags" "${Y%%|*}" "${Y#*|}"; then
+		echo "           weak fairness: no cycle, every fair run ends at the liveness check"
+	else
+		echo "model: $name-fair: a fair cycle or a violation; trail in $out/$name-fair (spin $dflags -t -p ring.pml)" >&2
+		fail=1
+	fi
+done
+
 for p in "${planted[@]}"; do
 	IFS='|' read -r name dflags what <<<"$p"
 	cflags=${X%%|*} rflags=${X#*|}
@@ -128,4 +164,14 @@ for p in "${planted[@]}"; do
 		echo "           planted: $what: found: $(grep -m1 -o 'assertion violated.*' "$out/planted-$name/pan.log" | cut -c1-90)"
 	fi
 done
+IFS='|' read -r name dflags what <<<"$planted_cycle"
+if check "planted-$name" "$here/ring.pml" "$dflags" "${Y%%|*}" "${Y#*|}" >"$out/planted-$name.out" ||
+	! grep -q '^pan:1: non-progress cycle' "$out/planted-$name/pan.log"; then
+	cat "$out/planted-$name.out"
+	echo "model: planted cycle $name ($what) was not found: the cycle search checks too little" >&2
+	fail=1
+else
+	cat "$out/planted-$name.out"
+	echo "           planted: $what: found: a non-progress cycle"
+fi
 exit $fail
