@@ -160,8 +160,9 @@ sim: $(B)/sim
 	$(B)/sim --class $(CLASS) --seed $(SEED) --trace
 
 # The protocol as a Promela model checked by SPIN (test/model, docs/model.md):
-# model-check is three exhaustive 3-member configurations and the planted
-# bugs (make test, about three minutes); model adds 3- and 4-member ones.
+# model-check is three exhaustive 3-member configurations, one search for
+# fair cycles and the planted bugs (make test, about three minutes); model
+# adds 3- and 4-member ones.
 model-check:
 	@bash test/model/run.sh quick
 
