@@ -33,7 +33,7 @@ CORE_SRC  = ring/err.c ring/layout.c ring/wire.c ring/node.c
 # protocol, the log, the fenced resource, datagram auth (libsodium), addresses.
 TOOL_SRC  = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c ring/net.c
 # ringctl trace, on jansson.
-TRACE_SRC = ring/trace.c
+TRACE_SRC = ring/trace.c ring/trace_faults.c
 # ringd's libevent-free parts, so the unit binary tests them too: the
 # durable epoch and the injected faults.
 RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c
