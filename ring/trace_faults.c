@@ -185,6 +185,8 @@ static int core_line(struct ring_trace_faults *fs, const struct ring_trace_line 
 {
 	struct sig *s = NULL;
 	bool sight = false;
+	/* A run of retransmits is only the one right before this line. */
+	bool retx = fs->retx;
 	if (l->core != RING_LOG_RETRANSMIT)
 		fs->retx = false;
 	switch ((enum ring_log_event)l->core) {
@@ -241,7 +243,7 @@ static int core_line(struct ring_trace_faults *fs, const struct ring_trace_line 
 	case RING_LOG_SUCCESSOR_SKIP: {
 		/* It began with the first of the retransmits that led to it. */
 		uint32_t dead = (uint32_t)l->field[0];
-		bool run = fs->retx && fs->retx_to == dead;
+		bool run = retx && fs->retx_to == dead;
 		s = add_sig(fs, S_SKIP, l->t, run ? fs->retx_start : l->t, l->node, dead);
 		fs->cur.holding = true; /* it passes on a token it still has */
 		break;
@@ -461,8 +463,8 @@ static int infer_crashes(struct ring_trace_faults *fs)
 				break;
 			}
 		}
-		bool lost = false;
-		if (lf->holding) {
+		bool lost = false, holding = lf->holding;
+		if (holding) {
 			for (size_t k = first_after(fs->s, losses, nlo, tl), n = 0;
 			     k < nlo && n < SCAN_MAX; k++, n++) {
 				const struct sig *lo = &fs->s[losses[k]];
@@ -476,11 +478,16 @@ static int infer_crashes(struct ring_trace_faults *fs)
 		}
 		if (!restart && !skip_start && !lost)
 			continue; /* still running when the logs end, as far as they tell */
-		/* When it began: at its last word if the token died with it;
-		 * otherwise when the others first met its absence. */
+		/* When it began: at its last word if the token died with it
+		 * (it held it then, and nobody else showed it before the
+		 * others noticed); otherwise when the others met its absence. */
+		uint64_t noticed = skip_start ? skip_start : restart;
+		if (!lost && holding && noticed &&
+		    token_seen_elsewhere(fs, lf->node, tl, noticed))
+			holding = false; /* it passed the token on unlogged (no -v) */
 		uint64_t start = tl;
-		if (!lf->holding)
-			start = skip_start ? skip_start : restart ? restart : tl;
+		if (!holding && !lost)
+			start = noticed;
 		struct sig *s = add_sig(fs, S_CRASH, tl, start, lf->node, lf->node);
 		if (!s) {
 			rc = -RING_ENOMEM;
