@@ -142,7 +142,7 @@ static struct sig *add_sig(struct ring_trace_faults *fs, enum sig_kind k, uint64
 	s->t = t;
 	s->start = start;
 	s->by = by;
-	s->subject = subject;
+	s->subject = subject < 65536 ? subject : 0; /* ids are 1..65535; garbage is nobody */
 	return s;
 }
 
