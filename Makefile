@@ -35,11 +35,12 @@ TOOL_SRC  = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c 
 # ringctl trace, on jansson.
 TRACE_SRC = ring/trace.c
 # ringd's libevent-free parts, so the unit binary tests them too: the
-# durable epoch and the injected faults.
-RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c
-# ringd's libevent shell: the loop, the control socket, main.
-DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/main.c
-RINGCTL_SRC = ring/ringctl.c
+# durable epoch, the injected faults, the metrics' exposition.
+RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c ring/metrics.c
+# ringd's libevent shell: the loop, the control socket, the metrics'
+# HTTP listener (evhttp), main.
+DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/metrics_http.c ring/main.c
+RINGCTL_SRC = ring/ringctl.c ring/metrics_fetch.c
 
 # The test drivers. The unit binary links every libevent-free module with its
 # suite; the simulator and compare run cores on the one test cluster.
