@@ -4,6 +4,7 @@
 #include "metrics.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,8 +70,8 @@ static void add(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int k = vsnprintf(o->p + (o->off < o->len ? o->off : o->len),
-			  o->off < o->len ? o->len - o->off : 0, fmt, ap);
+	bool room = o->off < o->len;
+	int k = vsnprintf(room ? o->p + o->off : NULL, room ? o->len - o->off : 0, fmt, ap);
 	va_end(ap);
 	if (k > 0)
 		o->off += (size_t)k;
