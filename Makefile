@@ -35,17 +35,18 @@ TOOL_SRC  = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c 
 # ringctl trace, on jansson.
 TRACE_SRC = ring/trace.c ring/trace_faults.c
 # ringd's libevent-free parts, so the unit binary tests them too: the
-# durable epoch and the injected faults.
-RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c
-# ringd's libevent shell: the loop, the control socket, main.
-DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/main.c
-RINGCTL_SRC = ring/ringctl.c
+# durable epoch, the injected faults, the metrics' exposition.
+RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c ring/metrics.c
+# ringd's libevent shell: the loop, the control socket, the metrics'
+# HTTP listener (evhttp), main.
+DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/metrics_http.c ring/main.c
+RINGCTL_SRC = ring/ringctl.c ring/metrics_fetch.c
 
 # The test drivers. The unit binary links every libevent-free module with its
 # suite; the simulator and compare run cores on the one test cluster.
 UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c test/simcheck.c \
 	   test/test_wire.c test/test_node.c test/test_layout.c test/test_fence_file.c \
-	   test/test_epoch_store.c test/test_inject.c test/test_log.c test/test_net.c test/test_conf.c test/test_control.c \
+	   test/test_epoch_store.c test/test_inject.c test/test_log.c test/test_metrics.c test/test_net.c test/test_conf.c test/test_control.c \
 	   test/test_trace.c test/test_auth.c test/test_simcheck.c test/test_rules_token.c \
 	   test/test_rules_members.c test/test_rules_election.c \
 	   test/test_rules_park.c test/test_review_park.c test/test_review_laps.c

@@ -20,6 +20,7 @@
 #include "control.h"
 #include "err.h"
 #include "fence_file.h"
+#include "metrics_fetch.h"
 #include "net.h"
 #include "node.h"
 #include "trace.h"
@@ -49,6 +50,7 @@ static void usage(FILE *out)
 		"       ringctl trace [--json] [--allow-overlap] [--gap MS] LOG...\n"
 		"                                   check members' JSON logs: mutual exclusion, fencing\n"
 		"       ringctl keygen FILE                           write a new secret_file (mode 0600)\n"
+		"       ringctl -c CONFIG -n ID metrics               Prometheus text of member ID's metrics\n"
 		"\n"
 		"run: waits (at most MS milliseconds with -t) for the critical region, runs CMD\n"
 		"with RING_FENCE, RING_EPOCH and RING_NODE set, releases when CMD exits and exits\n"
@@ -850,6 +852,27 @@ static int main_inject(const struct globals *g, int argc, char **argv)
 	return rc ? rc : cmd_inject(&conf, g->id, argc, argv);
 }
 
+static int main_metrics(const struct globals *g, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 0) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	int rc = load_conf(g->config, &conf), idx;
+	if (rc)
+		return rc;
+	if ((idx = ring_layout_index(&conf.layout, g->id)) < 0) {
+		fprintf(stderr, "ringctl: %s has no member %u\n", conf.path, g->id);
+		return EXIT_CONFIG;
+	}
+	char err[RING_SOCK_MAX + 256];
+	rc = ring_metrics_fetch(conf.control[idx], stdout, 5000, err, sizeof err);
+	if (rc < 0)
+		fprintf(stderr, "ringctl: member %u: %s\n", g->id, err);
+	return rc == 0 ? 0 : rc == -RING_EIO ? EXIT_UNREACHABLE : EXIT_FAIL;
+}
+
 static const struct command {
 	const char *name;
 	bool needs_id; /* -n ID: the command talks to one member */
@@ -862,6 +885,7 @@ static const struct command {
 	{"fenced-append", false, main_fenced_append},
 	{"trace", false, main_trace},
 	{"keygen", false, main_keygen},
+	{"metrics", true, main_metrics},
 };
 
 /* Reads the global options; returns the index of the command, or -1 having
