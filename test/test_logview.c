@@ -95,13 +95,13 @@ static void test_reader_skips_and_counts_garbage(void)
 	CU_ASSERT_EQUAL_FATAL(ring_logreader_open(&r, p, false, err, sizeof err), 0);
 	struct ring_logrec rec;
 	uint64_t v = 0;
-	CU_ASSERT_EQUAL(ring_logreader_next(&r, &rec, true), 1);
+	CU_ASSERT_EQUAL_FATAL(ring_logreader_next(&r, &rec, true), 1);
 	CU_ASSERT_STRING_EQUAL(rec.event, "cs_enter");
 	CU_ASSERT_EQUAL(rec.node, 1);
 	CU_ASSERT(ring_logrec_num(&rec, "fence", &v) && v == 7);
 	CU_ASSERT_EQUAL(rec.ts % 1000000, 1);
 	ring_logrec_clear(&rec);
-	CU_ASSERT_EQUAL(ring_logreader_next(&r, &rec, true), 1);
+	CU_ASSERT_EQUAL_FATAL(ring_logreader_next(&r, &rec, true), 1);
 	CU_ASSERT_STRING_EQUAL(rec.event, "note");
 	CU_ASSERT_EQUAL(rec.node, 0);
 	CU_ASSERT_EQUAL(rec.ts % 1000000, 500000);
@@ -130,7 +130,7 @@ static void test_reader_waits_for_a_half_written_line(void)
 	CU_ASSERT_EQUAL(r.garbage + r.truncated, 0);
 	put("growing.log", "a", "de\":1,\"event\":\"b\"}\n{\"ts\":\"2026-11-30T09:00:03Z\",\"node\":1,");
 	CU_ASSERT_FALSE(ring_logreader_recheck(&r)); /* grew: nothing to reopen */
-	CU_ASSERT_EQUAL(ring_logreader_next(&r, &rec, false), 1);
+	CU_ASSERT_EQUAL_FATAL(ring_logreader_next(&r, &rec, false), 1);
 	CU_ASSERT_STRING_EQUAL(rec.event, "b");
 	ring_logrec_clear(&rec);
 	CU_ASSERT_EQUAL(ring_logreader_next(&r, &rec, true), 0);
@@ -139,7 +139,7 @@ static void test_reader_waits_for_a_half_written_line(void)
 	/* Truncated in place and written again: read from the top. */
 	put("growing.log", "w", "{\"ts\":\"2026-11-30T09:00:04Z\",\"node\":1,\"event\":\"c\"}\n");
 	CU_ASSERT_TRUE(ring_logreader_recheck(&r));
-	CU_ASSERT_EQUAL(ring_logreader_next(&r, &rec, false), 1);
+	CU_ASSERT_EQUAL_FATAL(ring_logreader_next(&r, &rec, false), 1);
 	CU_ASSERT_STRING_EQUAL(rec.event, "c");
 	ring_logrec_clear(&rec);
 	ring_logreader_close(&r);
@@ -160,7 +160,7 @@ static void test_reader_drops_an_overlong_line_whole(void)
 	char err[128];
 	struct ring_logrec rec;
 	CU_ASSERT_EQUAL_FATAL(ring_logreader_open(&r, p, false, err, sizeof err), 0);
-	CU_ASSERT_EQUAL(ring_logreader_next(&r, &rec, true), 1);
+	CU_ASSERT_EQUAL_FATAL(ring_logreader_next(&r, &rec, true), 1);
 	CU_ASSERT_STRING_EQUAL(rec.event, "after");
 	ring_logrec_clear(&rec);
 	CU_ASSERT_EQUAL(r.garbage, 1);
