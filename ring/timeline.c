@@ -48,7 +48,7 @@
 	X(PARK, "park", "token parked", "#5dade2")                      \
 	X(INJECT, "inject", "fault injected", "#34495e")                \
 	X(TROUBLE, "trouble", "no quorum / bad packet", "#ff0000")      \
-	X(CRASH, "crash", "crash (log ends, no node_stop)", "#c0392b")
+	X(CRASH, "crash", "crash (log ends, no node_stop)", "#000000")
 
 enum mark {
 #define MARK_ENUM_(e, cls, text, color) M_##e,
