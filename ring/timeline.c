@@ -137,6 +137,7 @@ struct tl {
 	struct lane *lanes;
 	size_t nlanes;
 	size_t pts_cap, spans_cap, pass_cap;
+	size_t group; /* buckets drawn as one when aggregating (many lanes) */
 	struct note notes[NOTES_MAX];
 	size_t nnotes;
 	size_t events, skipped, marks;
@@ -556,19 +557,39 @@ static void draw_span(FILE *f, const struct tl *tl, const struct lane *l, const 
 	}
 }
 
+/* Bucket sums over the group starting at K. */
+static uint64_t group_cover(const struct tl *tl, const struct lane *l, size_t k, int kind)
+{
+	uint64_t c = 0;
+	for (size_t i = k; i < k + tl->group && i < BUCKETS; i++)
+		c += l->cover[i][kind];
+	return c;
+}
+
+static uint32_t group_count(const struct tl *tl, const struct lane *l, size_t k, int m)
+{
+	uint32_t c = 0;
+	for (size_t i = k; i < k + tl->group && i < BUCKETS; i++)
+		c += l->count[i][m];
+	return c;
+}
+
 /* Dense spans: per bucket the share of time covered, in eight steps, runs of
  * equal steps as one rectangle. */
 static void draw_cover(FILE *f, const struct tl *tl, const struct lane *l, int kind, double y,
 		       double h)
 {
-	double bucket_us = (double)(tl->to - tl->from) / BUCKETS;
+	double bucket_us = (double)(tl->to - tl->from) * (double)tl->group / BUCKETS;
 	const char *cls = kind == S_HOLD ? "agg-hold" : "agg-cs";
 	double sy = kind == S_HOLD ? y + 2 : y + h * 0.5, sh = h * 0.5 - 2;
 	for (size_t k = 0; k < BUCKETS;) {
-		int level = (int)lround(8.0 * (double)l->cover[k][kind] / bucket_us);
-		size_t e = k + 1;
-		while (e < BUCKETS && (int)lround(8.0 * (double)l->cover[e][kind] / bucket_us) == level)
-			e++;
+		int level = (int)lround(8.0 * (double)group_cover(tl, l, k, kind) / bucket_us);
+		size_t e = k + tl->group;
+		while (e < BUCKETS &&
+		       (int)lround(8.0 * (double)group_cover(tl, l, e, kind) / bucket_us) == level)
+			e += tl->group;
+		if (e > BUCKETS)
+			e = BUCKETS;
 		if (level > 0) {
 			if (level > 8)
 				level = 8;
@@ -609,26 +630,30 @@ static void draw_point(FILE *f, struct tl *tl, const struct lane *l, const struc
 	tl->marks++;
 }
 
-/* Dense points: per bucket one mark coloured by its most frequent kind,
- * with every kind's count in the tooltip. */
+/* Dense points: per bucket (group) one mark coloured by its most frequent
+ * kind, with every kind's count in the tooltip; in the lane's top third, so
+ * that the holding and critical-region cover stays visible below. */
 static void draw_agg_points(FILE *f, struct tl *tl, const struct lane *l, double y, double h)
 {
 	double bucket_s = (double)(tl->to - tl->from) / BUCKETS / 1e6;
-	for (size_t k = 0; k < BUCKETS; k++) {
+	for (size_t k = 0; k < BUCKETS; k += tl->group) {
 		int top = -1;
-		for (int m = 0; m < M_COUNT; m++)
-			if (m != M_PASS && m != M_CRASH && l->count[k][m] &&
-			    (top < 0 || l->count[k][m] > l->count[k][top]))
+		uint32_t c[M_COUNT];
+		for (int m = 0; m < M_COUNT; m++) {
+			c[m] = group_count(tl, l, k, m);
+			if (m != M_PASS && m != M_CRASH && c[m] && (top < 0 || c[m] > c[top]))
 				top = m;
+		}
 		if (top < 0)
 			continue;
 		double at = (double)(tl->from - tl->first) / 1e6 + (double)k * bucket_s;
-		fprintf(f, "<rect class=\"agg %s\" x=\"%.1f\" y=\"%.1f\" width=\"2\" height=\"%.1f\">"
+		fprintf(f, "<rect class=\"agg %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\">"
 			   "<title>member %u, +%.3f to +%.3f s:",
-			marks[top].cls, LEFT + (double)k * PLOT / BUCKETS, y, h, l->id, at, at + bucket_s);
+			marks[top].cls, LEFT + (double)k * PLOT / BUCKETS, y, 2.0 * (double)tl->group, h / 3,
+			l->id, at, at + bucket_s * (double)tl->group);
 		for (int m = 0; m < M_COUNT; m++)
-			if (m != M_PASS && m != M_CRASH && l->count[k][m])
-				fprintf(f, " %u %s", l->count[k][m], marks[m].text);
+			if (m != M_PASS && m != M_CRASH && c[m])
+				fprintf(f, " %u %s", c[m], marks[m].text);
 		fputs("</title></rect>\n", f);
 		tl->marks++;
 	}
@@ -848,6 +873,9 @@ int ring_timeline_write(const char *const *files, size_t n, const struct ring_ti
 	tl->pts_cap = 4000 / nl > 60 ? 4000 / nl : 60;
 	tl->spans_cap = 3000 / nl > 40 ? 3000 / nl : 40;
 	tl->pass_cap = BUCKETS / 4;
+	/* Aggregated marks: at most about 6000 over all lanes, so that 64
+	 * dense lanes still make a file of a few megabytes at most. */
+	tl->group = (nl * BUCKETS + 5999) / 6000;
 	for (size_t i = 0; i < tl->nlanes; i++) {
 		struct lane *l = &tl->lanes[i];
 		l->spans = calloc(tl->spans_cap, sizeof *l->spans);
