@@ -31,6 +31,8 @@ int main(int argc, char **argv)
 		{"control", NULL, NULL, NULL, NULL, ring_test_control_tests},
 		{"trace", ring_test_trace_init, ring_test_trace_cleanup, NULL, NULL,
 		 ring_test_trace_tests},
+		{"logview", ring_test_logview_init, ring_test_logview_cleanup, NULL, NULL,
+		 ring_test_logview_tests},
 		{"auth", ring_test_auth_init, ring_test_auth_cleanup, NULL, NULL,
 		 ring_test_auth_tests},
 		{"simcheck", NULL, NULL, NULL, NULL, ring_test_simcheck_tests},
