@@ -5,6 +5,8 @@
 # Prometheus text; the reply ends with its marker and the connection goes
 # on; the HTTP listener (metrics_listen) answers GET /metrics and 404
 # elsewhere; a non-loopback metrics_listen is refused (exit 78, FILE:LINE).
+# Python's prometheus_client (prom_check.py) parses both, strictly: Debian's
+# /usr/bin/python3, where python3-prometheus-client installs it.
 source "$(dirname "$0")/lib.sh"
 
 # Three UDP ports for the members and one more whose TCP twin is free, for
@@ -54,6 +56,11 @@ for where in 1 1 2 1 1; do
 done
 after=$(metrics 1) || fail "ringctl metrics at member 1 failed after the grants"
 well_formed "$after" || fail "member 1's metrics are not well formed after the grants"
+# The same text through the parser Prometheus users' tools use: strict about
+# the format, and every promised family with its type.
+strict=$(/usr/bin/python3 "$(dirname "$0")/prom_check.py" <<<"$after") ||
+	fail "prometheus_client rejects member 1's metrics: $strict"
+say "prometheus_client parses member 1's metrics: $strict"
 
 delta() { echo $(($(sample "$after" "$1") - $(sample "$before" "$1"))); }
 for m in ring_cs_entries_total ring_grant_wait_seconds_count ring_hold_seconds_count \
@@ -100,6 +107,8 @@ page=$(http_get /metrics)
 grep -qi '^content-type: text/plain; version=0.0.4' <<<"$page" || fail "GET /metrics: no 0.0.4 content type"
 body=$(sed '1,/^$/d' <<<"$page")
 well_formed "$body" || fail "the HTTP page is not well formed"
+strict=$(/usr/bin/python3 "$(dirname "$0")/prom_check.py" <<<"$body") ||
+	fail "prometheus_client rejects the HTTP page: $strict"
 [[ $(sample "$body" ring_cs_entries_total) == "$(sample "$after" ring_cs_entries_total)" ]] ||
 	fail "HTTP and ringctl disagree on cs_entries"
 for p in / /metric /metrics/x /status; do
