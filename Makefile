@@ -10,7 +10,8 @@ SAN_CFLAGS = $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring
 # Packages the build and the tests need (Debian names).
 DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
        libjansson-dev jq iproute2 procps nftables clang libclang-rt-14-dev valgrind \
-       redis-server libhiredis-dev spin
+       redis-server libhiredis-dev spin libxml2-utils chromium imagemagick \
+       python3-prometheus-client
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
@@ -33,30 +34,33 @@ CORE_SRC  = ring/err.c ring/layout.c ring/wire.c ring/node.c
 # protocol, the log, the fenced resource, datagram auth (libsodium), addresses.
 TOOL_SRC  = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c ring/net.c
 # ringctl trace, on jansson.
-TRACE_SRC = ring/trace.c
+TRACE_SRC = ring/trace.c ring/trace_faults.c
+# ringctl follow and timeline: the JSON log reader and the two views, on jansson.
+LOGVIEW_SRC = ring/logread.c ring/follow.c ring/timeline.c
 # ringd's libevent-free parts, so the unit binary tests them too: the
-# durable epoch and the injected faults.
-RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c
-# ringd's libevent shell: the loop, the control socket, main.
-DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/main.c
-RINGCTL_SRC = ring/ringctl.c
+# durable epoch, the injected faults, the metrics' exposition.
+RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c ring/metrics.c
+# ringd's libevent shell: the loop, the control socket, the metrics'
+# HTTP listener (evhttp), main.
+DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/metrics_http.c ring/main.c
+RINGCTL_SRC = ring/ringctl.c ring/metrics_fetch.c
 
 # The test drivers. The unit binary links every libevent-free module with its
 # suite; the simulator and compare run cores on the one test cluster.
 UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c test/simcheck.c \
 	   test/test_wire.c test/test_node.c test/test_layout.c test/test_fence_file.c \
-	   test/test_epoch_store.c test/test_inject.c test/test_log.c test/test_net.c test/test_conf.c test/test_control.c \
-	   test/test_trace.c test/test_auth.c test/test_simcheck.c test/test_rules_token.c \
+	   test/test_epoch_store.c test/test_inject.c test/test_log.c test/test_metrics.c test/test_net.c test/test_conf.c test/test_control.c \
+	   test/test_trace.c test/test_logview.c test/test_auth.c test/test_simcheck.c test/test_rules_token.c \
 	   test/test_rules_members.c test/test_rules_election.c \
 	   test/test_rules_park.c test/test_review_park.c test/test_review_laps.c
 SIM_SRC  = test/sim.c test/driver.c test/cluster.c test/simnet.c test/simcheck.c
 COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c
 
 RINGD_LINK   = $(DAEMON_SRC) $(RINGD_PURE_SRC) $(TOOL_SRC) $(CORE_SRC)
-RINGCTL_LINK = $(RINGCTL_SRC) $(TRACE_SRC) $(TOOL_SRC) $(CORE_SRC)
-UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(TOOL_SRC) $(TRACE_SRC) $(RINGD_PURE_SRC)
+RINGCTL_LINK = $(RINGCTL_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(TOOL_SRC) $(CORE_SRC)
+UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(TOOL_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(RINGD_PURE_SRC)
 SIM_LINK     = $(SIM_SRC) $(CORE_SRC)
-UNIT_LIBS    = $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS)
+UNIT_LIBS    = $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -lm
 PKG_CFLAGS   = $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) $(SODIUM_CFLAGS)
 
 # Two build trees from the same sources: B with CFLAGS, BS with the sanitizers.
@@ -81,7 +85,7 @@ ring/ringd: $(call objs,$(B),$(RINGD_LINK))
 	$(CC) $(CFLAGS) $^ $(EVENT_LIBS) $(INIH_LIBS) $(SODIUM_LIBS) -o $@
 
 ring/ringctl: $(call objs,$(B),$(RINGCTL_LINK))
-	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -o $@
+	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -lm -o $@
 
 # One compile rule and one unit and simulator binary per build tree:
 # $(1) the tree, $(2) the compile flags, $(3) the link flags.
@@ -203,7 +207,7 @@ mutants:
 	MUTANT_CFLAGS='$(CSTD) $(WARN) $(CFLAGS) $(PKG_CFLAGS)' \
 	MUTANT_UNIT_LIBS='$(UNIT_LIBS)' \
 	CORE_SRC='$(CORE_SRC)' SIM_SRC='$(SIM_SRC)' UNIT_SRC='$(UNIT_SRC)' \
-	UNIT_EXTRA_SRC='$(TOOL_SRC) $(TRACE_SRC) $(RINGD_PURE_SRC)' CLASSES='$(CLASSES)' \
+	UNIT_EXTRA_SRC='$(TOOL_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(RINGD_PURE_SRC)' CLASSES='$(CLASSES)' \
 	MUTANT_SEEDS='$(MUTANT_SEEDS)' MUTANT_JOBS='$(MUTANT_JOBS)' \
 	MUTANT_TIMEOUT='$(MUTANT_TIMEOUT)' MUTANT_UNIT='$(MUTANT_UNIT)' MUTANTS='$(MUTANTS)' \
 	bash test/mutants/run.sh

@@ -59,7 +59,10 @@
 	  "the member the token goes to next")                                         \
 	X(NODE, control, SOCK, N_(control), COMPUTED, "<state_dir>/node-<ID>.sock", 1, \
 	  RING_SOCK_MAX - 1, "a path of at most 107 bytes",                            \
-	  "the member's local control socket (ringctl)")
+	  "the member's local control socket (ringctl)")                               \
+	X(NODE, metrics_listen, LISTEN, N_(metrics), LITERAL, "", 0, 0,                \
+	  "empty, or 127.x.x.x:PORT or [::1]:PORT",                                    \
+	  "where the member serves GET /metrics over HTTP (Prometheus); empty: off")
 
 enum conf_key {
 #define KEY_ENUM_(sec, key, ...) KEY_##key,
@@ -69,7 +72,8 @@ enum conf_key {
 };
 
 enum conf_section { SEC_RING, SEC_NODE };
-enum conf_kind { KIND_NAME, KIND_U32, KIND_U16, KIND_QUORUM, KIND_BOOL, KIND_PATH, KIND_HOST, KIND_SOCK };
+enum conf_kind { KIND_NAME, KIND_U32, KIND_U16, KIND_QUORUM, KIND_BOOL, KIND_PATH, KIND_HOST, KIND_SOCK,
+		 KIND_LISTEN };
 enum conf_how { HOW_REQUIRED, HOW_LITERAL, HOW_COMPUTED };
 
 /* A [node.ID] section as read, before the ring order is known. */
@@ -81,6 +85,7 @@ struct conf_node {
 	unsigned line[KEY_COUNT_];   /* where each key was set, 0 when not */
 	char host[RING_HOST_MAX];
 	char control[RING_SOCK_MAX]; /* "" when not given */
+	struct ring_listen metrics;  /* port 0 when not given */
 };
 
 /* Where the parser is. inih calls read_line() for a line and then the
@@ -223,6 +228,43 @@ static const char *host_problem(const char *h)
 			return "is not a host name (letters, digits, '-', '_' and '.' only)";
 		}
 	}
+	return NULL;
+}
+
+/* "127.0.0.1:9101" or "[::1]:9101" into L; empty is off (port 0). NULL,
+ * or what is wrong. Loopback only: the page has no authentication and
+ * tells where the token is (docs/operations.md, "Metrics"). */
+static const char *parse_listen(const char *v, struct ring_listen *l)
+{
+	*l = (struct ring_listen){.port = 0};
+	if (!*v)
+		return NULL;
+	const char *colon = strrchr(v, ':');
+	if (!colon)
+		return "is not ADDRESS:PORT";
+	const char *host = v;
+	size_t hlen = (size_t)(colon - v);
+	if (v[0] == '[') {
+		if (hlen < 2 || v[hlen - 1] != ']')
+			return "is not [IPv6]:PORT";
+		host++;
+		hlen -= 2;
+	}
+	uint64_t port;
+	if (hlen == 0 || hlen >= sizeof l->host || parse_decimal(colon + 1, &port) != 0 ||
+	    port < 1 || port > 65535)
+		return "is not ADDRESS:PORT with a port 1..65535";
+	memcpy(l->host, host, hlen);
+	l->host[hlen] = '\0';
+	struct in_addr a4;
+	struct in6_addr a6;
+	bool loop = v[0] == '['
+		? inet_pton(AF_INET6, l->host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6)
+		: inet_pton(AF_INET, l->host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+	if (!loop)
+		return "is not a loopback address (127.x.x.x or [::1]); the metrics page has no "
+		       "authentication";
+	l->port = (uint16_t)port;
 	return NULL;
 }
 
@@ -382,6 +424,12 @@ static int set_key(struct conf_parse *st, enum conf_key k, const char *value, vo
 				    "%s %s is %zu bytes long; a Unix socket path has at most %u",
 				    name, path, plen, row->max);
 		memcpy(field, path, plen + 1);
+		return 0;
+	}
+	case KIND_LISTEN: {
+		const char *why = parse_listen(value, field);
+		if (why)
+			return fail(st, st->line, "%s \"%s\" %s", name, value, why);
 		return 0;
 	}
 	case KIND_HOST: {
@@ -654,6 +702,7 @@ static int fill_members(struct conf_parse *st, const size_t *order)
 		m->id = node->id;
 		m->port = node->port;
 		memcpy(m->host, node->host, sizeof m->host);
+		conf->metrics[r] = node->metrics;
 		if (node->control[0]) {
 			memcpy(conf->control[r], node->control, sizeof conf->control[r]);
 			continue;
@@ -855,6 +904,12 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 		fprintf(out, "authentication: off (no secret_file)\n");
 	fprintf(out, "state_dir: %s; inject: %s\n", conf->state_dir,
 		conf->allow_inject ? "allowed" : "refused");
+	for (size_t i = 0; i < l->n; i++)
+		if (conf->metrics[i].port)
+			fprintf(out, "metrics_listen: member %u serves http://%s%s%s:%u/metrics\n",
+				l->members[i].id, strchr(conf->metrics[i].host, ':') ? "[" : "",
+				conf->metrics[i].host, strchr(conf->metrics[i].host, ':') ? "]" : "",
+				conf->metrics[i].port);
 }
 
 void ring_conf_help(FILE *out)

@@ -14,6 +14,12 @@
 #define RING_PATH_MAX 4096
 #define RING_SOCK_MAX 108 /* sizeof(sockaddr_un.sun_path) on Linux */
 
+/* An address to listen on (metrics_listen); port 0: none. */
+struct ring_listen {
+	char host[48]; /* an address literal, IPv6 without brackets */
+	uint16_t port;
+};
+
 struct ring_conf {
 	struct ring_layout layout;            /* members in ring order */
 	char path[RING_PATH_MAX];             /* the file, as given */
@@ -21,6 +27,7 @@ struct ring_conf {
 	char secret_file[RING_PATH_MAX];      /* "" when authentication is off */
 	bool allow_inject;
 	char control[RING_MAX_MEMBERS][RING_SOCK_MAX]; /* per ring index */
+	struct ring_listen metrics[RING_MAX_MEMBERS];  /* per ring index */
 };
 
 /* Reads and validates PATH into CONF. Returns 0, or -RING_ECONFIG with ERR

@@ -121,8 +121,11 @@ int ring_ctl_parse(const char *line, struct ring_ctl_request *req, char *err, si
 		snprintf(err, errlen, "usage: ACQUIRE [timeout_ms]");
 		return -RING_EFIELD;
 	}
-	if (strcmp(words[0], "RELEASE") == 0 || strcmp(words[0], "STATUS") == 0) {
-		req->cmd = words[0][0] == 'R' ? RING_CTL_RELEASE : RING_CTL_STATUS;
+	if (strcmp(words[0], "RELEASE") == 0 || strcmp(words[0], "STATUS") == 0 ||
+	    strcmp(words[0], "METRICS") == 0) {
+		req->cmd = words[0][0] == 'R'	? RING_CTL_RELEASE
+			   : words[0][0] == 'S' ? RING_CTL_STATUS
+						: RING_CTL_METRICS;
 		if (n == 1)
 			return 0;
 		snprintf(err, errlen, "%s takes no argument", words[0]);

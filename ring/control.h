@@ -18,7 +18,13 @@ enum ring_ctl_cmd {
 	RING_CTL_RELEASE, /* RELEASE -> OK | ERR reason */
 	RING_CTL_STATUS,  /* STATUS -> one JSON line */
 	RING_CTL_INJECT,  /* INJECT what [arg] -> OK | ERR reason */
+	RING_CTL_METRICS, /* METRICS -> Prometheus text, lines up to RING_CTL_METRICS_END | ERR reason */
 };
+
+/* The last line of a METRICS reply. A comment to Prometheus (format
+ * 0.0.4), so the reply stays valid exposition text with it; and the end
+ * marker of OpenMetrics, which a reader of either format knows. */
+#define RING_CTL_METRICS_END "# EOF"
 
 #define RING_INJECTS(X)                                        \
 	X(DROP_TOKEN, "drop-token", false, "lose the next token it passes") \

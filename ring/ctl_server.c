@@ -40,8 +40,14 @@ struct client {
 	struct evbuffer *in;     /* what was read, up to a whole line */
 	enum client_state state;
 	struct event *timeout;
+	/* On the daemon's clock (h.now), for the metrics' histograms:
+	 * when it asked (ASKED_PENDING while the ACQUIRE is being stepped),
+	 * and when it was granted. */
+	uint64_t asked_us, granted_us;
 	struct client *next;
 };
+
+#define ASKED_PENDING UINT64_MAX
 
 struct ring_ctl_server {
 	struct event_base *base;
@@ -65,21 +71,10 @@ static struct client *client_by_handle(struct ring_ctl_server *s, uint64_t handl
 	return NULL;
 }
 
-static void reply(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void reply(struct client *c, const char *fmt, ...)
+/* Writes the N bytes at P to C, in order after what is queued. */
+static void reply_bytes(struct client *c, const char *line, size_t n)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
-	char line[REPLY_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof line) {
-		va_start(ap, fmt);
-		evbuffer_add_vprintf(out, fmt, ap);
-		va_end(ap);
-		return;
-	}
 	/* Nothing queued: write it now rather than a loop round later
 	 * (epoll_ctl, epoll_wait, writev), so that a GRANTED reaches its
 	 * client at once; a third fewer system calls per critical-region
@@ -87,12 +82,37 @@ static void reply(struct client *c, const char *fmt, ...)
 	 * error, goes through the buffer as before, in order. */
 	size_t off = 0;
 	if (evbuffer_get_length(out) == 0) {
-		ssize_t w = send(bufferevent_getfd(c->bev), line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t w = send(bufferevent_getfd(c->bev), line, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (w > 0)
 			off = (size_t)w;
 	}
-	if (off < (size_t)n)
-		evbuffer_add(out, line + off, (size_t)n - off);
+	if (off < n)
+		evbuffer_add(out, line + off, n - off);
+}
+
+static void reply(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply(struct client *c, const char *fmt, ...)
+{
+	char line[REPLY_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof line) {
+		va_start(ap, fmt);
+		evbuffer_add_vprintf(bufferevent_get_output(c->bev), fmt, ap);
+		va_end(ap);
+		return;
+	}
+	reply_bytes(c, line, (size_t)n);
+}
+
+/* The end of C's grant, as the hold histogram's sample; the daemon's
+ * clock has been read for the step that ended it. */
+static void hold_ended(struct client *c)
+{
+	uint64_t now = c->s->h.now(c->s->h.arg);
+	ring_hist_observe(&c->s->h.samples->hold, now > c->granted_us ? now - c->granted_us : 0);
 }
 
 /* Writes what is queued for C now: before a stall or a close, the event
@@ -120,6 +140,13 @@ void ring_ctl_server_grant(struct ring_ctl_server *s, uint64_t handle, uint64_t 
 		return;
 	if (c->timeout)
 		event_del(c->timeout);
+	/* A grant made while its ACQUIRE is still being stepped waited no
+	 * time: the same step read the clock for both. */
+	uint64_t now = s->h.now(s->h.arg);
+	if (c->asked_us == ASKED_PENDING)
+		c->asked_us = now;
+	ring_hist_observe(&s->h.samples->grant_wait, now > c->asked_us ? now - c->asked_us : 0);
+	c->granted_us = now;
 	c->state = CLIENT_GRANTED;
 	reply(c, "GRANTED %llu %u\n", (unsigned long long)fence, epoch);
 }
@@ -129,6 +156,8 @@ void ring_ctl_server_revoke(struct ring_ctl_server *s, uint64_t handle, uint64_t
 	struct client *c = client_by_handle(s, handle);
 	if (!c)
 		return;
+	if (c->state == CLIENT_GRANTED)
+		hold_ended(c);
 	c->state = CLIENT_IDLE;
 	reply(c, "REVOKED %llu\n", (unsigned long long)fence);
 }
@@ -169,8 +198,11 @@ static void client_free(struct client *c)
 static void client_gone(struct client *c)
 {
 	if (c->state != CLIENT_IDLE) {
+		bool held = c->state == CLIENT_GRANTED;
 		c->state = CLIENT_IDLE;
 		c->s->h.client(c->s->h.arg, RING_EVENT_RELEASE, c->handle);
+		if (held)
+			hold_ended(c);
 	}
 	client_free(c);
 }
@@ -201,7 +233,12 @@ static void on_acquire(struct client *c, const struct ring_ctl_request *r)
 				     .tv_usec = (suseconds_t)(r->timeout_ms % 1000) * 1000};
 		evtimer_add(c->timeout, &tv);
 	}
+	/* The time of the ACQUIRE is the time its step reads: known once
+	 * the step ran (or at its GRANTED, should that come in the step). */
+	c->asked_us = ASKED_PENDING;
 	c->s->h.client(c->s->h.arg, RING_EVENT_ACQUIRE, c->handle);
+	if (c->asked_us == ASKED_PENDING)
+		c->asked_us = c->s->h.now(c->s->h.arg);
 }
 
 static void on_release(struct client *c)
@@ -212,8 +249,11 @@ static void on_release(struct client *c)
 	}
 	if (c->timeout)
 		event_del(c->timeout);
+	bool held = c->state == CLIENT_GRANTED;
 	c->state = CLIENT_IDLE;
 	c->s->h.client(c->s->h.arg, RING_EVENT_RELEASE, c->handle);
+	if (held)
+		hold_ended(c);
 	reply(c, "OK\n");
 }
 
@@ -225,6 +265,24 @@ static void on_status(struct client *c)
 		reply(c, "%s", buf);
 	else
 		reply(c, "ERR status too large\n");
+}
+
+/* The exposition, then RING_CTL_METRICS_END on a line of its own: the
+ * reply is many lines, and the client reads up to the marker. Allocated
+ * per request: a scrape is rare, and the loop's memory stays small. */
+static void on_metrics(struct client *c)
+{
+	static const char end[] = RING_CTL_METRICS_END "\n";
+	size_t cap = RING_METRICS_MAX + sizeof end;
+	char *buf = malloc(cap);
+	int n = buf ? c->s->h.metrics(c->s->h.arg, buf, RING_METRICS_MAX) : -1;
+	if (n > 0 && n < RING_METRICS_MAX) {
+		memcpy(buf + n, end, sizeof end - 1);
+		reply_bytes(c, buf, (size_t)n + sizeof end - 1);
+	} else {
+		reply(c, "ERR %s\n", buf ? "metrics too large" : "out of memory");
+	}
+	free(buf);
 }
 
 static void on_inject(struct client *c, const struct ring_ctl_request *r)
@@ -267,6 +325,9 @@ static void handle_line(struct client *c, const char *line)
 		return;
 	case RING_CTL_INJECT:
 		on_inject(c, &r);
+		return;
+	case RING_CTL_METRICS:
+		on_metrics(c);
 		return;
 	}
 }

@@ -12,6 +12,7 @@
 
 #include "control.h"
 #include "log.h"
+#include "metrics.h"
 
 struct ring_ctl_server;
 
@@ -28,6 +29,15 @@ struct ring_ctl_handler {
 	int (*inject)(void *arg, const struct ring_ctl_request *r, char *why, size_t whylen);
 	/* Whether the daemon is stopping: no further line is read. */
 	bool (*stopped)(void *arg);
+	/* The METRICS reply (Prometheus text) into BUF; returns its length
+	 * like snprintf. */
+	int (*metrics)(void *arg, char *buf, size_t len);
+	/* The daemon's time, microseconds, as read for the step that runs
+	 * or ran last: the clock of the grant histograms, read no more often
+	 * than the core's own. */
+	uint64_t (*now)(void *arg);
+	/* Where the server records grant waits and holds. */
+	struct ring_metrics *samples;
 };
 
 /* Listens on PATH (mode 0600) on BASE. A socket file that answers belongs

@@ -21,6 +21,8 @@
 #include "epoch_store.h"
 #include "err.h"
 #include "inject.h"
+#include "metrics.h"
+#include "metrics_http.h"
 #include "net.h"
 #include "node.h"
 #include "wire.h"
@@ -72,6 +74,8 @@ struct ring_daemon {
 	struct event *sig_term, *sig_int;
 
 	struct ring_ctl_server *ctl;
+	struct ring_metrics metrics;       /* METRICS and the HTTP listener show it */
+	struct ring_metrics_http *http;    /* NULL unless metrics_listen is set */
 	struct ring_epoch_store store;
 	struct ring_faults faults; /* allow_inject: only ever drops or delays */
 
@@ -125,23 +129,26 @@ static void set_fatal(struct ring_daemon *d)
 
 static void step(struct ring_daemon *d, struct ring_event *ev);
 
-/* Returns true when the datagram was a token swallowed by drop-token. */
-static bool send_to(struct ring_daemon *d, size_t idx, const uint8_t *buf, size_t len)
+/* Returns true when the datagram was a token swallowed by drop-token.
+ * TYPE is its message type, for the metrics. */
+static bool send_to(struct ring_daemon *d, size_t idx, const uint8_t *buf, size_t len,
+		    unsigned type)
 {
 	if (ring_faults_lose(&d->faults, idx))
 		return false;
 	if (ring_faults_swallow_token(&d->faults, buf, len))
 		return true;
 	/* EAGAIN or ENOBUFS is a lost datagram; the protocol retransmits. */
-	(void)sendto(d->udp_fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)&d->peer[idx].sa,
-		     d->peer[idx].len);
+	if (sendto(d->udp_fd, buf, len, MSG_DONTWAIT, (const struct sockaddr *)&d->peer[idx].sa,
+		   d->peer[idx].len) >= 0)
+		ring_metrics_count(d->metrics.tx, type);
 	return false;
 }
 
 /* To every other member, in one system call: a parked token's heartbeats
  * are most of what an idle ring does. Broadcasts are never tokens, so only
  * planted loss applies. */
-static void broadcast(struct ring_daemon *d, const uint8_t *buf, size_t len)
+static void broadcast(struct ring_daemon *d, const uint8_t *buf, size_t len, unsigned type)
 {
 	static struct mmsghdr msg[RING_MAX_MEMBERS];
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
@@ -155,8 +162,11 @@ static void broadcast(struct ring_daemon *d, const uint8_t *buf, size_t len)
 		n++;
 	}
 	/* EAGAIN or ENOBUFS loses the rest: a lost heartbeat, ridden out. */
-	if (n > 0)
-		(void)sendmmsg(d->udp_fd, msg, n, MSG_DONTWAIT);
+	if (n > 0) {
+		int sent = sendmmsg(d->udp_fd, msg, n, MSG_DONTWAIT);
+		if (sent > 0)
+			d->metrics.tx[type < RING_MSG_SLOTS ? type : 0] += (uint64_t)sent;
+	}
 }
 
 static void do_send(struct ring_daemon *d, const struct ring_action *a, bool *dropped)
@@ -164,6 +174,7 @@ static void do_send(struct ring_daemon *d, const struct ring_action *a, bool *dr
 	uint8_t sealed[RING_WIRE_MAX + RING_AUTH_TRAILER];
 	const uint8_t *buf = a->u.send.buf;
 	size_t len = a->u.send.len;
+	unsigned type = ring_wire_peek_type(buf, len);
 	if (d->auth) {
 		/* Sealed once: every receiver keeps its own replay window. */
 		memcpy(sealed, buf, len);
@@ -174,11 +185,11 @@ static void do_send(struct ring_daemon *d, const struct ring_action *a, bool *dr
 		len = (size_t)n;
 	}
 	if (a->u.send.to == 0) {
-		broadcast(d, buf, len);
+		broadcast(d, buf, len, type);
 		return;
 	}
 	int idx = ring_layout_index(d->layout, a->u.send.to);
-	if (idx >= 0 && send_to(d, (size_t)idx, buf, len))
+	if (idx >= 0 && send_to(d, (size_t)idx, buf, len, type))
 		*dropped = true;
 }
 
@@ -339,9 +350,9 @@ static bool answer_status(struct ring_daemon *d, const uint8_t *buf, size_t len,
 	int n = ring_wire_encode(&m, out, RING_WIRE_MAX);
 	if (n > 0 && d->auth)
 		n = ring_auth_seal(d->auth, out, (size_t)n, sizeof out, ring_wall_us());
-	if (n > 0)
-		(void)sendto(d->udp_fd, out, (size_t)n, MSG_DONTWAIT, (const struct sockaddr *)&from->sa,
-			     from->len);
+	if (n > 0 && sendto(d->udp_fd, out, (size_t)n, MSG_DONTWAIT,
+			    (const struct sockaddr *)&from->sa, from->len) >= 0)
+		ring_metrics_count(d->metrics.tx, RING_MSG_STATUS_RESP);
 	return true;
 }
 
@@ -404,7 +415,9 @@ static void receive(struct ring_daemon *d, struct rx *r)
 		}
 		n = body;
 	}
-	if (n > 0 && ring_wire_peek_type(buf, (size_t)n) == RING_MSG_STATUS_REQ &&
+	unsigned type = n > 0 ? ring_wire_peek_type(buf, (size_t)n) : 0;
+	ring_metrics_count(d->metrics.rx, type);
+	if (type == RING_MSG_STATUS_REQ &&
 	    answer_status(d, buf, (size_t)n, &r->from))
 		return; /* answered; a broken one goes to the core to be counted */
 	if (id != 0) {
@@ -437,6 +450,21 @@ static int ctl_status(void *arg, char *buf, size_t len)
 	ring_node_status(d->node, now_us(d), &st);
 	st.counters.auth_failures = d->auth_failures;
 	return ring_ctl_status_json(buf, len, d->layout, &st);
+}
+
+static int ctl_metrics(void *arg, char *buf, size_t len)
+{
+	struct ring_daemon *d = arg;
+	struct ring_status st;
+	clock_reset(d);
+	ring_node_status(d->node, now_us(d), &st);
+	st.counters.auth_failures = d->auth_failures;
+	return ring_metrics_format(buf, len, d->layout, &st, &d->metrics);
+}
+
+static uint64_t ctl_now(void *arg)
+{
+	return now_us(arg);
 }
 
 static int ctl_inject(void *arg, const struct ring_ctl_request *r, char *why, size_t whylen)
@@ -597,8 +625,12 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	const struct ring_ctl_handler h = {
 		.arg = d, .client = ctl_client, .status = ctl_status,
 		.inject = ctl_inject, .stopped = ctl_stopped,
+		.metrics = ctl_metrics, .now = ctl_now, .samples = &d->metrics,
 	};
 	rc = ring_ctl_server_new(&d->ctl, d->base, conf->control[d->me], id, &h, log, err, errlen);
+	if (rc == 0 && conf->metrics[d->me].port)
+		rc = ring_metrics_http_new(&d->http, d->base, conf->metrics[d->me].host,
+					   conf->metrics[d->me].port, ctl_metrics, d, err, errlen);
 	if (rc < 0 ||
 	    (rc = ring_net_open_ring(d->layout, d->me, d->peer, &d->udp_fd, err, errlen)) < 0)
 		return rc;
@@ -661,6 +693,7 @@ void ring_daemon_free(struct ring_daemon *d)
 	ring_node_free(d->node);
 	if (d->udp_fd >= 0)
 		close(d->udp_fd);
+	ring_metrics_http_free(d->http);
 	ring_ctl_server_free(d->ctl);
 	if (d->base)
 		event_base_free(d->base);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -27,6 +28,8 @@ int ring_log_open(struct ring_log *lg, const char *path, enum ring_log_format fo
 		}
 		lg->own = true;
 	}
+	/* JSON lines stay JSON: a prefix would break every reader of them. */
+	lg->journal = format == RING_LOG_TEXT && ring_log_is_journal(fileno(lg->out));
 	/* No stdio buffering to set: lines go out by write(2) on the
 	 * descriptor, whole, when the loop flushes (tools tail the file). */
 	return 0;
@@ -66,6 +69,52 @@ void ring_log_close(struct ring_log *lg)
 		fclose(lg->out);
 	lg->out = NULL;
 	lg->own = false;
+}
+
+bool ring_log_is_journal(int fd)
+{
+	/* systemd.exec(5): JOURNAL_STREAM is "DEVICE:INODE" of the stream
+	 * it connected; a descriptor redirected since is no longer it. */
+	const char *env = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	int used = 0;
+	struct stat st;
+	if (!env || sscanf(env, "%llu:%llu%n", &dev, &ino, &used) != 2 || env[used] != '\0' ||
+	    fd < 0 || fstat(fd, &st) != 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+/* Events that need a look (warning) or mean the member stopped or an
+ * operator's action failed (err); the rest is notice or info, and token
+ * hops are debug. docs/operations.md lists them for journalctl -p. */
+static const struct {
+	const char *event;
+	int priority;
+} priorities[] = {
+	{"epoch_exhausted", 3},   {"keys_reload_failed", 3},
+	{"loss_suspect", 4},      {"successor_skip", 4},       {"token_stale_drop", 4},
+	{"bad_packet", 4},        {"bad_packet_unlogged", 4},  {"auth_fail", 4},
+	{"config_mismatch", 4},   {"config_mismatch_unlogged", 4}, {"pause_detected", 4},
+	{"lease_expired", 4},     {"no_quorum", 4},            {"leave_timeout", 4},
+	{"control_accept_error", 4}, {"auth_off", 4},
+	{"retransmit", 5},        {"election_start", 5},       {"election_won", 5},
+	{"token_regen", 5},       {"epoch_adopt", 5},          {"member_leave", 5},
+	{"member_rejoin", 5},     {"inject", 5},
+	{"token_recv", 7},        {"token_pass", 7},
+};
+
+int ring_log_priority(const char *event, const struct ring_log_field *f, size_t n)
+{
+	if (strcmp(event, "node_stop") == 0)
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(f[i].key, "reason") == 0 && f[i].kind == RING_LF_STR && f[i].str &&
+			    strcmp(f[i].str, "error") == 0)
+				return 3;
+	for (size_t i = 0; i < sizeof priorities / sizeof priorities[0]; i++)
+		if (strcmp(event, priorities[i].event) == 0)
+			return priorities[i].priority;
+	return 6;
 }
 
 bool ring_log_parse_format(const char *s, enum ring_log_format *format)
@@ -205,6 +254,12 @@ static void format_json(const struct ring_log *lg, struct line *l, const char *t
 static void format_text(const struct ring_log *lg, struct line *l, const char *ts, size_t tn,
 			const char *event, const struct ring_log_field *f, size_t n)
 {
+	if (lg->journal) {
+		/* sd-daemon(3): "<N>" starts a line the journal stores at
+		 * priority N, so that journalctl -p warning finds it. */
+		char p[3] = {'<', (char)('0' + ring_log_priority(event, f, n)), '>'};
+		put(l, p, 3);
+	}
 	put(l, ts, tn);
 	put_s(l, "  node ");
 	put_u64(l, lg->node, 5);

@@ -25,6 +25,7 @@ struct ring_log {
 	FILE *out;     /* written with write(2) on its descriptor, never stdio */
 	bool own;      /* opened by ring_log_open: closed by ring_log_close */
 	enum ring_log_format format;
+	bool journal;  /* text lines to the journal: each starts with "<priority>" */
 	bool verbose;
 	uint16_t node;
 	/* Whole lines not yet written. */
@@ -71,6 +72,15 @@ void ring_log_flush(struct ring_log *lg);
  * activates an event). FN NULL: nobody is told; the buffer is still
  * written when it fills, on ring_log_flush and on close. */
 void ring_log_on_pending(struct ring_log *lg, void (*fn)(void *arg), void *arg);
+
+/* Whether FD is the stream systemd connected to the journal: JOURNAL_STREAM
+ * is set and names FD's device and inode. */
+bool ring_log_is_journal(int fd);
+
+/* The syslog priority of EVENT with its fields: 3 err (the member stops, or
+ * an operator's action failed), 4 warning (needs a look), 5 notice (the
+ * ring recovering by itself), 6 info, 7 debug (token hops). */
+int ring_log_priority(const char *event, const struct ring_log_field *fields, size_t n);
 
 /* "text" or "json" into *format; returns false for anything else. */
 bool ring_log_parse_format(const char *s, enum ring_log_format *format);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conf.h"
 #include "control.h"
@@ -12,6 +13,13 @@
 #include "log.h"
 
 enum { EXIT_USAGE = 2, EXIT_CONFIG = 78 };
+
+/* "<3>" before ringd's own last words when stderr is the journal, so that
+ * journalctl -p err shows why a member stopped (docs/operations.md). */
+static const char *err_prefix(void)
+{
+	return ring_log_is_journal(STDERR_FILENO) ? "<3>" : "";
+}
 
 static void usage(FILE *out)
 {
@@ -129,14 +137,14 @@ static int run(const struct options *o, const struct ring_conf *conf)
 	rc = ring_daemon_new(&d, conf, o->id, &log, err, sizeof err);
 	if (rc < 0) {
 		ring_log_flush(&log); /* its lines before our message, on a shared stderr */
-		fprintf(stderr, "ringd: %s\n", err);
+		fprintf(stderr, "%sringd: %s\n", err_prefix(), err);
 		ring_daemon_free(d);
 		ring_log_close(&log);
 		return rc == -RING_ECONFIG ? EXIT_CONFIG : 1;
 	}
 	rc = ring_daemon_run(d, err, sizeof err);
 	if (rc != 0)
-		fprintf(stderr, "ringd: %s\n", err);
+		fprintf(stderr, "%sringd: %s\n", err_prefix(), err);
 	ring_daemon_free(d);
 	ring_log_close(&log);
 	return rc;
@@ -151,7 +159,7 @@ int main(int argc, char **argv)
 	static struct ring_conf conf; /* large: not on the stack */
 	char err[512];
 	if (ring_conf_load(o.config, &conf, err, sizeof err) < 0) {
-		fprintf(stderr, "%s\n", err);
+		fprintf(stderr, "%s%s\n", err_prefix(), err);
 		return EXIT_CONFIG;
 	}
 	if (o.check)

@@ -20,8 +20,11 @@
 #include "control.h"
 #include "err.h"
 #include "fence_file.h"
+#include "metrics_fetch.h"
+#include "follow.h"
 #include "net.h"
 #include "node.h"
+#include "timeline.h"
 #include "trace.h"
 #include "wire.h"
 
@@ -48,7 +51,12 @@ static void usage(FILE *out)
 		"       ringctl -c CONFIG -n ID inject WHAT [ARG]     fault drills (allow_inject = true)\n"
 		"       ringctl trace [--json] [--allow-overlap] [--gap MS] LOG...\n"
 		"                                   check members' JSON logs: mutual exclusion, fencing\n"
+		"       ringctl [-c CONFIG] follow [--hops N] [--all] [--once] [--color|--no-color] LOG...\n"
+		"                                   merged per-member lanes of JSON logs, following them\n"
+		"       ringctl timeline LOG... -o FILE.svg [--from T] [--to T] [--title TEXT]\n"
+		"                                   a picture (SVG) of what the JSON logs tell\n"
 		"       ringctl keygen FILE                           write a new secret_file (mode 0600)\n"
+		"       ringctl -c CONFIG -n ID metrics               Prometheus text of member ID's metrics\n"
 		"\n"
 		"run: waits (at most MS milliseconds with -t) for the critical region, runs CMD\n"
 		"with RING_FENCE, RING_EPOCH and RING_NODE set, releases when CMD exits and exits\n"
@@ -64,6 +72,15 @@ static void usage(FILE *out)
 		"under an old epoch, overlapping critical regions (violations unless\n"
 		"--allow-overlap), stretches with no token, and recovery after each fault.\n"
 		"Exits 1 on a violation.\n"
+		"\n"
+		"follow: one column per member (the config's members with -c, else the ids\n"
+		"the logs name), the events people watch in time order, every Nth token hop\n"
+		"(--hops, default 10; 0 none; hops are logged with ringd -v), --all for every\n"
+		"event. Follows the files as they grow until SIGINT/SIGTERM; --once prints\n"
+		"what they hold and exits. Colour when stdout is a terminal.\n"
+		"\n"
+		"timeline: one lane per member on a shared time axis; --from/--to take seconds\n"
+		"after the first event (12.5) or UTC times (2026-01-02T03:04:05.5Z).\n"
 		"\n"
 		"inject WHAT:\n%s"
 		"\n"
@@ -771,6 +788,132 @@ static int main_trace(const struct globals *g, int argc, char **argv)
 	return cmd_trace(argc, argv);
 }
 
+/* follow and timeline read logs only; -c CONFIG, when given, names
+ * follow's columns in ring order. */
+static volatile sig_atomic_t follow_stop;
+
+static void on_follow_signal(int sig)
+{
+	(void)sig;
+	follow_stop = 1;
+}
+
+static int main_follow(const struct globals *g, int argc, char **argv)
+{
+	struct ring_follow_opts o = {.hops = 10, .color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR"),
+				     .poll_ms = 100, .stop = &follow_stop};
+	const char **files = calloc((size_t)argc + 1, sizeof *files);
+	size_t n = 0;
+	uint64_t v;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--hops") == 0 && i + 1 < argc &&
+		    ring_parse_u64(argv[i + 1], UINT32_MAX, &v)) {
+			o.hops = (unsigned)v;
+			i++;
+		} else if (strcmp(argv[i], "--poll") == 0 && i + 1 < argc &&
+			   ring_parse_u64(argv[i + 1], 10000, &v) && v > 0) {
+			o.poll_ms = (unsigned)v;
+			i++;
+		} else if (strcmp(argv[i], "--once") == 0) {
+			o.once = true;
+		} else if (strcmp(argv[i], "--all") == 0) {
+			o.all = true;
+		} else if (strcmp(argv[i], "--color") == 0 || strcmp(argv[i], "--no-color") == 0) {
+			o.color = argv[i][2] == 'c';
+		} else if (argv[i][0] == '-') {
+			free(files);
+			usage(stderr);
+			return EXIT_USAGE;
+		} else {
+			files[n++] = argv[i];
+		}
+	}
+	if (n == 0) {
+		free(files);
+		fprintf(stderr, "ringctl: follow needs at least one log file\n");
+		return EXIT_USAGE;
+	}
+	uint16_t ids[RING_MAX_MEMBERS];
+	if (g->config) {
+		int rc = load_conf(g->config, &conf);
+		if (rc) {
+			free(files);
+			return rc;
+		}
+		for (size_t k = 0; k < conf.layout.n; k++)
+			ids[k] = conf.layout.members[k].id;
+		o.members = ids;
+		o.nmembers = conf.layout.n;
+	}
+	struct sigaction sa = {.sa_handler = on_follow_signal}; /* no SA_RESTART: the poll wakes */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	char err[512];
+	size_t skipped = 0;
+	int rc = ring_follow(files, n, &o, stdout, &skipped, err, sizeof err);
+	free(files);
+	if (rc < 0) {
+		fprintf(stderr, "ringctl: %s\n", err);
+		return EXIT_FAIL;
+	}
+	if (skipped)
+		fprintf(stderr, "ringctl: follow skipped %zu line(s) that were not log records\n", skipped);
+	return 0;
+}
+
+static int main_timeline(const struct globals *g, int argc, char **argv)
+{
+	(void)g;
+	struct ring_timeline_opts o = {.title = NULL};
+	const char **files = calloc((size_t)argc + 1, sizeof *files);
+	const char *out = NULL;
+	size_t n = 0;
+	char err[512] = "";
+	for (int i = 0; i < argc; i++) {
+		bool more = i + 1 < argc;
+		if (strcmp(argv[i], "-o") == 0 && more) {
+			out = argv[++i];
+		} else if (strcmp(argv[i], "--title") == 0 && more) {
+			o.title = argv[++i];
+		} else if ((strcmp(argv[i], "--from") == 0 || strcmp(argv[i], "--to") == 0) && more) {
+			struct ring_timeline_bound *b = argv[i][2] == 'f' ? &o.from : &o.to;
+			if (ring_timeline_parse_bound(argv[i + 1], b) < 0) {
+				fprintf(stderr, "ringctl: %s wants seconds after the first event or a UTC "
+						"time such as 2026-01-02T03:04:05Z, not '%s'\n",
+					argv[i], argv[i + 1]);
+				free(files);
+				return EXIT_USAGE;
+			}
+			i++;
+		} else if (argv[i][0] == '-') {
+			free(files);
+			usage(stderr);
+			return EXIT_USAGE;
+		} else {
+			files[n++] = argv[i];
+		}
+	}
+	if (n == 0 || !out) {
+		free(files);
+		fprintf(stderr, "ringctl: timeline needs LOG... and -o FILE.svg\n");
+		return EXIT_USAGE;
+	}
+	struct ring_timeline_result res;
+	int rc = ring_timeline_write(files, n, &o, out, &res, err, sizeof err);
+	free(files);
+	if (rc < 0) {
+		fprintf(stderr, "ringctl: %s\n", err);
+		return EXIT_FAIL;
+	}
+	printf("%s: %zu members, %zu events, %.3f s, %zu bytes%s\n", out, res.members, res.events,
+	       (double)res.span_us / 1e6, res.bytes, res.aggregated ? " (dense parts aggregated)" : "");
+	if (res.skipped)
+		fprintf(stderr, "ringctl: timeline skipped %zu line(s) that were not log records\n",
+			res.skipped);
+	return 0;
+}
+
 static int main_keygen(const struct globals *g, int argc, char **argv)
 {
 	(void)g;
@@ -850,6 +993,27 @@ static int main_inject(const struct globals *g, int argc, char **argv)
 	return rc ? rc : cmd_inject(&conf, g->id, argc, argv);
 }
 
+static int main_metrics(const struct globals *g, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 0) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	int rc = load_conf(g->config, &conf), idx;
+	if (rc)
+		return rc;
+	if ((idx = ring_layout_index(&conf.layout, g->id)) < 0) {
+		fprintf(stderr, "ringctl: %s has no member %u\n", conf.path, g->id);
+		return EXIT_CONFIG;
+	}
+	char err[RING_SOCK_MAX + 256];
+	rc = ring_metrics_fetch(conf.control[idx], stdout, 5000, err, sizeof err);
+	if (rc < 0)
+		fprintf(stderr, "ringctl: member %u: %s\n", g->id, err);
+	return rc == 0 ? 0 : rc == -RING_EIO ? EXIT_UNREACHABLE : EXIT_FAIL;
+}
+
 static const struct command {
 	const char *name;
 	bool needs_id; /* -n ID: the command talks to one member */
@@ -861,7 +1025,10 @@ static const struct command {
 	{"inject", true, main_inject},
 	{"fenced-append", false, main_fenced_append},
 	{"trace", false, main_trace},
+	{"follow", false, main_follow},
+	{"timeline", false, main_timeline},
 	{"keygen", false, main_keygen},
+	{"metrics", true, main_metrics},
 };
 
 /* Reads the global options; returns the index of the command, or -1 having

@@ -1,8 +1,8 @@
 /* The trace checker: reads every member's JSON log, orders grants by epoch
  * and token hop rather than by clocks alone, and reports duplicated or
  * backward fences, grants under an epoch the member knew to be old,
- * overlapping critical regions, stretches with no token, and for each
- * injected fault the time to the next grant. */
+ * overlapping critical regions, stretches with no token, and (through
+ * trace_faults.c) every fault, listed or inferred, timed to the next grant. */
 #include "trace.h"
 
 #include <errno.h>
@@ -14,8 +14,10 @@
 
 #include "err.h"
 #include "node.h"
+#include "trace_faults.h"
 
 #define LIST_MAX 8 /* incidents of each kind printed in full */
+#define FAULT_JSON_MAX 1000 /* faults listed one by one in --json */
 
 enum kind {
 	K_OTHER,
@@ -75,11 +77,15 @@ static const struct {
 	{"fault", K_FAULT},
 };
 
-static enum kind kind_of(const char *ev)
+/* EV's kind; *CORE is its core event, or -1. */
+static enum kind kind_of(const char *ev, int *core)
 {
+	*core = -1;
 	for (int e = 0; e < RING_LOG_COUNT_; e++)
-		if (strcmp(ev, ring_log_info((enum ring_log_event)e)->name) == 0)
+		if (strcmp(ev, ring_log_info((enum ring_log_event)e)->name) == 0) {
+			*core = e;
 			return core_kind((enum ring_log_event)e);
+		}
 	for (size_t i = 0; i < sizeof shell_kinds / sizeof shell_kinds[0]; i++)
 		if (strcmp(ev, shell_kinds[i].name) == 0)
 			return shell_kinds[i].kind;
@@ -113,6 +119,8 @@ struct tracer {
 	uint32_t epochs_seen[4096];
 	size_t nepochs;
 	bool nodes[65536];
+	struct ring_trace_faults *faults;
+	bool faults_oom; /* the fault inference ran out of memory */
 	struct ring_trace_result *res;
 	const struct ring_trace_opts *opts;
 	FILE *out;
@@ -172,7 +180,9 @@ struct record {
 	enum kind kind;
 	uint32_t node, epoch;
 	uint64_t seq, fence, known;
-	char what[64]; /* a fault's */
+	int core;          /* its core event, or -1 */
+	uint64_t field[3]; /* the core event's fields, by RING_LOG_EVENTS */
+	char what[64];     /* a fault's */
 };
 
 /* Parses LINE into R; false for anything but a JSON object with a "ts" and
@@ -187,7 +197,12 @@ static bool parse_line(const char *line, size_t len, struct record *r)
 		json_decref(o);
 		return false;
 	}
-	r->kind = kind_of(ev);
+	r->kind = kind_of(ev, &r->core);
+	for (int i = 0; i < 3; i++) {
+		const char *name = r->core >= 0 ? ring_log_info((enum ring_log_event)r->core)->field[i]
+						: NULL;
+		r->field[i] = name ? num(o, name) : 0;
+	}
 	r->node = (uint32_t)num(o, "node");
 	r->epoch = (uint32_t)num(o, "epoch");
 	r->seq = num(o, "seq");
@@ -323,6 +338,24 @@ static void apply(struct tracer *tr, struct member_log *m, const struct record *
 	m->last_t = r->t;
 }
 
+/* The same line, to the fault inference. */
+static void to_faults(struct tracer *tr, const struct record *r)
+{
+	struct ring_trace_line l = {
+		.t = r->t,
+		.node = r->node,
+		.core = r->core,
+		.shell = r->kind == K_NODE_START  ? RING_TRACE_SHELL_START
+			 : r->kind == K_NODE_STOP ? RING_TRACE_SHELL_STOP
+			 : r->kind == K_FAULT     ? RING_TRACE_SHELL_FAULT
+						  : RING_TRACE_SHELL_NONE,
+		.field = {r->field[0], r->field[1], r->field[2]},
+		.what = r->what,
+	};
+	if (ring_trace_faults_line(tr->faults, &l) < 0)
+		tr->faults_oom = true;
+}
+
 /* One member's log, in its own order. */
 static int read_file(struct tracer *tr, const char *path, char *err, size_t errlen)
 {
@@ -338,11 +371,13 @@ static int read_file(struct tracer *tr, const char *path, char *err, size_t errl
 	while ((len = getline(&line, &cap, f)) > 0) {
 		m.order++;
 		struct record r;
-		if (parse_line(line, (size_t)len, &r))
+		if (parse_line(line, (size_t)len, &r)) {
 			apply(tr, &m, &r);
-		else
+			to_faults(tr, &r);
+		} else
 			tr->res->unparsed++;
 	}
+	ring_trace_faults_end_file(tr->faults);
 	if (m.open >= 0)
 		tr->g[m.open].end = m.last_t;
 	free(line);
@@ -503,33 +538,25 @@ static void check_gaps(struct tracer *tr)
 	}
 }
 
-/* For each fault, the time until the next grant anywhere. */
-static void check_incidents(struct tracer *tr)
+/* Every fault, from faults.log or inferred from the logs (trace_faults.c),
+ * with the time to the next grant anywhere. */
+static int check_faults(struct tracer *tr)
 {
 	struct ring_trace_result *res = tr->res;
-	for (size_t k = 0; k < tr->nf; k++) {
-		uint64_t t = tr->f[k].t, next = 0;
-		uint32_t node = 0;
-		uint64_t fence = 0;
-		for (size_t i = 0; i < tr->ng; i++)
-			if (tr->g[i].start > t && (!next || tr->g[i].start < next)) {
-				next = tr->g[i].start;
-				node = tr->g[i].node;
-				fence = tr->g[i].fence;
-			}
-		res->incidents++;
-		if (next && next - t > res->worst_recovery_us)
-			res->worst_recovery_us = next - t;
-		if (tr->opts->json)
-			continue;
-		if (next)
-			fprintf(tr->out, "fault at %.3f s: %-16s next grant %.3f s later (n%u fence %" PRIu64
-				":%" PRIu64 ")\n", rel(tr, t), tr->f[k].what, (double)(next - t) / 1e6,
-				node, fence >> 32, fence & 0xffffffffu);
-		else
-			fprintf(tr->out, "fault at %.3f s: %-16s no grant after it\n", rel(tr, t),
-				tr->f[k].what);
-	}
+	struct ring_trace_fault_totals tot;
+	int rc = ring_trace_faults_resolve(tr->faults, &tot);
+	if (rc < 0)
+		return rc;
+	res->incidents = tot.listed_count;
+	res->worst_recovery_us = tot.listed_slowest_us;
+	res->faults = tot.faults;
+	res->faults_listed = tot.listed;
+	res->faults_inferred = tot.inferred;
+	res->faults_unrecovered = tot.unrecovered;
+	res->slowest_recovery_us = tot.slowest_us;
+	if (!tr->opts->json)
+		ring_trace_faults_print(tr->faults, tr->first, LIST_MAX, tr->out);
+	return 0;
 }
 
 static void report(struct tracer *tr)
@@ -559,6 +586,19 @@ static void report(struct tracer *tr)
 			(json_int_t)r->incidents, "worst_recovery_s",
 			(double)r->worst_recovery_us / 1e6);
 		if (o) {
+			/* Added after the fields above, which keep their meaning:
+			 * incidents and worst_recovery_s are faults.log's alone. */
+			json_object_set_new(o, "faults", json_integer((json_int_t)r->faults));
+			json_object_set_new(o, "faults_listed",
+					    json_integer((json_int_t)r->faults_listed));
+			json_object_set_new(o, "faults_inferred",
+					    json_integer((json_int_t)r->faults_inferred));
+			json_object_set_new(o, "faults_unrecovered",
+					    json_integer((json_int_t)r->faults_unrecovered));
+			json_object_set_new(o, "slowest_recovery_s",
+					    json_real((double)r->slowest_recovery_us / 1e6));
+			json_t *list = ring_trace_faults_json(tr->faults, tr->first, FAULT_JSON_MAX);
+			json_object_set_new(o, "fault_list", list ? list : json_array());
 			json_dumpf(o, tr->out, JSON_COMPACT);
 			fputc('\n', tr->out);
 			json_decref(o);
@@ -573,7 +613,8 @@ static void report(struct tracer *tr)
 		"grants under an old epoch: %zu\n"
 		"  overlapping critical regions: %zu (longest %.3f s)%s\n"
 		"  stretches with no token seen over %" PRIu64 " ms: %zu (longest %.3f s)\n"
-		"  faults: %zu (slowest recovery to the next grant %.3f s)\n"
+		"  faults: %zu (%zu from faults.log, %zu inferred from the logs; %zu with no grant "
+		"after them) - slowest recovery to the next grant %.3f s\n"
 		"verdict: %s\n",
 		r->files, r->events, r->unparsed, members,
 		tr->last > tr->first ? (double)(tr->last - tr->first) / 1e6 : 0.0, r->grants,
@@ -583,8 +624,9 @@ static void report(struct tracer *tr)
 		r->overlaps ? (tr->opts->allow_overlap ? " - allowed: fencing keeps the resource safe"
 						       : " - not allowed")
 			    : "",
-		tr->opts->gap_ms, r->gaps, (double)r->longest_gap_us / 1e6, r->incidents,
-		(double)r->worst_recovery_us / 1e6,
+		tr->opts->gap_ms, r->gaps, (double)r->longest_gap_us / 1e6, r->faults,
+		r->faults_listed, r->faults_inferred, r->faults_unrecovered,
+		(double)r->slowest_recovery_us / 1e6,
 		r->violation ? "VIOLATION" : "OK: mutual exclusion and fencing held");
 }
 
@@ -597,6 +639,12 @@ int ring_trace_check(const char *const *files, size_t n, const struct ring_trace
 	memset(res, 0, sizeof *res);
 	struct tracer *tr = calloc(1, sizeof *tr);
 	if (!tr) {
+		snprintf(err, errlen, "out of memory");
+		return -RING_ENOMEM;
+	}
+	tr->faults = ring_trace_faults_new();
+	if (!tr->faults) {
+		free(tr);
 		snprintf(err, errlen, "out of memory");
 		return -RING_ENOMEM;
 	}
@@ -613,12 +661,18 @@ int ring_trace_check(const char *const *files, size_t n, const struct ring_trace
 		check_fences(tr);
 		check_overlaps(tr);
 		check_gaps(tr);
-		check_incidents(tr);
+		if (tr->faults_oom || check_faults(tr) < 0) {
+			snprintf(err, errlen, "out of memory");
+			rc = -RING_ENOMEM;
+			goto out;
+		}
 		res->violation = res->dup_fences || res->backwards || res->stale_grants ||
 				 (res->overlaps && !opts->allow_overlap);
 		report(tr);
 		rc = res->violation ? 1 : 0;
 	}
+out:
+	ring_trace_faults_free(tr->faults);
 	free(tr->g);
 	free(tr->seen);
 	free(tr->f);

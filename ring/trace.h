@@ -18,8 +18,14 @@ struct ring_trace_opts {
 struct ring_trace_result {
 	size_t files, events, members, unparsed;
 	size_t grants, epochs, regenerations, skips, rejoins, pauses, stale_drops;
-	size_t dup_fences, backwards, stale_grants, overlaps, gaps, incidents;
-	uint64_t worst_overlap_us, longest_gap_us, worst_recovery_us;
+	size_t dup_fences, backwards, stale_grants, overlaps, gaps;
+	size_t incidents;           /* faults.log's lines (each a fault) */
+	uint64_t worst_overlap_us, longest_gap_us;
+	uint64_t worst_recovery_us; /* over faults.log's faults alone */
+	/* Every fault once, whether faults.log lists it or the logs show it
+	 * (docs/testing.md, "Faults and recovery"). */
+	size_t faults, faults_listed, faults_inferred, faults_unrecovered;
+	uint64_t slowest_recovery_us; /* over every fault a grant followed */
 	bool violation;
 };
 

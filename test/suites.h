@@ -14,10 +14,12 @@ extern CU_TestInfo ring_test_fence_file_tests[];
 extern CU_TestInfo ring_test_epoch_store_tests[];
 extern CU_TestInfo ring_test_inject_tests[];
 extern CU_TestInfo ring_test_log_tests[];
+extern CU_TestInfo ring_test_metrics_tests[];
 extern CU_TestInfo ring_test_net_tests[];
 extern CU_TestInfo ring_test_conf_tests[];
 extern CU_TestInfo ring_test_control_tests[];
 extern CU_TestInfo ring_test_trace_tests[];
+extern CU_TestInfo ring_test_logview_tests[];
 extern CU_TestInfo ring_test_auth_tests[];
 extern CU_TestInfo ring_test_simcheck_tests[];
 extern CU_TestInfo ring_test_rules_token_tests[];
@@ -31,6 +33,8 @@ extern CU_TestInfo ring_test_review_laps_tests[];
  * 0 on success. */
 int ring_test_trace_init(void);
 int ring_test_trace_cleanup(void);
+int ring_test_logview_init(void);
+int ring_test_logview_cleanup(void);
 int ring_test_auth_init(void);
 int ring_test_auth_cleanup(void);
 

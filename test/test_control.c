@@ -45,6 +45,9 @@ static void test_release_and_status_take_no_argument(void)
 	CU_ASSERT_EQUAL(r.cmd, RING_CTL_STATUS);
 	CU_ASSERT_EQUAL(parse("RELEASE now", &r), -RING_EFIELD);
 	CU_ASSERT_EQUAL(parse("STATUS x", &r), -RING_EFIELD);
+	CU_ASSERT_EQUAL(parse("METRICS", &r), 0);
+	CU_ASSERT_EQUAL(r.cmd, RING_CTL_METRICS);
+	CU_ASSERT_EQUAL(parse("METRICS all", &r), -RING_EFIELD);
 }
 
 static void test_unknown_empty_and_junk_lines_are_refused(void)

@@ -4,9 +4,11 @@
  * buffer is still written whole and in order. */
 #include <CUnit/CUnit.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -285,6 +287,110 @@ static void test_close_writes_what_is_buffered(void)
 	close_log(&x);
 }
 
+/* JOURNAL_STREAM naming the scratch file's device and inode (plus DINO),
+ * as systemd sets it for the stream it connects to stderr. */
+static void fake_journal(const struct fixture *x, long dino)
+{
+	struct stat st;
+	CU_ASSERT_FATAL(stat(x->path, &st) == 0);
+	char env[64];
+	snprintf(env, sizeof env, "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino + (unsigned long long)dino);
+	setenv("JOURNAL_STREAM", env, 1);
+}
+
+/* Reopens X's log with JOURNAL_STREAM pointing at its file, or DINO off. */
+static void reopen_as_journal(struct fixture *x, enum ring_log_format format, long dino)
+{
+	fake_journal(x, dino);
+	ring_log_close(&x->log);
+	char err[128];
+	CU_ASSERT_FATAL(ring_log_open(&x->log, x->path, format, true, 7, err, sizeof err) == 0);
+	x->log.clock = fake_clock;
+	unsetenv("JOURNAL_STREAM");
+}
+
+/* sd-daemon(3) prefixes: journalctl -p warning must find what needs a
+ * look, and -p err why a member stopped. */
+static void test_text_lines_to_the_journal_carry_syslog_priorities(void)
+{
+	struct fixture x;
+	open_log(&x, RING_LOG_TEXT, true);
+	reopen_as_journal(&x, RING_LOG_TEXT, 0);
+	CU_ASSERT(x.log.journal);
+	struct ring_log_field err = RING_LF_S("reason", "error"), leave = RING_LF_S("reason", "leave");
+	const struct {
+		const char *event;
+		const struct ring_log_field *f;
+		const char *prefix;
+	} rows[] = {
+		{"epoch_exhausted", NULL, "<3>"}, {"node_stop", &err, "<3>"},
+		{"node_stop", &leave, "<6>"},     {"loss_suspect", NULL, "<4>"},
+		{"successor_skip", NULL, "<4>"},  {"token_stale_drop", NULL, "<4>"},
+		{"bad_packet", NULL, "<4>"},      {"auth_fail", NULL, "<4>"},
+		{"config_mismatch", NULL, "<4>"}, {"pause_detected", NULL, "<4>"},
+		{"lease_expired", NULL, "<4>"},   {"no_quorum", NULL, "<4>"},
+		{"token_regen", NULL, "<5>"},     {"cs_enter", NULL, "<6>"},
+		{"token_recv", NULL, "<7>"},
+	};
+	size_t n = sizeof rows / sizeof rows[0];
+	for (size_t i = 0; i < n; i++)
+		ring_log_emit(&x.log, rows[i].event, false, rows[i].f, rows[i].f ? 1 : 0);
+	ring_log_flush(&x.log);
+	char *s = on_disk(&x, NULL);
+	const char *line = s;
+	for (size_t i = 0; i < n && line && *line; i++) {
+		char want[96];
+		snprintf(want, sizeof want, "%s2024-05-01T12:00:00.000042Z  node 7     %s", rows[i].prefix,
+			 rows[i].event);
+		if (strncmp(line, want, strlen(want)) != 0) {
+			fprintf(stderr, "\n  want '%s', got '%.*s'\n", want,
+				(int)strcspn(line, "\n"), line);
+			CU_FAIL("priority prefix");
+		}
+		line = strchr(line, '\n');
+		line = line ? line + 1 : NULL;
+	}
+	free(s);
+	close_log(&x);
+}
+
+/* JSON stays JSON; a stream that is not the journal (another inode, no
+ * variable, junk in it) gets no prefix. */
+static void test_json_lines_and_other_streams_get_no_prefix(void)
+{
+	struct fixture x;
+	open_log(&x, RING_LOG_JSON, false);
+	reopen_as_journal(&x, RING_LOG_JSON, 0);
+	CU_ASSERT_FALSE(x.log.journal);
+	reopen_as_journal(&x, RING_LOG_TEXT, 1);
+	CU_ASSERT_FALSE(x.log.journal);
+	ring_log_emit(&x.log, "loss_suspect", false, NULL, 0);
+	ring_log_flush(&x.log);
+	char *s = on_disk(&x, NULL);
+	CU_ASSERT_EQUAL(s[0], '2');
+	free(s);
+
+	int fd = open(x.path, O_WRONLY);
+	CU_ASSERT_FATAL(fd >= 0);
+	unsetenv("JOURNAL_STREAM");
+	CU_ASSERT_FALSE(ring_log_is_journal(fd));
+	fake_journal(&x, 0);
+	CU_ASSERT_TRUE(ring_log_is_journal(fd));
+	/* A descriptor dup'ed onto it is the same stream. */
+	int fd2 = dup(fd);
+	CU_ASSERT_TRUE(ring_log_is_journal(fd2));
+	close(fd2);
+	const char *junk[] = {"", "1", "1:", ":1", "1:2x", "x:y", "1:2:3", "-1:-1"};
+	for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+		setenv("JOURNAL_STREAM", junk[i], 1);
+		CU_ASSERT_FALSE(ring_log_is_journal(fd));
+	}
+	unsetenv("JOURNAL_STREAM");
+	close(fd);
+	close_log(&x);
+}
+
 #define T_(f) {#f, f}
 CU_TestInfo ring_test_log_tests[] = {
 	T_(test_text_line_is_byte_for_byte_the_documented_format),
@@ -295,5 +401,7 @@ CU_TestInfo ring_test_log_tests[] = {
 	T_(test_a_line_longer_than_the_buffer_is_written_whole_in_order),
 	T_(test_the_loop_is_told_when_lines_wait),
 	T_(test_close_writes_what_is_buffered),
+	T_(test_text_lines_to_the_journal_carry_syslog_priorities),
+	T_(test_json_lines_and_other_streams_get_no_prefix),
 	CU_TEST_INFO_NULL,
 };

@@ -170,6 +170,147 @@ static void test_recovery_after_a_fault_is_measured(void)
 	CU_ASSERT_EQUAL(r.worst_recovery_us, 750000);
 }
 
+/* The report of FILES to dir/NAME, read back into BUF. */
+static int check_text(const char *const *files, size_t n, struct ring_trace_result *r,
+		      char *buf, size_t len)
+{
+	struct ring_trace_opts o = {.allow_overlap = true, .gap_ms = 1000};
+	char err[256], path[128];
+	snprintf(path, sizeof path, "%s/report.txt", dir);
+	FILE *out = fopen(path, "w+");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	int rc = ring_trace_check(files, n, &o, out, r, err, sizeof err);
+	rewind(out);
+	size_t got = fread(buf, 1, len - 1, out);
+	buf[got] = '\0';
+	fclose(out);
+	return rc;
+}
+
+static void test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_word(void)
+{
+	char a[2][160], b[5][160], c[2][160];
+	/* n1 is granted at 1.0 and says nothing more: the token died with it.
+	 * n2 suspects the loss after 500 ms of silence, regenerates and is
+	 * granted at 1.8. n2 and n3 end without node_stop too, but nothing
+	 * says they died: still running when the logs were read. */
+	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
+	snprintf(a[1], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(b[0], 160, "0.5 2 node_start \"epoch\":0");
+	snprintf(b[1], 160, "0.6 2 loss_suspect \"silent_ms\":0,\"epoch\":0");
+	snprintf(b[2], 160, "1.6 2 loss_suspect \"silent_ms\":500,\"epoch\":256");
+	snprintf(b[3], 160, "1.7 2 token_regen \"epoch\":513,\"alive\":2");
+	snprintf(b[4], 160, "1.8 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	snprintf(c[0], 160, "0.5 3 node_start \"epoch\":0");
+	snprintf(c[1], 160, "0.9 3 epoch_adopt \"epoch\":256,\"from\":2");
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1], b[2], b[3], b[4]},
+		   *lc[] = {c[0], c[1]};
+	const char *files[] = {write_log("x1", la, 2), write_log("x2", lb, 5),
+			       write_log("x3", lc, 2)};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 3, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_EQUAL(r.faults_inferred, 1);
+	CU_ASSERT_EQUAL(r.faults_listed, 0);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 800000);
+	CU_ASSERT_EQUAL(r.incidents, 0); /* faults.log's count, unchanged */
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "inferred fault at 0.500 s: crash n1"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "next grant 0.800 s later (n2 fence 513:1)"));
+}
+
+static void test_a_pause_is_a_fault_from_when_the_stall_began(void)
+{
+	char a[3][160], b[2][160];
+	/* n1 woke at 3.0 from a stall of 1500 ms: it began at 1.5; n2 was
+	 * granted at 2.2. */
+	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
+	snprintf(a[1], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(a[2], 160, "3.0 1 pause_detected \"ms\":1500");
+	snprintf(b[0], 160, "0.5 2 node_start \"epoch\":0");
+	snprintf(b[1], 160, "2.2 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	const char *la[] = {a[0], a[1], a[2]}, *lb[] = {b[0], b[1]};
+	const char *files[] = {write_log("p1", la, 3), write_log("p2", lb, 2)};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 2, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_EQUAL(r.faults_inferred, 1);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 700000);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "pause n1"));
+}
+
+static void test_a_skip_is_a_fault_from_its_first_retransmit(void)
+{
+	char a[6][160], c[1][160];
+	/* n1 passes to n2 from 1.2 on, gets no ack, skips it at 1.26; n3 is
+	 * granted at 1.5. (n2's own log is not given.) */
+	snprintf(a[0], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(a[1], 160, "1.1 1 cs_exit \"fence\":%llu", F(256, 1));
+	snprintf(a[2], 160, "1.2 1 retransmit \"to\":2,\"epoch\":256,\"seq\":3");
+	snprintf(a[3], 160, "1.22 1 retransmit \"to\":2,\"epoch\":256,\"seq\":3");
+	snprintf(a[4], 160, "1.24 1 retransmit \"to\":2,\"epoch\":256,\"seq\":3");
+	snprintf(a[5], 160, "1.26 1 successor_skip \"dead\":2,\"epoch\":257");
+	snprintf(c[0], 160, "1.5 3 cs_enter \"fence\":%llu,\"epoch\":257", F(257, 1));
+	const char *la[] = {a[0], a[1], a[2], a[3], a[4], a[5]}, *lc[] = {c[0]};
+	const char *files[] = {write_log("q1", la, 6), write_log("q3", lc, 1)};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 2, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_EQUAL(r.faults_inferred, 1);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 300000);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "skip n2"));
+}
+
+static void test_a_fault_in_faults_log_and_in_the_logs_counts_once(void)
+{
+	char a[2][160], b[4][160], f[1][160];
+	/* The lab killed n2 at 1.1; n2's log ends at its grant (1.0), n1
+	 * suspects the loss and regenerates: one fault, faults.log's, timed
+	 * from the kill. */
+	snprintf(a[0], 160, "0.5 2 node_start \"epoch\":0");
+	snprintf(a[1], 160, "1.0 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(b[0], 160, "0.5 1 node_start \"epoch\":0");
+	snprintf(b[1], 160, "1.7 1 loss_suspect \"silent_ms\":550,\"epoch\":256");
+	snprintf(b[2], 160, "1.75 1 token_regen \"epoch\":513,\"alive\":1");
+	snprintf(b[3], 160, "1.8 1 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	snprintf(f[0], 160, "1.1 0 fault \"what\":\"kill 2\"");
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1], b[2], b[3]}, *lf[] = {f[0]};
+	const char *files[] = {write_log("m2", la, 2), write_log("m1", lb, 4),
+			       write_log("mf", lf, 1)};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 3, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_EQUAL(r.faults_listed, 1);
+	CU_ASSERT_EQUAL(r.faults_inferred, 0);
+	CU_ASSERT_EQUAL(r.incidents, 1);
+	CU_ASSERT_EQUAL(r.worst_recovery_us, 700000);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 700000);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "fault at 0.600 s: kill 2"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "the logs show it too: n2's log ends without node_stop"));
+}
+
+static void test_a_fault_with_no_grant_after_it_is_unrecovered_not_zero(void)
+{
+	char a[2][160], b[2][160];
+	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
+	snprintf(a[1], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(b[0], 160, "0.5 2 node_start \"epoch\":0");
+	snprintf(b[1], 160, "2.0 2 loss_suspect \"silent_ms\":600,\"epoch\":256");
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1]};
+	const char *files[] = {write_log("u1", la, 2), write_log("u2", lb, 2)};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 2, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_EQUAL(r.faults_unrecovered, 1);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "crash n1         no grant after it: unrecovered"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "1 with no grant after them"));
+}
+
 static void test_junk_lines_are_counted_not_fatal(void)
 {
 	const char *path = write_log("j1", (const char *[]){"1.0 1 node_start \"epoch\":0"}, 1);
@@ -200,6 +341,11 @@ CU_TestInfo ring_test_trace_tests[] = {
 	T_(test_overlap_is_a_violation_unless_allowed),
 	T_(test_a_killed_holder_holds_until_the_fault),
 	T_(test_recovery_after_a_fault_is_measured),
+	T_(test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_word),
+	T_(test_a_pause_is_a_fault_from_when_the_stall_began),
+	T_(test_a_skip_is_a_fault_from_its_first_retransmit),
+	T_(test_a_fault_in_faults_log_and_in_the_logs_counts_once),
+	T_(test_a_fault_with_no_grant_after_it_is_unrecovered_not_zero),
 	T_(test_junk_lines_are_counted_not_fatal),
 	T_(test_missing_file_is_an_error),
 	CU_TEST_INFO_NULL,

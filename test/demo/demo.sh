@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # make demo: a 5-member ring on 127.0.0.1 (conf/local5.ini). Every member runs a
 # workload that enters the critical region in a loop (ringctl run) and appends
-# one fenced line to a shared file (ringctl fenced-append). The merged log of all
-# members is shown live, filtered for people. Along the way the demo kills the
+# one fenced line to a shared file (ringctl fenced-append). The merged JSON log of
+# all members is shown live by ringctl follow, one column per member. Along the way the demo kills the
 # token's holder with kill -9 (loss, election, regeneration), restarts it
 # (rejoin), kills a member that does not hold the token (skip) and restarts it
-# too; then it stops everything and prints a summary.
+# too; then it stops everything, prints a summary and draws the run with
+# ringctl timeline (timeline.svg in the output folder).
 #
 #   DEMO_SECONDS=20 (default; at least 10) bounds the run; Ctrl-C ends it early.
 #   DEMO_HOPS=10 shows every 10th token hop in the live view (0: none).
@@ -37,6 +38,7 @@ HOPS=${DEMO_HOPS:-10}
 [[ -x $RINGD && -x $RINGCTL ]] || die "build first: make ring/ringd ring/ringctl"
 [[ -r $CONF ]] || die "cannot read $CONF"
 [[ -r /proc/net/udp ]] || die "needs Linux's /proc/net/udp to check the ports"
+command -v jq >/dev/null || die "needs jq (make deps)"
 
 # ---- the ring's layout, from the same file the members read ----------------
 
@@ -80,19 +82,32 @@ fi
 # ---- everything the demo starts is recorded here, and stopped by PID -------
 
 OUT=$(mktemp -d /tmp/ring-demo-out.XXXXXX) || die "cannot create an output folder"
-LOG=$OUT/ring.log     # every member's log (-v), merged by O_APPEND, plus the demo's own lines
+LOG=$OUT/ring.log     # every member's JSON log (-v), merged by O_APPEND, plus the demo's own notes
 SHARED=$OUT/shared.txt
 declare -A RPID WPID  # ringd and workload PIDs by member id
-TAIL_PID='' VIEW_PID='' FIFO=$OUT/.view.fifo
+VIEW_PID=''            # ringctl follow
 STARTED=0 CLEANED=0 INTERRUPTED=0
 now_ts() { date -u +%Y-%m-%dT%H:%M:%S.%6NZ; }
 T0_US=${EPOCHREALTIME/./}
 T0_TS=$(now_ts)
-# The demo's own lines go to the merged log, so they show in time order.
+# The demo's own lines go to the merged log as JSON lines that name no member
+# ("event":"note"), so that follow and timeline show them in time order.
 note() {
 	local what=$1
 	shift
-	printf '%s  demo  %-17s %s\n' "$(now_ts)" "$what" "$*" >>"$LOG"
+	jq -cn --arg ts "$(now_ts)" --arg what "$what" --arg text "$*" \
+		'{ts: $ts, event: "note", what: $what, text: $text}' >>"$LOG"
+}
+# fence: a fence as the text log writes it, epoch:count (jq's numbers are
+# exact below 2^53: epochs below 2^21, far more than a demo reaches).
+JQ_FENCE='def fence: "\(. / 4294967296 | floor):\(. - (. / 4294967296 | floor) * 4294967296)";'
+# The JSON log as text lines ("TS  node ID EVENT key=value ...", notes as
+# "TS  demo  WHAT TEXT"), the shape the summary reads.
+as_text() {
+	jq -rR "$JQ_FENCE"' fromjson? | if .node then
+		"\(.ts)  node \(.node) \(.event) " + ([to_entries[] | select(.key != "ts" and .key != "node" and .key != "event")
+			| "\(.key)=\(if .key == "fence" then (.value | fence) else .value end)"] | join(" "))
+		elif .event == "note" then "\(.ts)  demo  \(.what) \(.text)" else empty end' "$@"
 }
 elapsed_ms() { echo $(((${EPOCHREALTIME/./} - T0_US) / 1000)); }
 
@@ -108,7 +123,7 @@ ended() {
 
 start_demo_member() {
 	local id=$1
-	"$RINGD" -c "$CONF" -n "$id" -v --log-file "$LOG" 2>>"$OUT/ringd-$id.err" &
+	"$RINGD" -c "$CONF" -n "$id" -v --log-format json --log-file "$LOG" 2>>"$OUT/ringd-$id.err" &
 	RPID[$id]=$!
 }
 
@@ -142,80 +157,17 @@ workload() {
 	done
 }
 
-# ---- the live view ---------------------------------------------------------
+# ---- the live view ----------------------------------------------------------
 
-VIEW_AWK='
-function secs(ts,   t, h) { # "2026-01-02T03:04:05.678901Z" -> seconds of the day
-	t = substr(ts, 12, 15); split(t, h, ":")
-	return h[1] * 3600 + h[2] * 60 + h[3]
-}
-function rel(ts,   r) { r = secs(ts) - t0; if (r < -43200) r += 86400; return r }
-function lanes(node,   s, i) {
-	s = ""
-	for (i = 1; i <= nid; i++) s = s (id[i] == node ? sprintf(" %s", node) : sprintf(" %*s", length(id[i]), "."))
-	return s
-}
-function paint(c, s) { return color ? c s "\033[0m" : s }
-BEGIN {
-	t0 = secs(t0ts)
-	nid = split(ids, id, " ")
-	show["node_start"] = show["node_stop"] = show["cs_enter"] = show["lease_expired"] = 1
-	show["retransmit"] = show["successor_skip"] = show["member_rejoin"] = show["member_leave"] = 1
-	show["loss_suspect"] = show["election_start"] = show["election_won"] = show["token_regen"] = 1
-	show["token_stale_drop"] = show["no_quorum"] = show["pause_detected"] = show["config_mismatch"] = 1
-	show["bad_packet"] = show["auth_fail"] = show["inject"] = show["leave_start"] = show["leave_timeout"] = 1
-	warn["loss_suspect"] = warn["election_start"] = warn["election_won"] = warn["token_regen"] = 1
-	warn["retransmit"] = warn["successor_skip"] = warn["member_rejoin"] = warn["member_leave"] = 1
-	warn["pause_detected"] = warn["lease_expired"] = warn["token_stale_drop"] = 1
-	bad["no_quorum"] = bad["config_mismatch"] = bad["bad_packet"] = bad["auth_fail"] = 1
-	bad["leave_timeout"] = 1
-}
-$2 == "demo" {
-	line = $0; sub(/^[^ ]+  demo  [^ ]+ +/, "", line)
-	printf "%7.2fs  %s\n", rel($1), paint("\033[1;36m", ">>> " line); fflush(); next
-}
-$2 != "node" { next }
-{
-	ev = $4
-	if (ev == "token_pass") {
-		if (hops == 0 || ++npass % hops != 0) next
-	} else if (!(ev in show)) next
-	f = $0; sub(/^[^ ]+ +node +[0-9]+ +[^ ]+ */, "", f)
-	if (ev == "token_pass") f = f "   (1 hop in " hops ")"
-	if (ev == "node_start") { sub(/ host=.*epoch=/, " epoch=", f); sub(/ members=.*/, "", f) }
-	if (ev == "cs_enter") sub(/ epoch=.*/, "", f)
-	text = sprintf("%-16s %s", ev, f)
-	if (ev in bad) text = paint("\033[1;31m", text)
-	else if (ev in warn) text = paint("\033[33m", text)
-	else if (ev == "token_pass") text = paint("\033[2m", text)
-	printf "%7.2fs %s   %s\n", rel($1), lanes($3), text; fflush()
-}'
-
+# ringctl follow: one column per member of the config, the events people
+# watch, every HOPS-th token hop; it follows the log until SIGTERM and then
+# prints what was complete. Colour when stdout is a terminal.
 start_view() {
-	mkfifo "$FIFO" || die "cannot create $FIFO"
-	local awk_opts=()
-	awk -W version 2>/dev/null | grep -q mawk && awk_opts=(-W interactive)
-	local color=0
-	[[ -t 1 ]] && color=1
-	awk "${awk_opts[@]}" -v ids="${IDS[*]}" -v hops="$HOPS" -v color="$color" -v t0ts="$T0_TS" \
-		"$VIEW_AWK" <"$FIFO" &
+	"$RINGCTL" -c "$CONF" follow --hops "$HOPS" "$LOG" 2>>"$OUT/.view.err" &
 	VIEW_PID=$!
-	tail -n +1 -s 0.1 -F "$LOG" >"$FIFO" 2>>"$OUT/.tail.err" &
-	TAIL_PID=$!
 }
 
 # ---- stopping, by PID, whatever the demo started ---------------------------
-
-# tail_caught_up: tail's read offset in the merged log is the log's size.
-tail_caught_up() {
-	local fd pos
-	for fd in /proc/"$TAIL_PID"/fd/*; do
-		[[ $(readlink "$fd") == "$LOG" ]] || continue
-		pos=$(awk '/^pos:/ { print $2 }' "/proc/$TAIL_PID/fdinfo/${fd##*/}")
-		((pos >= $(stat -c %s "$LOG"))) && return 0
-	done
-	return 1
-}
 
 demo_cleanup() {
 	((CLEANED)) && return
@@ -240,16 +192,14 @@ demo_cleanup() {
 			left=1
 		fi
 	done
-	# Let the view show the last lines (tail has read the whole log: its
-	# offset in it is the log's size), then end it.
-	if alive "$TAIL_PID"; then
-		WAIT_QUIET=1 wait_until 2 tail_caught_up
-		kill -TERM "$TAIL_PID" 2>/dev/null
-		wait "$TAIL_PID" 2>/dev/null
+	# The members have stopped and their lines are written: on SIGTERM
+	# follow prints the rest of them and exits.
+	if alive "$VIEW_PID"; then
+		kill -TERM "$VIEW_PID" 2>/dev/null
+		ended "$VIEW_PID" 3 || kill -KILL "$VIEW_PID" 2>/dev/null
 	fi
-	alive "$VIEW_PID" && { ended "$VIEW_PID" 2 || kill -TERM "$VIEW_PID" 2>/dev/null; }
 	wait "$VIEW_PID" 2>/dev/null
-	rm -f "$FIFO" "$OUT/.tail.err"
+	rm -f "$OUT/.view.err"
 	# The ring's state is the demo's own (wiped at every start); the
 	# control sockets of a member killed -9 stay behind otherwise.
 	((STARTED && left == 0)) && [[ -d $STATE_DIR ]] && rm -rf -- "$STATE_DIR"
@@ -269,6 +219,8 @@ on_signal() {
 
 summary() {
 	local ran_ms=$(($(elapsed_ms)))
+	local LOG=$OUT/.ring.txt # the summary reads the JSON log as text lines
+	as_text "$OUT/ring.log" >"$LOG"
 	echo
 	printf 'Summary (%d.%d s, %d members):\n' $((ran_ms / 1000)) $((ran_ms % 1000 / 100)) "${#IDS[@]}"
 	local id grants lines stale lost down
@@ -333,7 +285,16 @@ summary() {
 		echo "  note: members found their own process stalled $stalls time(s) (pause_detected): this"
 		echo "        machine was overloaded, and the times above say more about it than about ring"
 	fi
-	echo "  output kept in $OUT: ring.log (every member, -v), shared.txt, work-N.out, work-N.rc"
+	rm -f "$LOG"
+	if "$RINGCTL" timeline "$OUT/ring.log" -o "$OUT/timeline.svg" \
+		--title "ring demo: ${#IDS[@]} members, kill -9 of the holder and of another member, restarts" \
+		>/dev/null 2>"$OUT/.timeline.err"; then
+		echo "  timeline: $OUT/timeline.svg (open it in a browser; hover for details)"
+	else
+		echo "  timeline: not drawn: $(head -n 1 "$OUT/.timeline.err")"
+	fi
+	rm -f "$OUT/.timeline.err"
+	echo "  output kept in $OUT: ring.log (every member's JSON log, -v), timeline.svg, shared.txt, work-N.out, work-N.rc"
 }
 
 finish() {
@@ -347,15 +308,14 @@ trap on_signal INT TERM
 trap demo_cleanup EXIT
 rm -rf -- "$STATE_DIR"
 : >"$LOG"
-start_view
 cat <<EOF
 ring demo: ${#IDS[@]} members on 127.0.0.1 ports ${PORT[${IDS[0]}]}..${PORT[${IDS[-1]}]} ($(realpath --relative-to="$PWD" "$CONF" 2>/dev/null || echo "$CONF")), $SECS s.
 Each member's workload loops: ringctl run -- fenced-append one line to shared.txt, hold ${CS_MS} ms.
 Shown: the members' log events (every ${HOPS}th token hop only), one lane per member.
 Output and full logs: $OUT   (Ctrl-C stops early)
 
-    time $(for id in "${IDS[@]}"; do printf ' %s' "$id"; done)   event
 EOF
+start_view
 
 for id in "${IDS[@]}"; do start_demo_member "$id"; done
 STARTED=1
@@ -392,7 +352,7 @@ fresh_grant() {
 		sleep 0.02
 		now=$(wc -l <"$LOG")
 		((now > seen)) || continue
-		tail -n +$((seen + 1)) "$LOG" | head -n $((now - seen)) | awk '
+		tail -n +$((seen + 1)) "$LOG" | head -n $((now - seen)) | as_text | awk '
 			$2 == "node" && $4 == "cs_enter" { id = $3; f = $5; sub(/fence=/, "", f) }
 			$2 == "node" && $4 == "cs_exit" && $3 == id { id = "" }
 			END { if (id != "") print id, f; else exit 1 }' && return 0
