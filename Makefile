@@ -43,6 +43,8 @@ RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c ring/metrics.c
 # ringd's libevent shell: the loop, the control socket, the metrics'
 # HTTP listener (evhttp), main.
 DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/metrics_http.c ring/main.c
+# ringctl ring and watch: the UDP status poll and the pure view of its rounds.
+WATCH_SRC = ring/status_poll.c
 RINGCTL_SRC = ring/ringctl.c ring/metrics_fetch.c
 
 # The test drivers. The unit binary links every libevent-free module with its
@@ -57,8 +59,8 @@ SIM_SRC  = test/sim.c test/driver.c test/cluster.c test/simnet.c test/simcheck.c
 COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c
 
 RINGD_LINK   = $(DAEMON_SRC) $(RINGD_PURE_SRC) $(TOOL_SRC) $(CORE_SRC)
-RINGCTL_LINK = $(RINGCTL_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(TOOL_SRC) $(CORE_SRC)
-UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(TOOL_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(RINGD_PURE_SRC)
+RINGCTL_LINK = $(RINGCTL_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(TOOL_SRC) $(CORE_SRC)
+UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(TOOL_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(RINGD_PURE_SRC)
 SIM_LINK     = $(SIM_SRC) $(CORE_SRC)
 UNIT_LIBS    = $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -lm
 PKG_CFLAGS   = $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) $(SODIUM_CFLAGS)

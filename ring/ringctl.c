@@ -24,6 +24,7 @@
 #include "follow.h"
 #include "net.h"
 #include "node.h"
+#include "status_poll.h"
 #include "timeline.h"
 #include "trace.h"
 #include "wire.h"
@@ -225,123 +226,12 @@ static int cmd_status(const struct ring_conf *conf, uint16_t id, bool json)
 	return 0;
 }
 
-/* ---- ring: every member over UDP ---- */
-
 static uint64_t mono_ms(void)
 {
 	return ring_mono_us() / 1000u;
 }
 
-/* What `ringctl ring` learns: each member's address and its answer. */
-struct ring_poll {
-	const struct ring_layout *l;
-	uint64_t fp, nonce;
-	struct ring_auth *auth; /* NULL when secret_file is unset */
-	int fd;
-	struct ring_addr addr[RING_MAX_MEMBERS];
-	bool got[RING_MAX_MEMBERS];
-	struct ring_msg_status_resp resp[RING_MAX_MEMBERS];
-	size_t answered;
-};
-
-/* Resolves every member (the first one's address family for all) and opens
- * the socket and the key. Returns 0 or an exit code, having said why. */
-static int ring_poll_open(struct ring_poll *p, const struct ring_conf *conf)
-{
-	const struct ring_layout *l = p->l;
-	int family = AF_UNSPEC;
-	for (size_t i = 0; i < l->n; i++) {
-		char why[256];
-		if (ring_net_resolve(l->members[i].host, l->members[i].port, family, &p->addr[i], why,
-				     sizeof why) < 0) {
-			fprintf(stderr, "ringctl: cannot resolve %s: %s\n", l->members[i].host, why);
-			return EXIT_CONFIG;
-		}
-		family = p->addr[i].sa.ss_family;
-	}
-	p->fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (p->fd < 0) {
-		perror("ringctl: socket");
-		return EXIT_FAIL;
-	}
-	if (conf->secret_file[0]) {
-		char err[512];
-		if (ring_auth_load(&p->auth, conf->secret_file, l->n, err, sizeof err) < 0) {
-			fprintf(stderr, "ringctl: %s (status over UDP is authenticated: run as "
-				"a user that may read the key)\n", err);
-			return EXIT_CONFIG;
-		}
-	}
-	return 0;
-}
-
-/* Sends a status request to every member that has not answered yet. */
-static void ring_poll_ask(struct ring_poll *p)
-{
-	struct ring_msg req = {.type = RING_MSG_STATUS_REQ, .from = 0, .fingerprint = p->fp};
-	req.u.status_req.nonce = p->nonce;
-	uint8_t buf[RING_WIRE_MAX + RING_AUTH_TRAILER];
-	for (size_t i = 0; i < p->l->n; i++) {
-		if (p->got[i])
-			continue;
-		req.to = p->l->members[i].id;
-		int n = ring_wire_encode(&req, buf, RING_WIRE_MAX);
-		if (n > 0 && p->auth)
-			n = ring_auth_seal(p->auth, buf, (size_t)n, sizeof buf, ring_wall_us());
-		if (n > 0)
-			(void)sendto(p->fd, buf, (size_t)n, 0, (struct sockaddr *)&p->addr[i].sa,
-				     p->addr[i].len);
-	}
-}
-
-/* Reads one datagram and keeps it when it is an answer to our request. */
-static void ring_poll_read(struct ring_poll *p)
-{
-	const struct ring_layout *l = p->l;
-	uint8_t in[RING_WIRE_MAX + RING_AUTH_TRAILER + 64];
-	struct ring_addr from = {.len = sizeof from.sa};
-	ssize_t got_n = recvfrom(p->fd, in, sizeof in, MSG_DONTWAIT, (struct sockaddr *)&from.sa,
-				 &from.len);
-	if (got_n > 0 && p->auth) {
-		/* The sender's slot is its member index: find it by address,
-		 * as a member would. */
-		size_t slot = ring_net_index_of(p->addr, l->n, &from);
-		got_n = slot < l->n ? ring_auth_open(p->auth, in, (size_t)got_n, slot, ring_wall_us()) : -1;
-	}
-	struct ring_msg m;
-	if (got_n <= 0 || ring_wire_decode(in, (size_t)got_n, &m) < 0 ||
-	    m.type != RING_MSG_STATUS_RESP || m.fingerprint != p->fp ||
-	    m.u.status_resp.nonce != p->nonce)
-		return;
-	int idx = ring_layout_index(l, m.from);
-	if (idx < 0 || p->got[idx])
-		return;
-	p->got[idx] = true;
-	p->resp[idx] = m.u.status_resp;
-	p->answered++;
-}
-
-/* Ask, wait, ask again the silent ones: a lost datagram is not a down
- * member. Bounded: three rounds of 250 ms. */
-static void ring_poll_run(struct ring_poll *p)
-{
-	for (int round = 0; round < 3 && p->answered < p->l->n; round++) {
-		ring_poll_ask(p);
-		uint64_t until = mono_ms() + 250;
-		for (uint64_t now = mono_ms(); now < until && p->answered < p->l->n; now = mono_ms()) {
-			struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
-			if (poll(&pfd, 1, (int)(until - now)) > 0)
-				ring_poll_read(p);
-		}
-	}
-}
-
-static void ring_poll_close(struct ring_poll *p)
-{
-	if (p->fd >= 0)
-		close(p->fd);
-	ring_auth_free(p->auth);
-}
+/* ---- ring: every member over UDP (status_poll.c) ---- */
 
 static struct ring_status status_of(const struct ring_member *m,
 				    const struct ring_msg_status_resp *r)
@@ -382,64 +272,74 @@ static void print_ring_row(const struct ring_layout *l, const struct ring_member
 	       alive);
 }
 
-static void print_ring(const struct ring_poll *p, bool json)
+static void print_ring(const struct ring_layout *l, const struct ring_status_poll *p, bool json)
 {
-	const struct ring_layout *l = p->l;
 	if (!json)
 		printf("ring \"%s\": %zu of %zu members answer\n"
 		       "  %5s  %-22s %-10s %10s %16s %9s %10s  %s\n",
-		       l->name, p->answered, l->n, "id", "address", "state", "epoch", "fence",
-		       "successor", "token seen", "alive");
+		       l->name, ring_status_poll_answered(p), l->n, "id", "address", "state", "epoch",
+		       "fence", "successor", "token seen", "alive");
 	else
 		printf("[");
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ring_member *m = &l->members[i];
+		const struct ring_msg_status_resp *r = ring_status_poll_answer(p, i);
 		char where[300];
 		if (strchr(m->host, ':')) /* an IPv6 literal */
 			snprintf(where, sizeof where, "[%s]:%u", m->host, m->port);
 		else
 			snprintf(where, sizeof where, "%s:%u", m->host, m->port);
-		if (!p->got[i]) {
+		if (!r) {
 			if (json)
 				printf("%s{\"node\":%u,\"ring\":\"%s\",\"state\":\"down\"}", i ? "," : "",
 				       m->id, l->name);
 			else
 				printf("  %5u  %-22s %-10s\n", m->id, where, "down");
 		} else if (json) {
-			struct ring_status st = status_of(m, &p->resp[i]);
+			struct ring_status st = status_of(m, r);
 			char buf[4096];
 			ring_ctl_status_json(buf, sizeof buf, l, &st);
 			buf[strcspn(buf, "\n")] = 0;
 			printf("%s%s", i ? "," : "", buf);
 		} else {
-			print_ring_row(l, m, where, &p->resp[i]);
+			print_ring_row(l, m, where, r);
 		}
 	}
 	if (json)
 		printf("]\n");
 }
 
+/* Opens the status poll for CONF's ring; returns 0 or the exit status,
+ * having said why. */
+static int open_poll(const struct ring_conf *conf, struct ring_status_poll **p)
+{
+	char err[1024];
+	int rc = ring_status_poll_open(p, &conf->layout, conf->secret_file, err, sizeof err);
+	if (rc < 0)
+		fprintf(stderr, "ringctl: %s\n", err);
+	return rc == 0 ? 0 : rc == -RING_ECONFIG ? EXIT_CONFIG : EXIT_FAIL;
+}
+
+static void no_answer_hint(uint64_t fp)
+{
+	fprintf(stderr, "ringctl: no member answered. Are they running, and do they use this "
+		"same file (fingerprint %016llx)? A member with another file ignores us "
+		"and logs config_mismatch.\n", (unsigned long long)fp);
+}
+
 static int cmd_ring(const struct ring_conf *conf, bool json)
 {
-	static struct ring_poll p; /* large: not on the stack */
-	memset(&p, 0, sizeof p);
-	p.l = &conf->layout;
-	p.fp = ring_layout_fingerprint(p.l);
-	p.fd = -1;
-	int rc = ring_poll_open(&p, conf);
-	if (rc != 0) {
-		ring_poll_close(&p);
+	struct ring_status_poll *p;
+	int rc = open_poll(conf, &p);
+	if (rc)
 		return rc;
-	}
-	p.nonce = ((uint64_t)getpid() << 32) ^ mono_ms() ^ p.fp;
-	ring_poll_run(&p);
-	ring_poll_close(&p);
-	print_ring(&p, json);
-	if (!p.answered)
-		fprintf(stderr, "ringctl: no member answered. Are they running, and do they use this "
-			"same file (fingerprint %016llx)? A member with another file ignores us "
-			"and logs config_mismatch.\n", (unsigned long long)p.fp);
-	return p.answered ? 0 : EXIT_UNREACHABLE;
+	/* Ask, wait, ask again the silent ones: three tries of 250 ms. */
+	int got = ring_status_poll_round(p, 3, 250, -1, NULL);
+	print_ring(&conf->layout, p, json);
+	if (got <= 0)
+		no_answer_hint(ring_status_poll_fingerprint(p));
+	ring_status_poll_close(p);
+	return got < 0 ? EXIT_FAIL : got > 0 ? 0 : EXIT_UNREACHABLE;
 }
 
 /* ---- run ---- */
