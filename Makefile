@@ -45,7 +45,7 @@ RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c ring/metrics.c
 DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/metrics_http.c ring/main.c
 # ringctl ring and watch: the UDP status poll and the pure view of its rounds.
 WATCH_SRC = ring/status_poll.c ring/watch.c
-RINGCTL_SRC = ring/ringctl.c ring/metrics_fetch.c
+RINGCTL_SRC = ring/ringctl.c ring/metrics_fetch.c ring/watch_loop.c
 
 # The test drivers. The unit binary links every libevent-free module with its
 # suite; the simulator and compare run cores on the one test cluster.

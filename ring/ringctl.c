@@ -27,6 +27,7 @@
 #include "status_poll.h"
 #include "timeline.h"
 #include "trace.h"
+#include "watch_loop.h"
 #include "wire.h"
 
 enum {
@@ -46,6 +47,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: ringctl -c CONFIG -n ID status [--json]       this member's state\n"
 		"       ringctl -c CONFIG ring [--json]               every member's state, over UDP\n"
+		"       ringctl -c CONFIG watch [--interval MS] [--count N] [--plain] [--stats]\n"
+		"                                   live view of every member, over UDP\n"
 		"       ringctl -c CONFIG -n ID run [-t MS] -- CMD [ARG...]\n"
 		"                                   run CMD inside the critical region at member ID\n"
 		"       ringctl fenced-append FILE TEXT [--fence N]   the reference fenced resource\n"
@@ -79,6 +82,15 @@ static void usage(FILE *out)
 		"(--hops, default 10; 0 none; hops are logged with ringd -v), --all for every\n"
 		"event. Follows the files as they grow until SIGINT/SIGTERM; --once prints\n"
 		"what they hold and exits. Colour when stdout is a terminal.\n"
+		"\n"
+		"watch: asks every member for its status every MS milliseconds (default 500,\n"
+		"50..60000) and shows one line per member: state, the token (parked or\n"
+		"not), epoch, fence, queue, grants/s, hops/s, and the retransmits, skips\n"
+		"and elections counted since the member started; a member silent for a\n"
+		"round is down. On a terminal it draws a screen (an alternate one, given\n"
+		"back on exit or Ctrl-Z); elsewhere, or with --plain, it writes one line\n"
+		"per round. Ends on Ctrl-C (exit 0) or after --count N rounds. --stats\n"
+		"tells on stderr at the end what it sent and received.\n"
 		"\n"
 		"timeline: one lane per member on a shared time axis; --from/--to take seconds\n"
 		"after the first event (12.5) or UTC times (2026-01-02T03:04:05.5Z).\n"
@@ -848,6 +860,60 @@ static int main_ring(const struct globals *g, int argc, char **argv)
 	return rc ? rc : cmd_ring(&conf, json);
 }
 
+static int main_watch(const struct globals *g, int argc, char **argv)
+{
+	struct ring_watch_opts o = {.interval_ms = RING_WATCH_INTERVAL_DEFAULT};
+	bool stats = false;
+	uint64_t v;
+	for (int i = 0; i < argc; i++) {
+		bool more = i + 1 < argc;
+		if (strcmp(argv[i], "--interval") == 0 && more) {
+			if (!ring_parse_u64(argv[++i], RING_WATCH_INTERVAL_MAX, &v) ||
+			    v < RING_WATCH_INTERVAL_MIN) {
+				fprintf(stderr, "ringctl: --interval wants milliseconds, %u..%u\n",
+					RING_WATCH_INTERVAL_MIN, RING_WATCH_INTERVAL_MAX);
+				return EXIT_USAGE;
+			}
+			o.interval_ms = (unsigned)v;
+		} else if (strcmp(argv[i], "--count") == 0 && more) {
+			if (!ring_parse_u64(argv[++i], UINT32_MAX, &v) || v == 0) {
+				fprintf(stderr, "ringctl: --count wants a number of rounds, at least 1\n");
+				return EXIT_USAGE;
+			}
+			o.count = v;
+		} else if (strcmp(argv[i], "--plain") == 0) {
+			o.plain = true;
+		} else if (strcmp(argv[i], "--stats") == 0) {
+			stats = true;
+		} else {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	int rc = load_conf(g->config, &conf);
+	if (rc)
+		return rc;
+	char err[1024];
+	struct ring_watch_result res;
+	rc = ring_watch_loop(&conf, &o, STDOUT_FILENO, &res, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, "ringctl: %s\n", err);
+		return rc == -RING_ECONFIG ? EXIT_CONFIG : EXIT_FAIL;
+	}
+	if (stats) {
+		double s = (double)res.elapsed_us / 1e6;
+		const struct ring_status_poll_traffic *t = &res.traffic;
+		fprintf(stderr,
+			"watch: %llu rounds in %.1f s; sent %llu requests (%llu bytes), received "
+			"%llu datagrams (%llu bytes, %llu kept); %.1f datagrams/s each way\n",
+			(unsigned long long)res.rounds, s, (unsigned long long)t->sent,
+			(unsigned long long)t->sent_bytes, (unsigned long long)t->received,
+			(unsigned long long)t->received_bytes, (unsigned long long)t->kept,
+			s > 0 ? (double)t->sent / s : 0.0);
+	}
+	return 0;
+}
+
 static int main_status(const struct globals *g, int argc, char **argv)
 {
 	bool json;
@@ -921,6 +987,7 @@ static const struct command {
 } commands[] = {
 	{"status", true, main_status},
 	{"ring", false, main_ring},
+	{"watch", false, main_watch},
 	{"run", true, main_run},
 	{"inject", true, main_inject},
 	{"fenced-append", false, main_fenced_append},
