@@ -1,0 +1,120 @@
+#!/bin/bash
+# ringctl watch on a real 5-member ring: its one-line-per-round output
+# (not a terminal) names all 5 members and the token's holder; a member
+# killed with -9 is down by the next round and, restarted, comes back
+# marked restarted; SIGINT ends it with 0; usage and config errors exit 2
+# and 78. On a terminal (script(1)'s pty) it enters the alternate screen,
+# gives it back on SIGTSTP and takes it again, and leaves it on SIGINT.
+source "$(dirname "$0")/lib.sh"
+need_tools script
+
+N=5 V=3
+make_conf "$CONF" $N
+start_ring $N
+wait_until 5 any_log_has token_regen || fail "no token minted"
+# A grant at V, so that its counters are above zero: its restart is then
+# seen by watch as counters going down.
+"$RINGCTL" -c "$CONF" -n $V run -t 5000 -- true || fail "run at member $V: exit $?"
+
+# ---- usage and configuration errors ----
+expect_rc() { # RC ARG...: ringctl ARG... exits RC
+	local want=$1 rc
+	shift
+	timeout 10 "$RINGCTL" "$@" >/dev/null 2>&1
+	rc=$?
+	((rc == want)) || fail "ringctl $* exited $rc, not $want"
+}
+expect_rc 2 -c "$CONF" watch --interval 49
+expect_rc 2 -c "$CONF" watch --interval 60001
+expect_rc 2 -c "$CONF" watch --interval x
+expect_rc 2 -c "$CONF" watch --count 0
+expect_rc 2 -c "$CONF" watch --bogus
+expect_rc 2 watch --count 1
+printf '[ring]\nname = x\nbogus = 1\n' >"$T/bad.ini"
+expect_rc 78 -c "$T/bad.ini" watch --count 1
+"$RINGCTL" --help | grep -q -- '-c CONFIG watch \[--interval MS\]' || fail "--help does not describe watch"
+
+# ---- plain: one line per round ----
+out=$(timeout 20 "$RINGCTL" -c "$CONF" watch --plain --count 3 --interval 100) ||
+	fail "watch --plain --count 3 exited $?"
+lines=$(grep -c '' <<<"$out")
+((lines == 3)) || fail "watch --count 3 wrote $lines lines, not 3: $out"
+while IFS= read -r l; do
+	[[ $l == *" up=5/5 "* ]] || fail "a round without 5 of 5 up: $l"
+	for ((i = 1; i <= N; i++)); do
+		[[ $l == *"| $i "* ]] || fail "member $i missing from: $l"
+	done
+	[[ $l =~ \ token=([0-9]+)\ parked=(yes|no)\  ]] || fail "no single holder in: $l"
+	h=${BASH_REMATCH[1]}
+	[[ $l =~ \|\ $h\ [a-z-]+\ token=(here|parked)\  ]] || fail "holder $h's own entry has no token: $l"
+done <<<"$out"
+# The holder watch names is one `ringctl ring` names (a parked token stays put).
+h_ring=$(holder)
+say "watch: 3 lines of 5 members, holder $h; ringctl ring says $h_ring"
+[[ " $h_ring " == *" $h "* ]] || wait_until 2 test "$(holder)" = "$h" ||
+	fail "watch says the token is at $h, ringctl ring at '$h_ring'"
+# A second line has rates (the first has none: one answer is no rate).
+sed -n 2p <<<"$out" | grep -Eq ' grants/s=[0-9]+\.[0-9] hops/s=[0-9]+\.[0-9] \|' ||
+	fail "no ring rates in the second line: $(sed -n 2p <<<"$out")"
+
+# ---- a member killed, restarted ----
+W_OUT=$T/watch.out
+SPAWN_OUT=$W_OUT spawn "$RINGCTL" -c "$CONF" watch --interval 100
+WATCH=$BG_PID
+lines_at_least() { (($(grep -c '' "$W_OUT") >= $1)); }
+wait_until 5 lines_at_least 2 || fail "watch in the background wrote no lines"
+kill_member $V
+t_kill=$(now_ms)
+n0=$(grep -c '' "$W_OUT")
+# The round under way when the kill came may have had V's answer; the one
+# after it must not. (+3: lines n0+1 and n0+2 complete, the third begun.)
+wait_until 5 lines_at_least $((n0 + 3)) || fail "watch stopped writing after the kill"
+sed -n "$((n0 + 1)),$((n0 + 2))p" "$W_OUT" | grep -q "| $V down |" ||
+	fail "member $V not down within two rounds of its kill -9: $(sed -n "$((n0 + 1)),$((n0 + 2))p" "$W_OUT")"
+line=$(grep "| $V down |" "$W_OUT" | head -n 1)
+[[ $line == *" up=4/5 "* ]] || fail "a down member still counted up: $line"
+say "member $V down in watch's output $(($(now_ms) - t_kill)) ms or less after kill -9"
+
+n1=$(grep -c '' "$W_OUT")
+start_member $V
+back() { tail -n +"$((n1 + 1))" "$W_OUT" | grep -Eq "up=5/5 .*\| $V [a-z-]+ .* restarted( \||$)"; }
+wait_until 10 back || fail "member $V not shown back and restarted after its restart: $(tail -n 1 "$W_OUT")"
+say "member $V back: $(tail -n +"$((n1 + 1))" "$W_OUT" | grep -Eo "\| $V [a-z-]+ .* restarted" | head -n 1 | cut -c1-60)..."
+# No negative rates, ever.
+! grep -Eq '/s=-[0-9]' "$W_OUT" || fail "a negative rate: $(grep -E '/s=-[0-9]' "$W_OUT" | head -n 1)"
+
+kill -INT "$WATCH"
+wait_bg "$WATCH" 5 || fail "watch did not end within 5 s of SIGINT"
+((BG_RC == 0)) || fail "watch exited $BG_RC on SIGINT, not 0"
+
+# ---- a terminal ----
+# script(1) gives watch a pty; -e returns watch's status. exec: the shell
+# script starts is replaced by ringctl, so script's child is watch itself.
+TTY_OUT=$T/tty.out
+spawn script -qefc "exec '$RINGCTL' -c '$CONF' watch --interval 100" "$TTY_OUT"
+SCRIPT=$BG_PID
+child_of() { local c; c=$(cat /proc/"$1"/task/*/children 2>/dev/null) && [[ -n ${c// /} ]] && echo $c; }
+wait_until 5 child_of "$SCRIPT" || fail "script(1) started nothing"
+TWATCH=$(child_of "$SCRIPT")
+has() { grep -c -F -- "$1" "$TTY_OUT" 2>/dev/null; }
+ENTER=$'\e[?1049h' LEAVE=$'\e[?1049l'
+drawn() { [[ $(has "$ENTER") -ge 1 ]] && grep -q '5/5 up' "$TTY_OUT"; }
+wait_until 5 drawn || fail "watch on a terminal drew no screen: $(head -c 300 "$TTY_OUT" | od -c | head)"
+grep -q -- '--plain\|ring=' "$TTY_OUT" && fail "watch on a terminal wrote plain lines"
+# Ctrl-Z: the terminal is given back before stopping, and taken again on
+# resume. (Under script, watch leads an orphaned process group, which the
+# kernel does not stop; giving back and taking again must happen anyway.)
+kill -TSTP "$TWATCH"
+wait_until 3 test "$(has "$LEAVE")" -ge 1 || fail "SIGTSTP did not give the terminal back"
+kill -CONT "$TWATCH"
+wait_until 3 test "$(has "$ENTER")" -ge 2 || fail "the alternate screen not taken again after SIGCONT"
+kill -INT "$TWATCH"
+wait_bg "$SCRIPT" 5 || fail "watch on a terminal did not end within 5 s of SIGINT"
+((BG_RC == 0)) || fail "watch on a terminal exited $BG_RC on SIGINT, not 0"
+# script(1) appends its own "Script done" line; what watch wrote last must
+# be the cursor shown and the screen left, with no drawing after them.
+tty_all=$(<"$TTY_OUT")
+[[ $tty_all == *$'\e[?25h\e[?1049l'* ]] || fail "the terminal not restored at exit (cursor shown, screen left)"
+after=${tty_all##*$'\e[?1049l'}
+[[ $after != *$'\e['* ]] || fail "watch drew after leaving the alternate screen: $(od -c <<<"$after" | head -n 3)"
+pass "plain lines name 5 members and holder $h; kill -9 of $V down within two rounds, back marked restarted; SIGINT exit 0; on a pty the alternate screen entered, given back on SIGTSTP, restored on SIGINT"
