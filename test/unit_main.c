@@ -27,6 +27,7 @@ int main(int argc, char **argv)
 		{"log", NULL, NULL, NULL, NULL, ring_test_log_tests},
 		{"metrics", NULL, NULL, NULL, NULL, ring_test_metrics_tests},
 		{"watch", NULL, NULL, NULL, NULL, ring_test_watch_tests},
+		{"status_poll", NULL, NULL, NULL, NULL, ring_test_status_poll_tests},
 		{"net", NULL, NULL, NULL, NULL, ring_test_net_tests},
 		{"conf", NULL, NULL, NULL, NULL, ring_test_conf_tests},
 		{"control", NULL, NULL, NULL, NULL, ring_test_control_tests},
