@@ -61,7 +61,8 @@ them. Needs root, iproute2 and nftables.
   holder                 the member(s) that have the token, per `ring`
   exec I CMD [ARG...]    run CMD in host I's namespace ($LAB_INI, $LAB_NODE,
                          $LAB_DIR set; ring/ is first in PATH)
-  ctl I ARG...           ringctl -c INI -n I ARG... in host I
+  ctl I ARG...           ringctl -c INI -n I ARG... in host I (ring and watch
+                         take no -n: ctl I watch watches the ring from host I)
   pids | logs | ini I | dir   member pids and states | log paths |
                          host I's INI | the lab dir
   list                   the labs up on this machine
@@ -827,7 +828,7 @@ cmd_ctl() {
 	local i=$1
 	shift
 	case $1 in
-	ring) cmd_exec "$i" "$RINGCTL" -c "$(ini "$i")" "$@" ;;
+	ring | watch) cmd_exec "$i" "$RINGCTL" -c "$(ini "$i")" "$@" ;;
 	fenced-append) cmd_exec "$i" "$RINGCTL" "$@" ;;
 	*) cmd_exec "$i" "$RINGCTL" -c "$(ini "$i")" -n "$i" "$@" ;;
 	esac
