@@ -190,8 +190,8 @@ static void screen_member(struct out *o, const struct ring_watch *w, size_t i, u
 	uint16_t id = w->l->members[i].id;
 	if (!m->up) {
 		double s = (double)(w->now_us - m->down_since_us) / 1e6;
-		line(o, cols, "%5u  %-10s %-38s %s %.1f s", id, "down", "", m->ever ? "silent for" :
-		     "never answered,", s);
+		line(o, cols, "%4u %-9s %s %.1f s", id, "down",
+		     m->ever ? "silent for" : "never answered,", s);
 		return;
 	}
 	const struct ring_msg_status_resp *r = &m->last;
@@ -201,7 +201,7 @@ static void screen_member(struct out *o, const struct ring_watch *w, size_t i, u
 	rate_str(h, sizeof h, m, m->hops_s);
 	const char *tok = !(r->flags & RING_STATUS_HAS_TOKEN) ? "" :
 			  (r->flags & RING_STATUS_PARKED) ? "parked" : "here";
-	line(o, cols, "%5u  %-10s %-6s %10u %16s %5u %9s %9s %6llu %6llu %6llu  %s", id,
+	line(o, cols, "%4u %-9s %-6s %6u %11s %3u %8s %7s %4llu %5llu %5llu  %s", id,
 	     ring_state_name((enum ring_state)r->state), tok, r->epoch, fence, r->queued, g, h,
 	     (unsigned long long)r->counters.retransmits, (unsigned long long)r->counters.skips,
 	     (unsigned long long)r->counters.elections, restarted(w, m) ? "restarted" : "");
@@ -218,8 +218,10 @@ static void render_screen(struct out *o, const struct ring_watch *w, unsigned co
 	size_t up = ring_watch_up(w);
 	line(o, cols, "ring \"%s\"  %s  %zu/%zu up  %s  %.1f grants/s  %.1f hops/s  (every %u ms)",
 	     l->name, stamp, up, l->n, tok, g, h, w->interval_ms);
-	line(o, cols, "%5s  %-10s %-6s %10s %16s %5s %9s %9s %6s %6s %6s", "id", "state", "token",
-	     "epoch", "fence", "queue", "grants/s", "hops/s", "retx", "skips", "elect");
+	/* Within 80 columns for everyday numbers (the terminal's width, less
+	 * one: watch_loop.c); larger ones push the columns right. */
+	line(o, cols, "%4s %-9s %-6s %6s %11s %3s %8s %7s %4s %5s %5s", "id", "state", "token",
+	     "epoch", "fence", "q", "grants/s", "hops/s", "retx", "skips", "elect");
 	size_t shown = l->n;
 	if (rows && l->n + 2 > rows)
 		shown = rows > 3 ? rows - 3 : 0; /* the last line says what is left out */

@@ -102,7 +102,7 @@ static void test_a_silent_member_is_down_at_once_and_back_when_it_answers(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "| 20 down | 30 idle"));
 	ring_watch_update(&w, ans, 2500000);
 	render(RING_WATCH_SCREEN, 0, 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n   20  down"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  20 down"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "silent for 1.0 s")); /* since its first silent round */
 	ans[1] = &resp[1]; /* back, counters higher: a pause, not a restart */
 	ring_watch_update(&w, ans, 3000000);
@@ -174,7 +174,7 @@ static void test_the_token_and_whether_it_is_parked(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(render(RING_WATCH_LINE, 0, 0), " token=30 parked=yes "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "| 30 holding token=parked epoch=7"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(render(RING_WATCH_SCREEN, 0, 0), "  token parked at 30  "));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n   30  holding    parked"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  30 holding   parked"));
 
 	/* A holder that stops answering no longer shows the token. */
 	ans[2] = NULL;
@@ -215,10 +215,16 @@ static void test_plain_is_one_line_per_round_and_the_screen_a_line_per_member(vo
 	render(RING_WATCH_SCREEN, 0, 0);
 	CU_ASSERT_EQUAL(count_lines(text), 2 + 5); /* title, header, members */
 	CU_ASSERT_EQUAL(strncmp(text, "ring \"wt\"  T  5/5 up  ", 22), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n   id  state      token"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n   10  idle                       7             7:12     2         -         -      4      5      6\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  id state     token"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  10 idle                  7        7:12   2        -       -    4     5     6\n"));
 	CU_ASSERT_PTR_NULL(strchr(text, '\033'));
 	CU_ASSERT_PTR_NULL(strstr(text, " \n")); /* no trailing blanks */
+	for (const char *p = text; *p;) { /* everyday numbers fit an 80-column terminal */
+		const char *nl = strchr(p, '\n');
+		CU_ASSERT_PTR_NOT_NULL_FATAL(nl);
+		CU_ASSERT((size_t)(nl - p) < 80);
+		p = nl + 1;
+	}
 }
 
 static void test_the_screen_fits_the_terminal(void)
@@ -240,8 +246,8 @@ static void test_the_screen_fits_the_terminal(void)
 	ring_watch_update(&w, ans, 1500000);
 	render(RING_WATCH_SCREEN, 0, 8);
 	CU_ASSERT_EQUAL(count_lines(text), 8);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n   50  idle"));
-	CU_ASSERT_PTR_NULL(strstr(text, "\n   60  idle"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  50 idle"));
+	CU_ASSERT_PTR_NULL(strstr(text, "\n  60 idle"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "... 5 more members (1 down)"));
 	/* Room for all: no such line. */
 	render(RING_WATCH_SCREEN, 0, 12);
