@@ -660,6 +660,8 @@ int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen)
 		RING_LF_S("ring", d->layout->name), RING_LF_S("host", me->host),
 		RING_LF_N("port", me->port),        RING_LF_N("epoch", st.epoch),
 		RING_LF_N("members", d->layout->n), RING_LF_S("control", d->conf->control[d->me]),
+		/* which wire this binary speaks: what an upgrade must check */
+		RING_LF_N("wire", RING_WIRE_VERSION),
 	};
 	ring_log_emit(d->log, "node_start", false, f, sizeof f / sizeof f[0]);
 	struct ring_event ev = {.type = RING_EVENT_START};
