@@ -16,6 +16,7 @@
 	X(bad_packets)         \
 	X(auth_failures)       \
 	X(config_mismatches)   \
+	X(version_mismatches)  \
 	X(pauses)              \
 	X(parks)               \
 	X(summons)

@@ -82,7 +82,7 @@ struct ring_daemon {
 	struct ring_auth *auth; /* NULL when secret_file is unset */
 	uint64_t auth_failures;
 	struct log_limit auth_log;
-	struct log_limit noisy_log[2]; /* bad_packet, config_mismatch */
+	struct log_limit noisy_log[3]; /* bad_packet, config_mismatch, version_mismatch */
 	struct event *sig_hup;
 	bool leaving;
 	bool stopping;
@@ -209,16 +209,25 @@ static bool log_allowed(struct log_limit *l, uint64_t now, uint64_t *skipped)
 
 static void log_core(struct ring_daemon *d, const struct ring_action *a)
 {
+	static const enum ring_log_event noisy[] = {RING_LOG_BAD_PACKET, RING_LOG_CONFIG_MISMATCH,
+						    RING_LOG_VERSION_MISMATCH};
+	static const char *const unlogged[] = {"bad_packet_unlogged", "config_mismatch_unlogged",
+					       "version_mismatch_unlogged"};
+	_Static_assert(sizeof noisy / sizeof noisy[0] ==
+			       sizeof ((struct ring_daemon *)0)->noisy_log /
+				       sizeof ((struct ring_daemon *)0)->noisy_log[0],
+		       "one log limit per noisy event");
 	enum ring_log_event ev = a->u.log.event;
-	size_t k = ev == RING_LOG_BAD_PACKET ? 0 : ev == RING_LOG_CONFIG_MISMATCH ? 1 : 2;
-	if (k < 2) {
+	size_t k = 0;
+	while (k < sizeof noisy / sizeof noisy[0] && noisy[k] != ev)
+		k++;
+	if (k < sizeof noisy / sizeof noisy[0]) {
 		uint64_t skipped;
 		if (!log_allowed(&d->noisy_log[k], now_us(d), &skipped))
 			return;
 		if (skipped) {
 			struct ring_log_field f = RING_LF_N("count", skipped);
-			ring_log_emit(d->log, k == 0 ? "bad_packet_unlogged" : "config_mismatch_unlogged",
-				      false, &f, 1);
+			ring_log_emit(d->log, unlogged[k], false, &f, 1);
 		}
 	}
 	ring_log_core(d->log, a);
@@ -657,6 +666,8 @@ int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen)
 		RING_LF_S("ring", d->layout->name), RING_LF_S("host", me->host),
 		RING_LF_N("port", me->port),        RING_LF_N("epoch", st.epoch),
 		RING_LF_N("members", d->layout->n), RING_LF_S("control", d->conf->control[d->me]),
+		/* which wire this binary speaks: what an upgrade must check */
+		RING_LF_N("wire", RING_WIRE_VERSION),
 	};
 	ring_log_emit(d->log, "node_start", false, f, sizeof f / sizeof f[0]);
 	struct ring_event ev = {.type = RING_EVENT_START};

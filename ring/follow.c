@@ -40,6 +40,7 @@ static const struct {
 	{"pause_detected", T_WARN, {NULL}},
 	{"no_quorum", T_BAD, {NULL}},
 	{"config_mismatch", T_BAD, {NULL}},
+	{"version_mismatch", T_BAD, {NULL}},
 	{"bad_packet", T_BAD, {NULL}},
 	{"auth_fail", T_BAD, {NULL}},
 	{"leave_timeout", T_BAD, {NULL}},

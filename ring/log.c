@@ -96,6 +96,7 @@ static const struct {
 	{"loss_suspect", 4},      {"successor_skip", 4},       {"token_stale_drop", 4},
 	{"bad_packet", 4},        {"bad_packet_unlogged", 4},  {"auth_fail", 4},
 	{"config_mismatch", 4},   {"config_mismatch_unlogged", 4}, {"pause_detected", 4},
+	{"version_mismatch", 4},  {"version_mismatch_unlogged", 4},
 	{"lease_expired", 4},     {"no_quorum", 4},            {"leave_timeout", 4},
 	{"control_accept_error", 4}, {"auth_off", 4},
 	{"retransmit", 5},        {"election_start", 5},       {"election_won", 5},

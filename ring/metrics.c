@@ -53,6 +53,7 @@ static const char *const counter_help[RING_COUNTER_COUNT] = {
 	AT_(bad_packets) = "Datagrams dropped as malformed, of another ring or not from a member.",
 	AT_(auth_failures) = "Datagrams dropped for a bad MAC or as replays.",
 	AT_(config_mismatches) = "Datagrams from a member whose configuration differs.",
+	AT_(version_mismatches) = "Datagrams of another wire version (a mixed-version ring).",
 	AT_(pauses) = "Stalls of this process longer than a lease (pause_detected).",
 	AT_(parks) = "Times an unwanted token parked at this member.",
 	AT_(summons) = "Times this member summoned a parked token for its clients.",

@@ -285,6 +285,18 @@ static void bad_packet(struct ring_node *node, struct ring_update *up, uint16_t 
 	log_event(node, up, RING_LOG_BAD_PACKET, from, (uint64_t)(err < 0 ? -err : err), 0);
 }
 
+/* A datagram of another wire version: a member still on the old binary (or
+ * already on the new one) during an upgrade. Its own counter and line, not
+ * a bad packet, so that an operator sees at once what is wrong; like any
+ * undecodable datagram it goes no further, so the sender is never taken
+ * for a live member and never half-joins (PROTOCOL.md §2). */
+static void version_mismatch(struct ring_node *node, struct ring_update *up, uint16_t from,
+			     int theirs)
+{
+	node->counters.version_mismatches++;
+	log_event(node, up, RING_LOG_VERSION_MISMATCH, from, (uint64_t)theirs, RING_WIRE_VERSION);
+}
+
 static void send_msg(struct ring_node *node, struct ring_update *up, uint16_t to,
 		     struct ring_msg *msg)
 {
@@ -1422,6 +1434,11 @@ static int admit(struct ring_node *node, struct ring_update *up, const struct ri
 	uint64_t now = ev->now_us;
 	uint16_t from = ev->u.datagram.from_id;
 	int err = ring_wire_decode(ev->u.datagram.buf, ev->u.datagram.len, m);
+	if (err == -RING_EVERSION) {
+		version_mismatch(node, up, from,
+				 ring_wire_peek_version(ev->u.datagram.buf, ev->u.datagram.len));
+		return -1;
+	}
 	if (err < 0) {
 		bad_packet(node, up, from, err);
 		return -1;

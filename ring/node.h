@@ -49,6 +49,7 @@ const char *ring_state_name(enum ring_state state);
 	X(NO_QUORUM, "no_quorum", 0, "have", "need", NULL)                   \
 	X(BAD_PACKET, "bad_packet", 0, "from", "reason", NULL)               \
 	X(CONFIG_MISMATCH, "config_mismatch", 0, "from", NULL, NULL)         \
+	X(VERSION_MISMATCH, "version_mismatch", 0, "from", "theirs", "ours") \
 	X(PAUSE_DETECTED, "pause_detected", 0, "ms", NULL, NULL)             \
 	X(LEAVE_DONE, "leave_done", 0, "epoch", NULL, NULL)                  \
 	X(LEAVE_TIMEOUT, "leave_timeout", 0, "after_ms", NULL, NULL)         \

@@ -80,7 +80,7 @@ static const struct {
 	{"token_park", M_PARK},          {"inject", M_INJECT},
 	{"no_quorum", M_TROUBLE},        {"bad_packet", M_TROUBLE},
 	{"auth_fail", M_TROUBLE},        {"config_mismatch", M_TROUBLE},
-	{"leave_timeout", M_TROUBLE},
+	{"leave_timeout", M_TROUBLE},    {"version_mismatch", M_TROUBLE},
 };
 
 enum span_kind { S_HOLD, S_CS };

@@ -399,6 +399,15 @@ enum ring_msg_type ring_wire_peek_type(const uint8_t *buf, size_t len)
 	return (enum ring_msg_type)buf[3];
 }
 
+/* Only the magic and the version byte: the three bytes every version of
+ * the wire keeps at its start (wire.h). */
+int ring_wire_peek_version(const uint8_t *buf, size_t len)
+{
+	if (len < 3 || buf[0] != MAGIC_0 || buf[1] != MAGIC_1)
+		return -1;
+	return buf[2];
+}
+
 /* Every check happens before the bytes it guards are read: the header's
  * length first, then magic, version and type (each needs the one before to
  * mean anything), then the exact length of that type, and the field rules

@@ -12,7 +12,10 @@
 #include "counters.h"
 #include "set.h"
 
-/* 2: JOIN and LEAVE name the hops they refused or accepted, and
+/* The magic "RG" and this byte after it stay where they are in every
+ * version to come: that is how a member tells a datagram of another
+ * version (version_mismatch, a rolling upgrade gone wrong) from noise.
+ * 2: JOIN and LEAVE name the hops they refused or accepted, and
  * EPOCH_QUERY/EPOCH_REPLY. 3: a parked token (TOKEN's idle, HEARTBEAT's
  * flags) and WANT, which summons it (PROTOCOL.md §2, §3.4). */
 #define RING_WIRE_VERSION 3
@@ -180,6 +183,12 @@ int ring_wire_decode(const uint8_t *buf, size_t len, struct ring_msg *msg);
  * too short to have one or is not ours (magic, version). For ordering a
  * batch only (ring_node_rx_rank); trust starts at ring_wire_decode. */
 enum ring_msg_type ring_wire_peek_type(const uint8_t *buf, size_t len);
+
+/* The wire version byte of a datagram that carries our magic, or -1 when
+ * BUF is too short to hold one or is not ours. Lets the receiver of a
+ * datagram that ring_wire_decode refused with -RING_EVERSION name the
+ * version it came in (version_mismatch); it trusts nothing else. */
+int ring_wire_peek_version(const uint8_t *buf, size_t len);
 
 /* Encoded length of a message of TYPE, header included; 0 if unknown. */
 size_t ring_wire_size(enum ring_msg_type type);

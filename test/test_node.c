@@ -658,6 +658,24 @@ static void test_hostile_datagrams_are_counted_never_acted_on(void)
 	CU_ASSERT_EQUAL(s->last.action[cm].u.log.field[0], id_of(y));
 	assert_ignored(s, x, &before);
 
+	/* Another wire version (a member mid-upgrade): its own counter and
+	 * event naming both versions, neither a bad packet nor a mismatch,
+	 * and nothing else happens. */
+	len = encode(&bait, buf);
+	buf[2] = RING_WIRE_VERSION + 1;
+	before = status_of(s, x);
+	sim_datagram(s, x, id_of(y), buf, len);
+	st = status_of(s, x);
+	CU_ASSERT_EQUAL(st.counters.version_mismatches, before.counters.version_mismatches + 1);
+	CU_ASSERT_EQUAL(st.counters.bad_packets, before.counters.bad_packets);
+	CU_ASSERT_EQUAL(st.counters.config_mismatches, before.counters.config_mismatches);
+	int vm = last_log(s, RING_LOG_VERSION_MISMATCH);
+	CU_ASSERT_FATAL(vm >= 0);
+	CU_ASSERT_EQUAL(s->last.action[vm].u.log.field[0], id_of(y));
+	CU_ASSERT_EQUAL(s->last.action[vm].u.log.field[1], RING_WIRE_VERSION + 1);
+	CU_ASSERT_EQUAL(s->last.action[vm].u.log.field[2], RING_WIRE_VERSION);
+	assert_ignored(s, x, &before);
+
 	CU_ASSERT_EQUAL(status_of(s, x).epoch, epoch);
 	CU_ASSERT(!status_of(s, x).has_token);
 	CU_ASSERT(status_of(s, h).token_held);
@@ -844,6 +862,7 @@ static void test_state_and_log_names_are_those_of_the_spec(void)
 		{RING_LOG_NO_QUORUM, "no_quorum", NULL},
 		{RING_LOG_BAD_PACKET, "bad_packet", "from"},
 		{RING_LOG_CONFIG_MISMATCH, "config_mismatch", "from"},
+		{RING_LOG_VERSION_MISMATCH, "version_mismatch", "from"},
 		{RING_LOG_PAUSE_DETECTED, "pause_detected", "ms"},
 		{RING_LOG_MEMBER_LEAVE, "member_leave", "id"},
 	};

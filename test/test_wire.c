@@ -491,6 +491,35 @@ static void test_unknown_version_is_rejected(void)
 	}
 }
 
+/* A mixed-version ring (rolling upgrade): the receiver refuses another
+ * version whole (decode never fills MSG from it), yet can name the version
+ * the datagram came in, from the three bytes every version keeps; nothing
+ * without our magic, or too short to hold the byte, is given a version. */
+static void test_another_version_is_refused_and_named(void)
+{
+	static const uint8_t versions[] = { 0, 1, 2, RING_WIRE_VERSION + 1, 255 };
+	for (size_t v = 0; v < sizeof versions; v++) {
+		struct ring_msg m, out;
+		uint8_t buf[RING_WIRE_MAX];
+		make_pattern(&m, RING_MSG_TOKEN);
+		size_t n = encode_ok(&m, buf, sizeof buf);
+		CU_ASSERT_EQUAL(ring_wire_peek_version(buf, n), RING_WIRE_VERSION);
+		buf[OFF_VERSION] = versions[v];
+		CU_ASSERT_EQUAL(ring_wire_decode(buf, n, &out), -RING_EVERSION);
+		CU_ASSERT_EQUAL(out.from, 0); /* the sender is not believed */
+		CU_ASSERT_EQUAL(out.type, 0);
+		CU_ASSERT_EQUAL(ring_wire_peek_version(buf, n), versions[v]);
+		/* The version byte is enough: a longer or shorter message of
+		 * another version is still that version, not "short". */
+		CU_ASSERT_EQUAL(ring_wire_peek_version(buf, 3), versions[v]);
+		CU_ASSERT_EQUAL(ring_wire_peek_type(buf, n), 0);
+		CU_ASSERT_EQUAL(ring_wire_peek_version(buf, 2), -1);
+		buf[OFF_MAGIC + 1] = 'X';
+		CU_ASSERT_EQUAL(ring_wire_peek_version(buf, n), -1);
+	}
+	CU_ASSERT_EQUAL(ring_wire_peek_version((const uint8_t *)"RG", 0), -1);
+}
+
 static void test_unknown_type_is_rejected(void)
 {
 	static const uint8_t types[] = { 0, 13, 255 };
@@ -858,6 +887,7 @@ CU_TestInfo ring_test_wire_tests[] = {
 	T_(test_one_extra_byte_is_long),
 	T_(test_bad_magic_is_rejected),
 	T_(test_unknown_version_is_rejected),
+	T_(test_another_version_is_refused_and_named),
 	T_(test_unknown_type_is_rejected),
 	T_(test_checks_run_in_header_order),
 	T_(test_sender_0_is_rejected_for_every_member_type),

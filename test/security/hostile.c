@@ -48,13 +48,15 @@ enum bucket {
 	B_AUTH,      /* auth_failures: no, short or wrong MAC, stale, replayed */
 	B_BAD,       /* bad_packets: undecodable, non-member, spoofed id, not for us */
 	B_MISMATCH,  /* config_mismatches: a member's address, another fingerprint */
+	B_VERSION,   /* version_mismatches: our magic, another wire version, from anyone */
 	B_UNCOUNTED, /* dropped without any counter (a STATUS_REQ that is not one) */
 	B_ACCEPTED,  /* reaches the protocol: must never happen for an attack */
 	B_COUNT
 };
 
 static const char *const bucket_name[B_COUNT] = {"auth_failures", "bad_packets",
-						 "config_mismatches", "uncounted", "accepted"};
+						 "config_mismatches", "version_mismatches",
+						 "uncounted", "accepted"};
 
 #define KINDS(X)                                                                          \
 	X(RANDOM, "random", "random bytes, 0..400 long")                                  \
@@ -190,6 +192,10 @@ static enum bucket predict(const struct ctx *c, const uint8_t *buf, size_t len, 
 	}
 	struct ring_msg m;
 	int rc = ring_wire_decode(buf, n, &m);
+	/* Before the STATUS_REQ check: the daemon only answers a request of
+	 * its own version (ring_wire_peek_type), the core counts the rest. */
+	if (rc == -RING_EVERSION)
+		return B_VERSION;
 	if (n > 3 && buf[3] == RING_MSG_STATUS_REQ)
 		/* answer_status() answers a good one and drops the rest silently */
 		return rc == 0 && m.fingerprint == c->fp ? B_ACCEPTED : B_UNCOUNTED;
@@ -1003,8 +1009,9 @@ static void usage(FILE *out)
 		"with COUNT datagrams of each kind (default 100) and, with --control, every\n"
 		"member's control socket; prints per kind what it sent and where each\n"
 		"datagram lands by the members' code (auth_failures, bad_packets,\n"
-		"config_mismatches, uncounted, accepted), then one line\n"
-		"  hostile: sent=N auth_failures=A bad_packets=B config_mismatches=C uncounted=U accepted=X drops=D\n"
+		"config_mismatches, version_mismatches, uncounted, accepted), then one line\n"
+		"  hostile: sent=N auth_failures=A bad_packets=B config_mismatches=C version_mismatches=V\n"
+		"           uncounted=U accepted=X drops=D\n"
 		"(drops: datagrams the kernel dropped at the members' sockets meanwhile),\n"
 		"and one hostile-kind: line per kind with the same fields. --list: the kinds.\n"
 		"The replays capture the ring's traffic for at most --replay-s seconds (15).\n"
@@ -1174,8 +1181,8 @@ int main(int argc, char **argv)
 			rc = 1;
 	}
 
-	printf("\n%-20s %7s %9s %9s %9s %9s %9s %9s\n", "kind", "sent", "errors", "auth",
-	       "bad", "mismatch", "uncounted", "accepted");
+	printf("\n%-20s %7s %9s %9s %9s %9s %9s %9s %9s\n", "kind", "sent", "errors", "auth",
+	       "bad", "mismatch", "version", "uncounted", "accepted");
 	struct stats tot = {0};
 	for (size_t k = 0; k < K_COUNT; k++) {
 		const struct stats *s = &c->st[k];

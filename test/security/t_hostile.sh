@@ -82,7 +82,7 @@ summary=$(grep '^hostile: sent=' "$T/hostile.out") || fail "no summary line from
 hv() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$summary"; }
 kv() { grep "^hostile-kind: $1 " "$T/hostile.out" | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
 sent=$(hv sent) exp_auth=$(hv auth_failures) exp_bad=$(hv bad_packets)
-exp_cm=$(hv config_mismatches) unc=$(hv uncounted) acc=$(hv accepted) drops=$(hv drops)
+exp_cm=$(hv config_mismatches) exp_vm=$(hv version_mismatches) unc=$(hv uncounted) acc=$(hv accepted) drops=$(hv drops)
 ((sent > 0)) || fail "build/hostile sent nothing"
 
 # ---- the members, right after ----
@@ -96,11 +96,12 @@ say "all $MEMBERS members alive (pids $before_pids)"
 total() { counters "$T/now.json" && jq "[.[].$1] | add" "$T/now.json"; }
 base() { jq "[.[].$1] | add" "$T/before.json"; }
 settled() {
-	local a b c
+	local a b c v
 	a=$(($(total auth_failures) - $(base auth_failures)))
 	b=$(($(total bad_packets) - $(base bad_packets)))
 	c=$(($(total config_mismatches) - $(base config_mismatches)))
-	((a + b + c >= exp_auth + exp_bad + exp_cm - drops))
+	v=$(($(total version_mismatches) - $(base version_mismatches)))
+	((a + b + c + v >= exp_auth + exp_bad + exp_cm + exp_vm - drops))
 }
 wait_until 15 settled || say "counters short of the prediction after 15 s (checked below)"
 counters "$T/after.json"
@@ -116,7 +117,7 @@ declare -A DELTA=()
 # One jq for the whole table: "counter d1 d2 ..." per line, by member id.
 deltas=$(jq -r --slurpfile b "$T/before.json" '
 	. as $a | ([$a[].node] | sort) as $ids |
-	("auth_failures bad_packets config_mismatches stale_dropped regenerations elections skips cs_entries" | split(" "))[] as $c |
+	("auth_failures bad_packets config_mismatches version_mismatches stale_dropped regenerations elections skips cs_entries" | split(" "))[] as $c |
 	[$c] + [$ids[] as $i | (($a[] | select(.node == $i))[$c] - ($b[0][] | select(.node == $i))[$c])] | map(tostring) | join(" ")' "$T/after.json")
 while read -r ctr ds; do
 	printf '| %-18s' "$ctr"
@@ -129,6 +130,7 @@ while read -r ctr ds; do
 	auth_failures) e=$exp_auth ;;
 	bad_packets) e=$exp_bad ;;
 	config_mismatches) e=$exp_cm ;;
+	version_mismatches) e=$exp_vm ;;
 	*) e=- ;;
 	esac
 	DELTA[$ctr]=$t
@@ -140,6 +142,7 @@ echo
 # ---- assertions on the counters ----
 SLACK=3
 d_auth=${DELTA[auth_failures]} d_bad=${DELTA[bad_packets]} d_cm=${DELTA[config_mismatches]}
+d_vm=${DELTA[version_mismatches]}
 # Lower bounds: what was predicted, less what the kernel dropped. The upper
 # bound of bad_packets allows the STATUS_REQ gap to be closed in ringd.
 # other_ring_member datagrams are spoofed from a member's address and sealed
@@ -161,6 +164,8 @@ d_auth=${DELTA[auth_failures]} d_bad=${DELTA[bad_packets]} d_cm=${DELTA[config_m
 	fail "bad_packets grew by $d_bad, want at least $((exp_bad + unc - drops - SLACK)): $unc sealed STATUS_REQ datagrams that are not valid requests went uncounted (daemon.c answer_status)"
 ((d_cm <= exp_cm + SLACK)) ||
 	fail "config_mismatches grew by $d_cm, expected at most $exp_cm"
+((d_vm >= exp_vm - drops - SLACK && d_vm <= exp_vm + SLACK)) ||
+	fail "version_mismatches grew by $d_vm, expected $exp_vm"
 ((acc == 0)) || fail "build/hostile predicts $acc of its datagrams reaching the protocol core"
 # Every kind must land somewhere the code says; per kind, which counter:
 for k in random short long bad_version bad_type other_ring other_ring_mac other_ring_key \
@@ -168,7 +173,9 @@ for k in random short long bad_version bad_type other_ring other_ring_mac other_
 	s=$(kv $k sent) a=$(kv $k auth_failures)
 	[[ -z $s ]] || ((s == a)) || fail "$k: $s sent but only $a predicted as auth failures"
 done
-for k in bad_version_keyed bad_type_keyed other_ring_ourkey keyed_stranger replay_cross; do
+s=$(kv bad_version_keyed sent) v=$(kv bad_version_keyed version_mismatches)
+[[ -z $s ]] || ((s == v)) || fail "bad_version_keyed: $s sent but only $v predicted as version mismatches"
+for k in bad_type_keyed other_ring_ourkey keyed_stranger replay_cross; do
 	s=$(kv $k sent) b=$(kv $k bad_packets)
 	[[ -z $s ]] || ((s == b)) || fail "$k: $s sent but only $b predicted as bad packets"
 done
