@@ -11,7 +11,7 @@ SAN_CFLAGS = $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring
 DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
        libjansson-dev jq iproute2 procps nftables clang libclang-rt-14-dev valgrind \
        redis-server libhiredis-dev spin libxml2-utils chromium imagemagick \
-       python3-prometheus-client
+       python3-prometheus-client systemd
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
@@ -38,8 +38,9 @@ TRACE_SRC = ring/trace.c ring/trace_faults.c
 # ringctl follow and timeline: the JSON log reader and the two views, on jansson.
 LOGVIEW_SRC = ring/logread.c ring/follow.c ring/timeline.c
 # ringd's libevent-free parts, so the unit binary tests them too: the
-# durable epoch, the injected faults, the metrics' exposition.
-RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c ring/metrics.c
+# durable epoch, the injected faults, the metrics' exposition, systemd's
+# notification protocol.
+RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c ring/metrics.c ring/sd_notify.c
 # ringd's libevent shell: the loop, the control socket, the metrics'
 # HTTP listener (evhttp), main.
 DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/metrics_http.c ring/main.c
