@@ -27,6 +27,7 @@ int main(int argc, char **argv)
 		{"log", NULL, NULL, NULL, NULL, ring_test_log_tests},
 		{"metrics", NULL, NULL, NULL, NULL, ring_test_metrics_tests},
 		{"net", NULL, NULL, NULL, NULL, ring_test_net_tests},
+		{"sd_notify", NULL, NULL, NULL, NULL, ring_test_sd_notify_tests},
 		{"conf", NULL, NULL, NULL, NULL, ring_test_conf_tests},
 		{"control", NULL, NULL, NULL, NULL, ring_test_control_tests},
 		{"trace", ring_test_trace_init, ring_test_trace_cleanup, NULL, NULL,
