@@ -11,7 +11,7 @@ SAN_CFLAGS = $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring
 DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
        libjansson-dev jq iproute2 procps nftables clang libclang-rt-14-dev valgrind \
        redis-server libhiredis-dev spin libxml2-utils chromium imagemagick \
-       python3-prometheus-client python3-yaml prometheus
+       python3-prometheus-client python3-yaml prometheus systemd strace
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
@@ -38,8 +38,9 @@ TRACE_SRC = ring/trace.c ring/trace_faults.c
 # ringctl follow and timeline: the JSON log reader and the two views, on jansson.
 LOGVIEW_SRC = ring/logread.c ring/follow.c ring/timeline.c
 # ringd's libevent-free parts, so the unit binary tests them too: the
-# durable epoch, the injected faults, the metrics' exposition.
-RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c ring/metrics.c
+# durable epoch, the injected faults, the metrics' exposition, systemd's
+# notification protocol.
+RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c ring/metrics.c ring/sd_notify.c
 # ringd's libevent shell: the loop, the control socket, the metrics'
 # HTTP listener (evhttp), main.
 DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/metrics_http.c ring/main.c
@@ -51,7 +52,7 @@ RINGCTL_SRC = ring/ringctl.c ring/metrics_fetch.c ring/watch_loop.c
 # suite; the simulator and compare run cores on the one test cluster.
 UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c test/simcheck.c \
 	   test/test_wire.c test/test_node.c test/test_layout.c test/test_fence_file.c \
-	   test/test_epoch_store.c test/test_inject.c test/test_log.c test/test_metrics.c test/test_watch.c test/test_status_poll.c test/test_net.c test/test_conf.c test/test_control.c \
+	   test/test_epoch_store.c test/test_inject.c test/test_log.c test/test_metrics.c test/test_watch.c test/test_status_poll.c test/test_net.c test/test_sd_notify.c test/test_conf.c test/test_control.c \
 	   test/test_trace.c test/test_logview.c test/test_auth.c test/test_simcheck.c test/test_rules_token.c \
 	   test/test_rules_members.c test/test_rules_election.c \
 	   test/test_rules_park.c test/test_review_park.c test/test_review_laps.c

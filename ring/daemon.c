@@ -25,10 +25,12 @@
 #include "metrics_http.h"
 #include "net.h"
 #include "node.h"
+#include "sd_notify.h"
 #include "wire.h"
 
 #define RECV_BATCH 64   /* datagrams read per wake-up before yielding */
 #define RECV_BUF 2048   /* anything longer than RING_WIRE_MAX is refused anyway */
+#define SD_STATUS_GAP_US 1000000u /* at most one STATUS= a second to systemd */
 
 /* Events strangers can cause are counted always but logged at most once a
  * second each, with how many went unlogged: a flood must not become a
@@ -84,6 +86,15 @@ struct ring_daemon {
 	struct log_limit auth_log;
 	struct log_limit noisy_log[3]; /* bad_packet, config_mismatch, version_mismatch */
 	struct event *sig_hup;
+
+	/* Under systemd (ring_daemon_notify): READY=1 once joined, STATUS=
+	 * on change, WATCHDOG=1 from a timer of the loop itself. */
+	struct ring_sd_notify sd;
+	bool sd_ready;
+	struct event *sd_watchdog;  /* NULL without WATCHDOG_USEC */
+	struct event *sd_status_ev; /* a change within SD_STATUS_GAP_US, sent later */
+	char sd_status[160];        /* the last STATUS= sent */
+	uint64_t sd_status_at;      /* when, on the core's clock; 0: never */
 	bool leaving;
 	bool stopping;
 	int fatal;
@@ -302,6 +313,8 @@ static void arm_timer(struct ring_daemon *d, uint64_t now)
 	evtimer_add(d->timer, &tv);
 }
 
+static void sd_update(struct ring_daemon *d);
+
 static void step(struct ring_daemon *d, struct ring_event *ev)
 {
 	ev->now_us = now_us(d);
@@ -309,6 +322,8 @@ static void step(struct ring_daemon *d, struct ring_event *ev)
 	carry_out(d);
 	if (!d->fatal)
 		arm_timer(d, ev->now_us);
+	if (d->sd.fd >= 0 && !d->fatal)
+		sd_update(d);
 }
 
 static void timer_cb(evutil_socket_t fd, short what, void *arg)
@@ -514,6 +529,80 @@ static void log_flush_cb(evutil_socket_t fd, short what, void *arg)
 	ring_log_flush(d->log);
 }
 
+/* ---- systemd (sd_notify.c speaks the protocol) ---- */
+
+/* Sends STATUS= when the member's standing changed, at most once per
+ * SD_STATUS_GAP_US: a change sooner is sent by sd_status_ev when the gap
+ * is over (the newest text then, not every one in between). */
+static void sd_status(struct ring_daemon *d, const struct ring_status *st)
+{
+	char text[sizeof d->sd_status], msg[sizeof text + 16];
+	if (ring_sd_status_text(text, sizeof text, st, d->me, d->layout->n, d->leaving) < 0 ||
+	    strcmp(text, d->sd_status) == 0)
+		return;
+	uint64_t now = now_us(d);
+	if (d->sd_status_at && now - d->sd_status_at < SD_STATUS_GAP_US) {
+		if (!evtimer_pending(d->sd_status_ev, NULL)) {
+			uint64_t in = SD_STATUS_GAP_US - (now - d->sd_status_at);
+			struct timeval tv = {.tv_sec = 0, .tv_usec = (suseconds_t)in};
+			evtimer_add(d->sd_status_ev, &tv);
+		}
+		return;
+	}
+	snprintf(msg, sizeof msg, "STATUS=%s", text);
+	if (ring_sd_notify_send(&d->sd, msg) == 0) {
+		memcpy(d->sd_status, text, sizeof text);
+		d->sd_status_at = now;
+	}
+}
+
+/* After every step: READY=1 the first time the member has joined the ring
+ * (sent again at the next step if it could not go), then STATUS=. */
+static void sd_update(struct ring_daemon *d)
+{
+	struct ring_status st;
+	ring_node_status(d->node, now_us(d), &st);
+	if (!d->sd_ready && !d->leaving && ring_sd_joined(&st, d->me)) {
+		char text[sizeof d->sd_status], msg[sizeof text + 32];
+		if (ring_sd_status_text(text, sizeof text, &st, d->me, d->layout->n, false) < 0)
+			text[0] = '\0';
+		snprintf(msg, sizeof msg, "READY=1\nSTATUS=%s", text);
+		if (ring_sd_notify_send(&d->sd, msg) == 0) {
+			d->sd_ready = true;
+			memcpy(d->sd_status, text, sizeof text);
+			d->sd_status_at = now_us(d);
+			struct ring_log_field f = RING_LF_N("epoch", st.epoch);
+			ring_log_emit(d->log, "systemd_ready", false, &f, 1);
+		}
+		return;
+	}
+	sd_status(d, &st);
+}
+
+static void sd_status_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct ring_daemon *d = arg;
+	clock_reset(d);
+	sd_update(d);
+}
+
+/* The watchdog's ping comes from a timer of the loop, so that a loop that
+ * is wedged (stuck in a callback, or `ringctl inject pause`) stops pinging
+ * and systemd restarts the member. It also refreshes STATUS=, which may
+ * change with time alone. */
+static void sd_watchdog_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct ring_daemon *d = arg;
+	clock_reset(d);
+	ring_sd_notify_send(&d->sd, "WATCHDOG=1"); /* a lost one: the next comes in half the time */
+	if (!d->fatal)
+		sd_update(d);
+}
+
 /* ---- signals ---- */
 
 static void hup_cb(evutil_socket_t sig, short what, void *arg)
@@ -524,10 +613,28 @@ static void hup_cb(evutil_socket_t sig, short what, void *arg)
 	char err[512];
 	if (!d->auth)
 		return;
+	/* systemctl reload waits for READY=1 after RELOADING=1; a member not
+	 * yet ready says neither, or the reload would make it look ready. */
+	bool tell = d->sd.fd >= 0 && d->sd_ready;
+	if (tell) {
+		char msg[64];
+		snprintf(msg, sizeof msg, "RELOADING=1\nMONOTONIC_USEC=%llu",
+			 (unsigned long long)ring_mono_us());
+		ring_sd_notify_send(&d->sd, msg);
+	}
 	int rc = ring_auth_reload(d->auth, d->conf->secret_file, err, sizeof err);
 	struct ring_log_field f = rc == 0 ? RING_LF_S("secret_file", d->conf->secret_file)
 					  : RING_LF_S("error", err);
 	ring_log_emit(d->log, rc == 0 ? "keys_reloaded" : "keys_reload_failed", false, &f, 1);
+	if (tell) {
+		/* A failed reload keeps the old keys and serves on: ready, and
+		 * the status says why until the standing changes. */
+		char msg[sizeof d->sd_status + 32];
+		snprintf(d->sd_status, sizeof d->sd_status, "%s%.100s", rc == 0 ? "" : "key reload failed: ",
+			 rc == 0 ? "" : err);
+		snprintf(msg, sizeof msg, "READY=1%s%s", rc == 0 ? "" : "\nSTATUS=", d->sd_status);
+		ring_sd_notify_send(&d->sd, msg);
+	}
 }
 
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -542,6 +649,9 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	d->leaving = true;
 	struct ring_log_field f = RING_LF_S("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	ring_log_emit(d->log, "leave_start", false, &f, 1);
+	/* Before the leave: systemd knows the stop is ours, not a crash. */
+	ring_sd_notify_send(&d->sd, "STOPPING=1\nSTATUS=leaving the ring");
+	snprintf(d->sd_status, sizeof d->sd_status, "leaving the ring");
 	/* The core hands the token on, tells the others, and gives up after
 	 * its own deadline (leave_timeout, PROTOCOL.md §5.4). */
 	struct ring_event ev = {.type = RING_EVENT_LEAVE};
@@ -582,6 +692,7 @@ static int daemon_alloc(struct ring_daemon **out, const struct ring_conf *conf, 
 	d->me = (size_t)idx;
 	d->log = log;
 	d->udp_fd = -1;
+	d->sd.fd = -1;
 	d->store.dir_fd = d->store.spare_fd = -1;
 	d->armed_us = UINT64_MAX;
 	rx_init(&d->rx);
@@ -657,6 +768,33 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	return add_events(d, err, errlen);
 }
 
+int ring_daemon_notify(struct ring_daemon *d, const char *notify_socket, uint64_t watchdog_usec,
+		       char *err, size_t errlen)
+{
+	int rc = ring_sd_notify_open(&d->sd, notify_socket, err, errlen);
+	if (rc < 0 || d->sd.fd < 0)
+		return rc; /* not under systemd: no timer, nothing costs anything */
+	d->sd_status_ev = evtimer_new(d->base, sd_status_cb, d);
+	if (!d->sd_status_ev) {
+		snprintf(err, errlen, "out of memory");
+		return -RING_ENOMEM;
+	}
+	if (watchdog_usec == 0)
+		return 0;
+	/* Half the interval, as sd_watchdog_enabled(3) advises: one late
+	 * ping is not yet a missed one. */
+	uint64_t half = watchdog_usec / 2;
+	struct timeval tv = {.tv_sec = (time_t)(half / 1000000u),
+			     .tv_usec = (suseconds_t)(half % 1000000u)};
+	d->sd_watchdog = event_new(d->base, -1, EV_PERSIST, sd_watchdog_cb, d);
+	if (!d->sd_watchdog) {
+		snprintf(err, errlen, "out of memory");
+		return -RING_ENOMEM;
+	}
+	event_add(d->sd_watchdog, &tv);
+	return 0;
+}
+
 int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen)
 {
 	const struct ring_member *me = &d->layout->members[d->me];
@@ -702,11 +840,12 @@ void ring_daemon_free(struct ring_daemon *d)
 		ring_log_on_pending(d->log, NULL, NULL);
 		ring_log_flush(d->log);
 	}
-	struct event *events[] = {d->log_flush, d->sig_hup, d->sig_int, d->sig_term, d->timer,
-				  d->udp_ev};
+	struct event *events[] = {d->sd_watchdog, d->sd_status_ev, d->log_flush, d->sig_hup,
+				  d->sig_int, d->sig_term, d->timer, d->udp_ev};
 	for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
 		if (events[i])
 			event_free(events[i]);
+	ring_sd_notify_close(&d->sd);
 	ring_node_free(d->node);
 	if (d->udp_fd >= 0)
 		close(d->udp_fd);

@@ -21,6 +21,16 @@ struct ring_daemon;
 int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint16_t id,
 		    struct ring_log *log, char *err, size_t errlen);
 
+/* Under systemd: NOTIFY_SOCKET's value (NULL or empty: not under systemd,
+ * and nothing below happens) gets READY=1 once the member has joined the
+ * ring, STATUS= lines on change, STOPPING=1 at SIGTERM, RELOADING=1 and
+ * READY=1 around a SIGHUP key reload; with WATCHDOG_USEC nonzero, a timer
+ * of the loop sends WATCHDOG=1 every half of it. Call before
+ * ring_daemon_run. Returns 0, or -RING_EFIELD (a bad address), -RING_EIO
+ * or -RING_ENOMEM with a message in ERR. */
+int ring_daemon_notify(struct ring_daemon *d, const char *notify_socket, uint64_t watchdog_usec,
+		       char *err, size_t errlen);
+
 /* Runs until a graceful leave completes (SIGTERM/SIGINT) or a fatal error.
  * Returns 0, or 1 after a fatal error, with the message in ERR. */
 int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen);

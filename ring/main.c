@@ -11,6 +11,7 @@
 #include "daemon.h"
 #include "err.h"
 #include "log.h"
+#include "sd_notify.h"
 
 enum { EXIT_USAGE = 2, EXIT_CONFIG = 78 };
 
@@ -141,6 +142,20 @@ static int run(const struct options *o, const struct ring_conf *conf)
 		ring_daemon_free(d);
 		ring_log_close(&log);
 		return rc == -RING_ECONFIG ? EXIT_CONFIG : 1;
+	}
+	/* systemd's environment (sd_notify(3)); absent, this does nothing. */
+	uint64_t watchdog_usec;
+	rc = ring_sd_watchdog_parse(getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"), (long)getpid(),
+				    &watchdog_usec);
+	if (rc < 0)
+		snprintf(err, sizeof err, "WATCHDOG_USEC or WATCHDOG_PID is not a number");
+	else
+		rc = ring_daemon_notify(d, getenv("NOTIFY_SOCKET"), watchdog_usec, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, "%sringd: %s\n", err_prefix(), err);
+		ring_daemon_free(d);
+		ring_log_close(&log);
+		return 1;
 	}
 	rc = ring_daemon_run(d, err, sizeof err);
 	if (rc != 0)

@@ -18,6 +18,7 @@ extern CU_TestInfo ring_test_metrics_tests[];
 extern CU_TestInfo ring_test_watch_tests[];
 extern CU_TestInfo ring_test_status_poll_tests[];
 extern CU_TestInfo ring_test_net_tests[];
+extern CU_TestInfo ring_test_sd_notify_tests[];
 extern CU_TestInfo ring_test_conf_tests[];
 extern CU_TestInfo ring_test_control_tests[];
 extern CU_TestInfo ring_test_trace_tests[];

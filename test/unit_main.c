@@ -29,6 +29,7 @@ int main(int argc, char **argv)
 		{"watch", NULL, NULL, NULL, NULL, ring_test_watch_tests},
 		{"status_poll", NULL, NULL, NULL, NULL, ring_test_status_poll_tests},
 		{"net", NULL, NULL, NULL, NULL, ring_test_net_tests},
+		{"sd_notify", NULL, NULL, NULL, NULL, ring_test_sd_notify_tests},
 		{"conf", NULL, NULL, NULL, NULL, ring_test_conf_tests},
 		{"control", NULL, NULL, NULL, NULL, ring_test_control_tests},
 		{"trace", ring_test_trace_init, ring_test_trace_cleanup, NULL, NULL,
