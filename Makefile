@@ -7,6 +7,15 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -MMD -MP -Iring
 SAN_FLAGS  = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_CFLAGS = $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring
 
+# The version, set here only. Built from a git checkout, --version adds the
+# revision ("0.9.0 (git a1d6a48)", "-dirty" with uncommitted changes); from
+# a tarball, the version alone. build/version.txt is rewritten only when that
+# string changes, so a new commit recompiles ring/version.c and relinks the
+# two binaries, nothing else.
+VERSION = 0.9.0
+GIT_REV := $(if $(wildcard .git),$(shell git describe --always --dirty --abbrev=7 --exclude='*' 2>/dev/null))
+VERSION_STRING = $(VERSION)$(if $(GIT_REV), (git $(GIT_REV)))
+
 # Packages the build and the tests need (Debian names).
 DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
        libjansson-dev jq iproute2 procps nftables clang libclang-rt-14-dev valgrind \
@@ -44,6 +53,8 @@ RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c ring/metrics.c
 # HTTP listener (evhttp), main.
 DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/metrics_http.c ring/main.c
 RINGCTL_SRC = ring/ringctl.c ring/metrics_fetch.c
+# --version, for both programs: the one object built with the version string.
+VERSION_SRC = ring/version.c
 
 # The test drivers. The unit binary links every libevent-free module with its
 # suite; the simulator and compare run cores on the one test cluster.
@@ -56,8 +67,8 @@ UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c tes
 SIM_SRC  = test/sim.c test/driver.c test/cluster.c test/simnet.c test/simcheck.c
 COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c
 
-RINGD_LINK   = $(DAEMON_SRC) $(RINGD_PURE_SRC) $(TOOL_SRC) $(CORE_SRC)
-RINGCTL_LINK = $(RINGCTL_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(TOOL_SRC) $(CORE_SRC)
+RINGD_LINK   = $(DAEMON_SRC) $(VERSION_SRC) $(RINGD_PURE_SRC) $(TOOL_SRC) $(CORE_SRC)
+RINGCTL_LINK = $(RINGCTL_SRC) $(VERSION_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(TOOL_SRC) $(CORE_SRC)
 UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(TOOL_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(RINGD_PURE_SRC)
 SIM_LINK     = $(SIM_SRC) $(CORE_SRC)
 UNIT_LIBS    = $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -lm
@@ -76,7 +87,7 @@ SEEDS ?= 5000
 CLASS ?= healthy
 SEED  ?= 1
 
-.PHONY: all deps check test test-all asan integration lab security sim compare compare-check \
+.PHONY: FORCE all deps check test test-all asan integration lab security sim compare compare-check \
 	soak mutants fuzz fuzz-short demo bench clean model model-check
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
@@ -102,6 +113,14 @@ $(1)/sim: $$(call objs,$(1),$$(SIM_LINK))
 endef
 $(eval $(call build_tree,$(B),$$(ALL_CFLAGS),$$(CFLAGS)))
 $(eval $(call build_tree,$(BS),$$(SAN_CFLAGS),$$(SAN_FLAGS)))
+
+# The version string reaches ring/version.c alone (see VERSION above).
+$(B)/version.txt: FORCE
+	@mkdir -p $(B)
+	@echo '$(VERSION_STRING)' | cmp -s - $@ 2>/dev/null || echo '$(VERSION_STRING)' >$@
+$(B)/ring/version.o $(BS)/ring/version.o: $(B)/version.txt
+$(B)/ring/version.o $(BS)/ring/version.o: PKG_CFLAGS += -DRING_VERSION='"$(VERSION_STRING)"'
+FORCE:
 
 deps:
 	@missing=""; for p in $(DEPS); do \
