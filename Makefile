@@ -87,7 +87,7 @@ SEEDS ?= 5000
 CLASS ?= healthy
 SEED  ?= 1
 
-.PHONY: FORCE all deps check test test-all asan integration lab security sim compare compare-check \
+.PHONY: FORCE all deps check install uninstall deb test test-all asan integration lab security sim compare compare-check \
 	soak mutants fuzz fuzz-short demo bench clean model model-check
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
@@ -288,6 +288,56 @@ $(B)/bench/redis_lock: test/bench/redis_lock.c test/bench/bench.h
 
 bench: ring/ringd ring/ringctl $(BENCH_BIN)
 	@bash test/bench/run.sh
+
+# make install [PREFIX=/usr/local] [DESTDIR=stage]: ringd in sbin (it is
+# a daemon, ringd(8)), ringctl in bin, the man pages uncompressed, and the
+# systemd unit conf/ring@.service when the tree has it. systemd reads units
+# from /usr/local/lib/systemd/system too, hence UNITDIR under PREFIX; the
+# Debian package sets /lib/systemd/system. The unit's Exec paths to ringd
+# and ringctl (absolute, or @SBINDIR@/@BINDIR@) are rewritten to where
+# they are installed. docs/operations.md lists the files.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR  ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+MAN_PAGES = docs/man/ringctl.1 docs/man/ring.conf.5 docs/man/ringd.8
+UNIT      = $(wildcard conf/ring@.service)
+INSTALLED = $(SBINDIR)/ringd $(BINDIR)/ringctl \
+	    $(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
+	    $(if $(UNIT),$(UNITDIR)/ring@.service)
+
+install: ring/ringd ring/ringctl
+	install -d '$(DESTDIR)$(SBINDIR)' '$(DESTDIR)$(BINDIR)' \
+		$(foreach s,1 5 8,'$(DESTDIR)$(MANDIR)/man$(s)')
+	install -m 0755 ring/ringd '$(DESTDIR)$(SBINDIR)/ringd'
+	install -m 0755 ring/ringctl '$(DESTDIR)$(BINDIR)/ringctl'
+	$(foreach m,$(MAN_PAGES),install -m 0644 $(m) '$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/';)
+ifneq ($(UNIT),)
+	install -d '$(DESTDIR)$(UNITDIR)'
+	sed -e '/^Exec/ s#/[^= ]*/ringd\([ ;]\|$$\)#$(SBINDIR)/ringd\1#g' \
+	    -e '/^Exec/ s#/[^= ]*/ringctl\([ ;]\|$$\)#$(BINDIR)/ringctl\1#g' \
+	    -e 's#@SBINDIR@#$(SBINDIR)#g' -e 's#@BINDIR@#$(BINDIR)#g' \
+	    $(UNIT) >'$(DESTDIR)$(UNITDIR)/ring@.service.tmp'
+	chmod 0644 '$(DESTDIR)$(UNITDIR)/ring@.service.tmp'
+	mv '$(DESTDIR)$(UNITDIR)/ring@.service.tmp' '$(DESTDIR)$(UNITDIR)/ring@.service'
+endif
+
+# Removes what install installed (same PREFIX and DESTDIR), not the folders.
+uninstall:
+	rm -f $(foreach f,$(INSTALLED),'$(DESTDIR)$(f)')
+
+# make deb: build/ring_VERSION_ARCH.deb, built with dpkg-deb from a staged
+# make install under /usr (conf/debian/build-deb.sh says what else it holds).
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB = $(B)/ring_$(VERSION)_$(DEB_ARCH).deb
+
+deb: ring/ringd ring/ringctl
+	@rm -rf $(B)/deb
+	@$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/deb/debian/ring PREFIX=/usr \
+		UNITDIR=/lib/systemd/system >/dev/null
+	@bash conf/debian/build-deb.sh $(VERSION) $(B)/deb $(DEB)
 
 clean:
 	rm -rf $(B) ring/ringd ring/ringctl
