@@ -149,7 +149,7 @@ shorts=$(grep -oP 'getopt_long\([^"]*"\K[^"]+' "$SRC/ring/main.c" | tr -d ':' | 
 for o in $longs; do has_word "$options" "--$o" || bad "ringd(8): --$o is not under OPTIONS"; done
 for o in $shorts; do has_word "$options" "-$o" || bad "ringd(8): -$o is not under OPTIONS"; done
 signals=$(section_text ringd.8 '^SIGNALS$')
-for s in $(grep -ohP '\b(evsignal_new\([^,]+,\s*|signal\()\KSIG[A-Z]+' "$SRC"/ring/daemon.c "$SRC"/ring/main.c | sort -u); do
+for s in $(grep -ohP '\b(evsignal_new\([^,]+,\s*|signal\()\KSIG[A-Z0-9]+' "$SRC"/ring/daemon.c "$SRC"/ring/main.c | sort -u); do
 	has_word "$signals" "$s" || bad "ringd(8): $s (handled in ring/daemon.c) is not under SIGNALS"
 done
 # Log events: the core's table (name and fields) and the shell's own.
