@@ -316,9 +316,9 @@ install: ring/ringd ring/ringctl
 	$(foreach m,$(MAN_PAGES),install -m 0644 $(m) '$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/';)
 ifneq ($(UNIT),)
 	install -d '$(DESTDIR)$(UNITDIR)'
-	sed -e '/^Exec/ s#/[^= ]*/ringd\([ ;]\|$$\)#$(SBINDIR)/ringd\1#g' \
+	sed -e 's#@SBINDIR@#$(SBINDIR)#g' -e 's#@BINDIR@#$(BINDIR)#g' \
+	    -e '/^Exec/ s#/[^= ]*/ringd\([ ;]\|$$\)#$(SBINDIR)/ringd\1#g' \
 	    -e '/^Exec/ s#/[^= ]*/ringctl\([ ;]\|$$\)#$(BINDIR)/ringctl\1#g' \
-	    -e 's#@SBINDIR@#$(SBINDIR)#g' -e 's#@BINDIR@#$(BINDIR)#g' \
 	    $(UNIT) >'$(DESTDIR)$(UNITDIR)/ring@.service.tmp'
 	chmod 0644 '$(DESTDIR)$(UNITDIR)/ring@.service.tmp'
 	mv '$(DESTDIR)$(UNITDIR)/ring@.service.tmp' '$(DESTDIR)$(UNITDIR)/ring@.service'
