@@ -20,7 +20,7 @@ VERSION_STRING = $(VERSION)$(if $(GIT_REV), (git $(GIT_REV)))
 DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
        libjansson-dev jq iproute2 procps nftables clang libclang-rt-14-dev valgrind \
        redis-server libhiredis-dev spin libxml2-utils chromium imagemagick \
-       python3-prometheus-client dpkg-dev groff-base man-db
+       python3-prometheus-client python3-yaml prometheus dpkg-dev groff-base man-db
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
