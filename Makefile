@@ -7,11 +7,20 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -MMD -MP -Iring
 SAN_FLAGS  = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_CFLAGS = $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring
 
+# The version, set here only. Built from a git checkout, --version adds the
+# revision ("0.9.0 (git a1d6a48)", "-dirty" with uncommitted changes); from
+# a tarball, the version alone. build/version.txt is rewritten only when that
+# string changes, so a new commit recompiles ring/version.c and relinks the
+# two binaries, nothing else.
+VERSION = 0.9.0
+GIT_REV := $(if $(wildcard .git),$(shell git describe --always --dirty --abbrev=7 --exclude='*' 2>/dev/null))
+VERSION_STRING = $(VERSION)$(if $(GIT_REV), (git $(GIT_REV)))
+
 # Packages the build and the tests need (Debian names).
 DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
        libjansson-dev jq iproute2 procps nftables clang libclang-rt-14-dev valgrind \
        redis-server libhiredis-dev spin libxml2-utils chromium imagemagick \
-       python3-prometheus-client python3-yaml prometheus systemd strace
+       python3-prometheus-client python3-yaml prometheus systemd strace dpkg-dev groff-base man-db
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
@@ -47,6 +56,8 @@ DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/metrics_http.c ring/main.c
 # ringctl ring and watch: the UDP status poll and the pure view of its rounds.
 WATCH_SRC = ring/status_poll.c ring/watch.c
 RINGCTL_SRC = ring/ringctl.c ring/metrics_fetch.c ring/watch_loop.c
+# --version, for both programs: the one object built with the version string.
+VERSION_SRC = ring/version.c
 
 # The test drivers. The unit binary links every libevent-free module with its
 # suite; the simulator and compare run cores on the one test cluster.
@@ -59,8 +70,8 @@ UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c tes
 SIM_SRC  = test/sim.c test/driver.c test/cluster.c test/simnet.c test/simcheck.c
 COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c
 
-RINGD_LINK   = $(DAEMON_SRC) $(RINGD_PURE_SRC) $(TOOL_SRC) $(CORE_SRC)
-RINGCTL_LINK = $(RINGCTL_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(TOOL_SRC) $(CORE_SRC)
+RINGD_LINK   = $(DAEMON_SRC) $(VERSION_SRC) $(RINGD_PURE_SRC) $(TOOL_SRC) $(CORE_SRC)
+RINGCTL_LINK = $(RINGCTL_SRC) $(VERSION_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(TOOL_SRC) $(CORE_SRC)
 UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(TOOL_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(RINGD_PURE_SRC)
 SIM_LINK     = $(SIM_SRC) $(CORE_SRC)
 UNIT_LIBS    = $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -lm
@@ -79,7 +90,7 @@ SEEDS ?= 5000
 CLASS ?= healthy
 SEED  ?= 1
 
-.PHONY: all deps check test test-all asan integration lab security sim compare compare-check \
+.PHONY: FORCE all deps check install uninstall deb test test-all asan integration lab security sim compare compare-check \
 	soak mutants fuzz fuzz-short demo bench clean model model-check
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
@@ -105,6 +116,14 @@ $(1)/sim: $$(call objs,$(1),$$(SIM_LINK))
 endef
 $(eval $(call build_tree,$(B),$$(ALL_CFLAGS),$$(CFLAGS)))
 $(eval $(call build_tree,$(BS),$$(SAN_CFLAGS),$$(SAN_FLAGS)))
+
+# The version string reaches ring/version.c alone (see VERSION above).
+$(B)/version.txt: FORCE
+	@mkdir -p $(B)
+	@echo '$(VERSION_STRING)' | cmp -s - $@ 2>/dev/null || echo '$(VERSION_STRING)' >$@
+$(B)/ring/version.o $(BS)/ring/version.o: $(B)/version.txt
+$(B)/ring/version.o $(BS)/ring/version.o: PKG_CFLAGS += -DRING_VERSION='"$(VERSION_STRING)"'
+FORCE:
 
 deps:
 	@missing=""; for p in $(DEPS); do \
@@ -272,6 +291,56 @@ $(B)/bench/redis_lock: test/bench/redis_lock.c test/bench/bench.h
 
 bench: ring/ringd ring/ringctl $(BENCH_BIN)
 	@bash test/bench/run.sh
+
+# make install [PREFIX=/usr/local] [DESTDIR=stage]: ringd in sbin (it is
+# a daemon, ringd(8)), ringctl in bin, the man pages uncompressed, and the
+# systemd unit conf/ring@.service when the tree has it. systemd reads units
+# from /usr/local/lib/systemd/system too, hence UNITDIR under PREFIX; the
+# Debian package sets /lib/systemd/system. The unit's Exec paths to ringd
+# and ringctl (absolute, or @SBINDIR@/@BINDIR@) are rewritten to where
+# they are installed. docs/operations.md lists the files.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR  ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+MAN_PAGES = docs/man/ringctl.1 docs/man/ring.conf.5 docs/man/ringd.8
+UNIT      = $(wildcard conf/ring@.service)
+INSTALLED = $(SBINDIR)/ringd $(BINDIR)/ringctl \
+	    $(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
+	    $(if $(UNIT),$(UNITDIR)/ring@.service)
+
+install: ring/ringd ring/ringctl
+	install -d '$(DESTDIR)$(SBINDIR)' '$(DESTDIR)$(BINDIR)' \
+		$(foreach s,1 5 8,'$(DESTDIR)$(MANDIR)/man$(s)')
+	install -m 0755 ring/ringd '$(DESTDIR)$(SBINDIR)/ringd'
+	install -m 0755 ring/ringctl '$(DESTDIR)$(BINDIR)/ringctl'
+	$(foreach m,$(MAN_PAGES),install -m 0644 $(m) '$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/';)
+ifneq ($(UNIT),)
+	install -d '$(DESTDIR)$(UNITDIR)'
+	sed -e 's#@SBINDIR@#$(SBINDIR)#g' -e 's#@BINDIR@#$(BINDIR)#g' \
+	    -e '/^Exec/ s#/[^= ]*/ringd\([ ;]\|$$\)#$(SBINDIR)/ringd\1#g' \
+	    -e '/^Exec/ s#/[^= ]*/ringctl\([ ;]\|$$\)#$(BINDIR)/ringctl\1#g' \
+	    $(UNIT) >'$(DESTDIR)$(UNITDIR)/ring@.service.tmp'
+	chmod 0644 '$(DESTDIR)$(UNITDIR)/ring@.service.tmp'
+	mv '$(DESTDIR)$(UNITDIR)/ring@.service.tmp' '$(DESTDIR)$(UNITDIR)/ring@.service'
+endif
+
+# Removes what install installed (same PREFIX and DESTDIR), not the folders.
+uninstall:
+	rm -f $(foreach f,$(INSTALLED),'$(DESTDIR)$(f)')
+
+# make deb: build/ring_VERSION_ARCH.deb, built with dpkg-deb from a staged
+# make install under /usr (conf/debian/build-deb.sh says what else it holds).
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB = $(B)/ring_$(VERSION)_$(DEB_ARCH).deb
+
+deb: ring/ringd ring/ringctl
+	@rm -rf $(B)/deb
+	@$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/deb/debian/ring PREFIX=/usr \
+		UNITDIR=/lib/systemd/system >/dev/null
+	@bash conf/debian/build-deb.sh $(VERSION) $(B)/deb $(DEB)
 
 clean:
 	rm -rf $(B) ring/ringd ring/ringctl

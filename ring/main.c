@@ -12,6 +12,7 @@
 #include "err.h"
 #include "log.h"
 #include "sd_notify.h"
+#include "version.h"
 
 enum { EXIT_USAGE = 2, EXIT_CONFIG = 78 };
 
@@ -27,6 +28,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: ringd -c CONFIG -n ID [--log-format text|json] [--log-file PATH] [-v]\n"
 		"       ringd -c CONFIG --check\n"
+		"       ringd --version\n"
 		"\n"
 		"Runs member ID of the token ring described in CONFIG until SIGTERM or SIGINT,\n"
 		"then leaves gracefully: hands on a token it holds, tells its neighbours to\n"
@@ -39,6 +41,7 @@ static void usage(FILE *out)
 		"      --log-file PATH   append the log to PATH instead of stderr\n"
 		"  -v, --verbose         also log every token hop (token_recv, token_pass)\n"
 		"  -h, --help            this text\n"
+		"      --version         print the version and exit\n"
 		"\n"
 		"Exit codes: 0 left gracefully, 1 failure, 2 usage, 78 configuration error.\n");
 }
@@ -51,7 +54,7 @@ struct options {
 };
 
 /* Reads the command line into O. Returns -1 to go on, or the exit status
- * (0 after --help). */
+ * (0 after --help or --version). */
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option opts[] = {
@@ -62,6 +65,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"log-file", required_argument, NULL, 'L'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	uint64_t id;
@@ -96,6 +100,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf("ringd %s\n", ring_version());
 			return 0;
 		default:
 			usage(stderr);

@@ -27,6 +27,7 @@
 #include "status_poll.h"
 #include "timeline.h"
 #include "trace.h"
+#include "version.h"
 #include "watch_loop.h"
 #include "wire.h"
 
@@ -61,6 +62,7 @@ static void usage(FILE *out)
 		"                                   a picture (SVG) of what the JSON logs tell\n"
 		"       ringctl keygen FILE                           write a new secret_file (mode 0600)\n"
 		"       ringctl -c CONFIG -n ID metrics               Prometheus text of member ID's metrics\n"
+		"       ringctl --version                             print the version and exit\n"
 		"\n"
 		"run: waits (at most MS milliseconds with -t) for the critical region, runs CMD\n"
 		"with RING_FENCE, RING_EPOCH and RING_NODE set, releases when CMD exits and exits\n"
@@ -1019,6 +1021,10 @@ static int parse_globals(int argc, char **argv, struct globals *g, bool *have_id
 			*have_id = true;
 		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			usage(stdout);
+			*code = 0;
+			return -1;
+		} else if (strcmp(argv[i], "--version") == 0) {
+			printf("ringctl %s\n", ring_version());
 			*code = 0;
 			return -1;
 		} else {
