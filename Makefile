@@ -175,9 +175,10 @@ model:
 	@bash test/model/run.sh full
 
 # The three mutual exclusion algorithms side by side (docs/comparison.md):
-# centralized, Ricart-Agrawala and the ring's core on the simulator's network.
-# `make compare` prints the table (also in build/compare.txt); compare-check
-# runs the invariants on COMPARE_SEEDS random seeds per algorithm.
+# centralized, Ricart-Agrawala and the ring's core on the simulator's network,
+# then two- and three-phase commit on the same network (test/compare_tx.c).
+# `make compare` prints both tables (also in build/compare.txt); compare-check
+# runs the invariants on COMPARE_SEEDS random seeds per algorithm and protocol.
 COMPARE_SEEDS ?= 200
 
 $(B)/compare: $(call objs,$(B),$(COMPARE_SRC) $(CORE_SRC))
