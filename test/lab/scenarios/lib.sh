@@ -243,7 +243,8 @@ trace_check() {
 # timeline_check: every scenario leaves a picture of its run,
 # $LAB_DIR/timeline.svg (ringctl timeline over the members' logs), and it
 # must be one: well-formed XML, a lane per member log, and a critical-region
-# mark per grant the logs have (fewer only where dense parts were aggregated).
+# mark per grant the logs have (fewer only where dense parts were aggregated);
+# and follow.txt, the same run as text lanes, with every grant in a column.
 timeline_check() {
 	local files=("$LAB_DIR"/n*.log) svg=$LAB_DIR/timeline.svg out lanes cs want
 	out=$("$RINGCTL" timeline "${files[@]}" -o "$svg" 2>&1) || fail "ringctl timeline exited $?: $out"
@@ -259,6 +260,11 @@ timeline_check() {
 		((cs == want)) || fail "timeline.svg draws $cs critical regions, the logs have $want grants"
 	fi
 	say "timeline.svg: $lanes lanes, $cs of $want grants drawn ($(stat -c %s "$svg") bytes)"
+	# The same logs as lanes of text (ringctl follow): every grant in a column.
+	"$RINGCTL" follow --once "${files[@]}" >"$LAB_DIR/follow.txt" 2>"$LAB_DIR/follow.err" ||
+		fail "ringctl follow --once exited $?: $(head -3 "$LAB_DIR/follow.err")"
+	cs=$(grep -Ec '^ +[0-9.]+s( [0-9.]+)+ +cs_enter +fence=[0-9]+:[0-9]+$' "$LAB_DIR/follow.txt")
+	((cs == want)) || fail "follow.txt shows $cs grants in member columns, the logs have $want"
 }
 tj() { jq -r "$1" <<<"$TR_JSON"; }
 
