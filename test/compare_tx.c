@@ -16,6 +16,7 @@
 #include "tx_2pc.h"
 #include "tx_3pc.h"
 #include "tx_check.h"
+#include "tx_nested.h"
 
 #define MS ((uint64_t)1000) /* virtual time is in microseconds */
 #define NEVER UINT64_MAX
@@ -23,7 +24,8 @@
 #define TX_ID 1
 #define ENV_LEN (TX_MSG_LEN + 2) /* the message, then the driver's causal depth */
 
-static const struct tx_proto *const protos[] = {&tx_2pc, &tx_2pc_coop, &tx_3pc};
+static const struct tx_proto *const protos[] = {&tx_2pc, &tx_2pc_coop, &tx_3pc, &tx_nested_2pc,
+						&tx_nested_3pc};
 #define NPROTOS (sizeof protos / sizeof protos[0])
 
 /* The one fault of a run: whom it takes, and when, as the point in the
@@ -35,7 +37,8 @@ static const struct tx_proto *const protos[] = {&tx_2pc, &tx_2pc_coop, &tx_3pc};
 	X(COORD_MID, "coord-mid-decision", "coordinator crash, decision reached some")    \
 	X(PART_BEFORE, "part-before-vote", "participant crash before voting")             \
 	X(PART_AFTER, "part-after-vote", "participant crash after voting yes")            \
-	X(PARTITION, "partition", "partition, decision reached one side")
+	X(PARTITION, "partition", "partition, decision reached one side")                \
+	X(SUB_ABORT, "sub-abort", "a subtransaction aborts (nested)")
 
 enum tx_fault {
 #define TX_FAULT_ENUM_(name, arg, title) TX_FAULT_##name,
@@ -109,6 +112,8 @@ struct tx_run {
 	struct tx_site s[TX_MAX_N];
 	struct tx_update up;
 	struct tx_check chk;
+	uint64_t members;     /* the sites that must decide: all, or a nested commit's */
+	uint64_t no_votes;
 	bool record_only;     /* table: count violations instead of failing the run */
 	bool violated;
 	/* the fault: site TRIG_SITE strikes after its TRIG_K-th send of
@@ -141,6 +146,11 @@ static const char *site_name(uint32_t i, char buf[8])
 {
 	snprintf(buf, 8, i == TX_COORD ? "c%u" : "p%u", i);
 	return buf;
+}
+
+static bool nested(const struct tx_proto *p)
+{
+	return p == &tx_nested_2pc || p == &tx_nested_3pc;
 }
 
 /* ---- faults ---- */
@@ -177,6 +187,9 @@ static void fault_point(struct tx_run *run)
 		break;
 	case TX_FAULT_PARTITION:
 		run->trig_k = 1;
+		break;
+	case TX_FAULT_SUB_ABORT: /* no crash: a site's work fails (see run_one) */
+		run->trig_site = -1;
 		break;
 	case TX_FAULT_COUNT_:
 		break;
@@ -331,7 +344,7 @@ static bool site_new(struct tx_run *run, uint32_t i)
 {
 	const struct tx_cfg *c = run->cfg;
 	struct tx_config tc = {
-		.n = c->n, .me = i, .tx = TX_ID, .vote_yes = !(c->no_votes >> i & 1),
+		.n = c->n, .me = i, .tx = TX_ID, .vote_yes = !(run->no_votes >> i & 1),
 		.cooperative = c->proto->cooperative, .t_us = c->t_us,
 	};
 	run->s[i].m = c->proto->make(&tc, run->s[i].disk);
@@ -405,6 +418,8 @@ static void run_finish(struct tx_run *run)
 	uint64_t t_all = 0, depth = 0;
 	for (uint32_t i = 0; i < c->n; i++) {
 		const struct tx_site *s = &run->s[i];
+		if (!(run->members >> i & 1))
+			continue;
 		all &= s->decided;
 		if (s->decided && s->t_decide > t_all)
 			t_all = s->t_decide;
@@ -482,6 +497,16 @@ static void run_one(const struct tx_cfg *c, uint64_t seed, const char *salt, boo
 	if (c->n < 2 || c->n > TX_MAX_N)
 		fail(run, "setup", "n=%zu is outside 2..%d", c->n, TX_MAX_N);
 	fault_point(run);
+	run->no_votes = c->no_votes;
+	if (c->fault == TX_FAULT_SUB_ABORT)
+		run->no_votes |= (uint64_t)1 << simnet_rng_range(&run->cl.rng, 1, c->n - 1);
+	run->members = ((uint64_t)1 << c->n) - 1;
+	if (nested(c->proto)) {
+		/* The oracle: who must take part, from the tree and whose work
+		 * fails, not from what the protocol says. */
+		run->members = tx_nested_members(c->n, run->no_votes);
+		tx_check_members(&run->chk, run->members);
+	}
 	trace(run, "%s n=%zu: %s (site %d after %u %s); no votes 0x%" PRIx64 "; timeout unit %"
 	      PRIu64 " us; back after %s", c->proto->title, c->n, fault_title[c->fault],
 	      run->trig_site, run->trig_k, tx_msg_name(run->trig_msg), c->no_votes, c->t_us,
@@ -568,7 +593,9 @@ static size_t table_rows(struct tx_row *rows, size_t cap)
 		for (size_t j = 0; j < sizeof table_n / sizeof table_n[0] && k < cap; j++)
 			rows[k++] = (struct tx_row){protos[p], table_n[j], TX_FAULT_NONE, ""};
 		for (int f = 1; f < TX_FAULT_COUNT_ && k < cap; f++)
-			rows[k++] = (struct tx_row){protos[p], TABLE_FAULT_N, (enum tx_fault)f, ""};
+			if ((f == TX_FAULT_SUB_ABORT) == nested(protos[p]))
+				rows[k++] = (struct tx_row){protos[p], TABLE_FAULT_N,
+							    (enum tx_fault)f, ""};
 	}
 	for (size_t i = 0; i < k; i++)
 		snprintf(rows[i].name, sizeof rows[i].name, "%s/%s/%zu", rows[i].proto->arg,
@@ -593,7 +620,7 @@ static void format_row(char *out, size_t cap, const struct tx_row *row,
 {
 	char msgs[32], depth[32] = "-", time[48] = "-", alone[48] = "-", wait[48] = "-",
 	     blocked[24] = "-", atomic[32], seed[24] = "-";
-	if (row->fault == TX_FAULT_NONE) {
+	if (row->fault == TX_FAULT_NONE || row->fault == TX_FAULT_SUB_ABORT) {
 		snprintf(msgs, sizeof msgs, "%.2f", ratio((double)t->sends, (double)t->commits));
 		snprintf(depth, sizeof depth, "%.2f", ratio((double)t->depth_sum,
 							    (double)t->all_decided));
@@ -647,7 +674,7 @@ int tx_table(uint64_t seeds, FILE *out)
 				       rows[k].name, s);
 				return 1;
 			}
-			if (c.fault != TX_FAULT_NONE && !r.faults) {
+			if (c.fault != TX_FAULT_NONE && c.fault != TX_FAULT_SUB_ABORT && !r.faults) {
 				printf("FAIL %s seed=%" PRIu64 ": the fault never struck\n",
 				       rows[k].name, s);
 				return 1;
@@ -757,9 +784,16 @@ static struct tx_cfg check_config(const struct tx_proto *p, struct simnet_rng *r
 	c.max_delay_us = speed == 0 ? 30 : speed == 1 ? 2 * MS : 10 * MS;
 	c.p_dup = simnet_rng_chance(r, 0.5) ? (double)simnet_rng_range(r, 1, 5) / 100.0 : 0;
 	c.t_us = c.max_delay_us * simnet_rng_range(r, 3, 6);
-	int nf = p == &tx_3pc ? TX_FAULT_PARTITION : TX_FAULT_COUNT_;
+	int nf = p == &tx_3pc ? TX_FAULT_PARTITION : TX_FAULT_SUB_ABORT;
 	c.fault = simnet_rng_chance(r, 0.2) ? TX_FAULT_NONE
 					    : (enum tx_fault)simnet_rng_range(r, 1, (uint64_t)nf - 1);
+	if (nested(p)) {
+		/* No crashes (a provisional commit is not logged): any sites'
+		 * work may fail instead. */
+		c.fault = TX_FAULT_NONE;
+		c.no_votes = simnet_rng_chance(r, 0.5) ? simnet_rng_next(r) & (((uint64_t)1 << c.n) - 2)
+						       : 0;
+	}
 	c.down_us = simnet_rng_chance(r, 0.3) ? NEVER : c.t_us * simnet_rng_range(r, 1, 60);
 	c.t_end = 100 * c.t_us + (c.down_us == NEVER ? 0 : c.down_us);
 	return c;
@@ -800,8 +834,10 @@ int tx_check(int only, uint64_t first, uint64_t seeds, bool trace_on)
 			const char *stuck = NULL;
 			if (!r.failed && !r.faults && !r.all_decided)
 				stuck = "with no fault, a site never decided";
-			else if (!r.failed && !r.faults && !c.no_votes && !r.commits)
-				stuck = "with no fault and every vote yes, the transaction aborted";
+			else if (!r.failed && !r.faults && (!c.no_votes || nested(protos[p])) &&
+				 !r.commits)
+				stuck = nested(protos[p]) ? "a nested transaction with no fault aborted"
+					: "with no fault and every vote yes, the transaction aborted";
 			else if (!r.failed && protos[p] == &tx_3pc && r.faults && r.undecided)
 				stuck = "3PC: a survivor of a crash never decided";
 			else if (!r.failed && r.faults && c.down_us != NEVER && !r.all_decided)

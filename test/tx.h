@@ -28,18 +28,22 @@
 	X(GET_DECISION, 8, "getDecision")     /* an uncertain site asks */           \
 	X(DECISION, 9, "decision")       /* the answer; arg: 1 commit, 0 abort */     \
 	X(STATE_REQ, 10, "stateReq")     /* 3PC termination: a new coordinator asks */ \
-	X(STATE, 11, "state")            /* arg: the replier's enum tx_state */
+	X(STATE, 11, "state")            /* arg: the replier's enum tx_state */  \
+	X(OPEN, 12, "openSubTransaction") /* nested: a parent opens a child */      \
+	X(REPORT, 13, "report")          /* nested: arg 1 provisionally committed,  \
+					    epoch: the sites below that did too */
 
 enum tx_msg_type {
 #define TX_MSG_ENUM_(name, code, str) TX_MSG_##name = code,
 	TX_MSG_TYPES(TX_MSG_ENUM_)
 #undef TX_MSG_ENUM_
-	TX_MSG_LAST_ = TX_MSG_STATE
+	TX_MSG_LAST_ = TX_MSG_REPORT
 };
 
 /* EPOCH: 3PC's coordinator generation, 0 for the original coordinator;
  * a site follows the newest it has heard and ignores orders of older ones.
- * 2PC sends 0. TX: the transaction, so that one site could hold several. */
+ * 2PC sends 0; a nested REPORT carries a set of sites in it. TX: the
+ * transaction, so that one site could hold several. */
 struct tx_msg {
 	enum tx_msg_type type;
 	uint8_t arg;

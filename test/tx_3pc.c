@@ -363,6 +363,8 @@ static void on_message(struct tx_3pc *s, struct tx_update *up, const struct tx_m
 		on_state(s, up, m);
 		break;
 	case TX_MSG_HAVE_COMMITTED:
+	case TX_MSG_OPEN:
+	case TX_MSG_REPORT:
 		break;
 	}
 }

@@ -9,12 +9,23 @@ void tx_check_init(struct tx_check *k, size_t n)
 	memset(k, 0, sizeof *k);
 	k->n = n;
 	k->commit_by = k->abort_by = -1;
+	k->members = n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+}
+
+void tx_check_members(struct tx_check *k, uint64_t members)
+{
+	k->members = members;
+}
+
+static bool member(const struct tx_check *k, size_t site)
+{
+	return site < 64 && (k->members >> site & 1);
 }
 
 const char *tx_check_vote(struct tx_check *k, size_t site, bool yes, char *what, size_t cap)
 {
 	unsigned char v = yes ? 1 : 2;
-	if (site == TX_COORD || site >= k->n) {
+	if (site == TX_COORD || site >= k->n || !member(k, site)) {
 		snprintf(what, cap, "site %zu is no participant and votes", site);
 		return "vote";
 	}
@@ -31,9 +42,9 @@ const char *tx_check_decide(struct tx_check *k, size_t site, bool commit, char *
 			    size_t cap)
 {
 	unsigned char d = commit ? 1 : 2;
-	if (site >= k->n) {
-		snprintf(what, cap, "site %zu does not exist", site);
-		return "atomicity";
+	if (site >= k->n || !member(k, site)) {
+		snprintf(what, cap, "site %zu is not in the commit and decides", site);
+		return "validity";
 	}
 	if (k->decided[site] && k->decided[site] != d) {
 		snprintf(what, cap, "site %zu decided %s, now %s", site, commit ? "abort" : "commit",
@@ -43,7 +54,7 @@ const char *tx_check_decide(struct tx_check *k, size_t site, bool commit, char *
 	k->decided[site] = d;
 	if (commit) {
 		for (size_t i = 1; i < k->n; i++)
-			if (k->vote[i] != 1) {
+			if (member(k, i) && k->vote[i] != 1) {
 				snprintf(what, cap, "site %zu commits but p%zu %s", site, i,
 					 k->vote[i] ? "voted no" : "has not voted");
 				return "validity";
@@ -69,18 +80,22 @@ struct history {
 	size_t n;
 	const char *events[8];
 	const char *breaks;
+	uint64_t members; /* 0: all */
 };
 
 static const struct history histories[] = {
-	{3, {"v1+", "v2+", "d0+", "d1+", "d2+"}, NULL},
-	{3, {"v1+", "v2-", "d0-", "d1-", "d2-"}, NULL},
-	{3, {"d1-", "d2-", "d0-"}, NULL},
-	{3, {"v1+", "v2+", "d0+", "d1-"}, "atomicity"},
-	{3, {"v1+", "v2+", "d1-", "d0+"}, "atomicity"},
-	{3, {"v1+", "d0+"}, "validity"},            /* a missing vote */
-	{3, {"v1+", "v2-", "d0+"}, "validity"},     /* a no vote */
-	{2, {"v1+", "d1+", "d1-"}, "atomicity"},    /* a changed decision */
-	{2, {"v1+", "v1-"}, "vote"},
+	{3, {"v1+", "v2+", "d0+", "d1+", "d2+"}, NULL, 0},
+	{3, {"v1+", "v2-", "d0-", "d1-", "d2-"}, NULL, 0},
+	{3, {"d1-", "d2-", "d0-"}, NULL, 0},
+	{3, {"v1+", "v2+", "d0+", "d1-"}, "atomicity", 0},
+	{3, {"v1+", "v2+", "d1-", "d0+"}, "atomicity", 0},
+	{3, {"v1+", "d0+"}, "validity", 0},            /* a missing vote */
+	{3, {"v1+", "v2-", "d0+"}, "validity", 0},     /* a no vote */
+	{2, {"v1+", "d1+", "d1-"}, "atomicity", 0},    /* a changed decision */
+	{2, {"v1+", "v1-"}, "vote", 0},
+	{3, {"v1+", "d0+", "d1+"}, NULL, 0x3},      /* p2 is out of the commit */
+	{3, {"v1+", "d0+", "d2-"}, "validity", 0x3}, /* and must not decide */
+	{3, {"v2+"}, "vote", 0x3},
 };
 
 bool tx_check_selftest(char *why, size_t cap)
@@ -89,6 +104,8 @@ bool tx_check_selftest(char *why, size_t cap)
 		const struct history *hi = &histories[h];
 		struct tx_check k;
 		tx_check_init(&k, hi->n);
+		if (hi->members)
+			tx_check_members(&k, hi->members);
 		const char *got = NULL;
 		char what[160];
 		for (size_t e = 0; e < 8 && hi->events[e] && !got; e++) {

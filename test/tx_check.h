@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tx.h"
 
@@ -15,10 +16,15 @@ struct tx_check {
 	unsigned char vote[TX_MAX_N];    /* 0 none, 1 yes, 2 no */
 	unsigned char decided[TX_MAX_N]; /* 0 none, 1 commit, 2 abort */
 	int commit_by, abort_by;         /* the first site to decide each, -1 none */
+	uint64_t members;                /* the sites in the commit (bit = index) */
 };
 
 /* Sites 0..N-1, where 0 is the coordinator and 1..N-1 the participants. */
 void tx_check_init(struct tx_check *k, size_t n);
+/* Only MEMBERS (bit = index; the coordinator among them) take part: a commit
+ * needs their yes votes, and a site outside must neither vote nor decide.
+ * Nested transactions leave out the subtransactions that aborted. */
+void tx_check_members(struct tx_check *k, uint64_t members);
 
 /* Each returns NULL when the history is still fine, or the invariant it
  * breaks ("atomicity", "validity", "vote") with WHAT saying how. */
