@@ -68,7 +68,8 @@ UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c tes
 	   test/test_rules_members.c test/test_rules_election.c \
 	   test/test_rules_park.c test/test_review_park.c test/test_review_laps.c
 SIM_SRC  = test/sim.c test/driver.c test/cluster.c test/simnet.c test/simcheck.c
-COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c
+COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c \
+	      test/compare_tx.c test/tx_2pc.c test/tx_3pc.c test/tx_check.c test/tx_nested.c
 
 RINGD_LINK   = $(DAEMON_SRC) $(VERSION_SRC) $(RINGD_PURE_SRC) $(TOOL_SRC) $(CORE_SRC)
 RINGCTL_LINK = $(RINGCTL_SRC) $(VERSION_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(TOOL_SRC) $(CORE_SRC)
@@ -196,9 +197,10 @@ model:
 	@bash test/model/run.sh full
 
 # The three mutual exclusion algorithms side by side (docs/comparison.md):
-# centralized, Ricart-Agrawala and the ring's core on the simulator's network.
-# `make compare` prints the table (also in build/compare.txt); compare-check
-# runs the invariants on COMPARE_SEEDS random seeds per algorithm.
+# centralized, Ricart-Agrawala and the ring's core on the simulator's network,
+# then two- and three-phase commit on the same network (test/compare_tx.c).
+# `make compare` prints both tables (also in build/compare.txt); compare-check
+# runs the invariants on COMPARE_SEEDS random seeds per algorithm and protocol.
 COMPARE_SEEDS ?= 200
 
 $(B)/compare: $(call objs,$(B),$(COMPARE_SRC) $(CORE_SRC))

@@ -15,6 +15,7 @@
 #include "alg_central.h"
 #include "alg_ra.h"
 #include "cluster.h"
+#include "compare_tx.h"
 #include "driver.h"
 #include "err.h"
 #include "layout.h"
@@ -910,7 +911,7 @@ static void salt_of(char *buf, size_t cap, const struct table_row *row)
 	snprintf(buf, cap, "compare/%s/%zu/%s", alg_arg[row->alg], row->n, row->label);
 }
 
-static int table(uint64_t seeds, const char *out_path)
+static int table(uint64_t seeds, uint64_t tx_seeds, const char *out_path)
 {
 	static struct table_row rows[128];
 	static char labels[CMP_ALG_COUNT_][2][40];
@@ -1039,11 +1040,13 @@ static int table(uint64_t seeds, const char *out_path)
 			"nothing lost or blocked.\n",
 			hb_lo, hb_hi, (double)crash_cfg.grace_us / 1e6);
 	}
-	if (out)
-		fclose(out);
 	fprintf(stderr, "compare: %zu rows x %" PRIu64 " seeds in %.1f s%s%s\n", nrows, seeds,
 		driver_wall_s() - t0, out_path ? "; table in " : "", out_path ? out_path : "");
-	return 0;
+	/* Atomic commit on the same network (compare_tx.c), below it. */
+	int rc = tx_seeds ? tx_table(tx_seeds, out) : 0;
+	if (out)
+		fclose(out);
+	return rc;
 }
 
 /* ---- the check: many random runs per algorithm ---- */
@@ -1161,14 +1164,19 @@ static int check(int only, uint64_t first, uint64_t seeds, bool trace_on)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: compare --table [--seeds N] [--out FILE]\n"
-		"       compare --check [--alg central|ra|ring] [--seeds N] [--first S]\n"
+		"usage: compare --table [--seeds N] [--tx-seeds M] [--out FILE]\n"
+		"       compare --check [--alg central|ra|ring|2pc|2pc-coop|3pc|nested-2pc|nested-3pc] [--seeds N] [--first S]\n"
 		"       compare --check --alg ALG --seed S [--trace]\n"
+		"       compare --tx-replay PROTOCOL/FAILURE/N --seed S\n"
 		"--table runs the centralized algorithm, Ricart-Agrawala and the token ring\n"
 		"(ring/node.c) for n = 3, 5, 10, 20 under light and heavy load and with\n"
-		"crashes, N seeds per row (default 40), and prints the table (also to FILE).\n"
+		"crashes, N seeds per row (default 40), and prints the table (also to FILE);\n"
+		"then two-phase commit, its cooperative variant and three-phase commit with\n"
+		"and without failures, M seeds per row (default 200; 0 leaves them out).\n"
 		"--check runs N random seeds per algorithm (default 200) and checks that\n"
-		"never two clients are in the CS and that every request is granted in time.\n"
+		"never two clients are in the CS and that every request is granted in time,\n"
+		"and for the commit protocols atomicity and validity on every step.\n"
+		"--tx-replay prints the trace of one run of the transactions table.\n"
 		"Exit: 0 ok, 1 a check failed, 2 usage.\n");
 }
 
@@ -1176,8 +1184,9 @@ int main(int argc, char **argv)
 {
 	bool do_table = false, do_check = false, trace_on = false;
 	struct driver_seeds sd = {.seeds = 0, .first = 1};
-	int only = -1;
-	const char *out = NULL;
+	int only = -1, only_tx = -1;
+	uint64_t tx_seeds = 200;
+	const char *out = NULL, *replay = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1193,9 +1202,15 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--out") && v) {
 			out = v;
 			i++;
+		} else if (!strcmp(a, "--tx-replay") && v) {
+			replay = v;
+			i++;
+		} else if (!strcmp(a, "--tx-seeds") && driver_parse_u64(v, &tx_seeds)) {
+			i++;
 		} else if (!strcmp(a, "--alg") && v) {
 			only = driver_lookup(v, alg_arg, CMP_ALG_COUNT_);
-			if (only < 0) {
+			only_tx = only < 0 ? tx_proto_lookup(v) : -1;
+			if (only < 0 && only_tx < 0) {
 				fprintf(stderr, "compare: unknown algorithm '%s'\n", v);
 				usage(stderr);
 				return 2;
@@ -1209,12 +1224,23 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (replay) {
+		if (do_table || do_check || !sd.have_seed) {
+			usage(stderr);
+			return 2;
+		}
+		return tx_replay(replay, sd.first);
+	}
 	if (do_table == do_check || (sd.have_seed && sd.have_seeds) ||
 	    (do_table && (sd.have_seed || trace_on))) {
 		usage(stderr);
 		return 2;
 	}
 	if (do_table)
-		return table(driver_seed_count(&sd, 40), out);
-	return check(only, sd.first, driver_seed_count(&sd, 200), trace_on);
+		return table(driver_seed_count(&sd, 40), tx_seeds, out);
+	uint64_t seeds = driver_seed_count(&sd, 200);
+	int rc = only_tx < 0 ? check(only, sd.first, seeds, trace_on) : 0;
+	if (rc == 0 && only < 0)
+		rc = tx_check(only_tx, sd.first, seeds, trace_on);
+	return rc;
 }
