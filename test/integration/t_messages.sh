@@ -4,7 +4,7 @@
 # JSON too with --log-format json; a missing -n is named; --help prints
 # every key of the file; `status` reads as a table with the fence as
 # epoch:count; `ring` with a key blames the key (auth_fail) when nobody
-# answers.
+# answers; inject pause answers before it stalls.
 source "$(dirname "$0")/lib.sh"
 
 make_conf "$CONF" 3
@@ -63,4 +63,10 @@ out=$(timeout 30 "$RINGCTL" -c "$T/keyed.ini" ring 2>&1 >/dev/null)
 rc=$?
 ((rc == 69)) || fail "ring with a key nobody has exited $rc, want 69: $out"
 grep -q 'auth_fail' <<<"$out" || fail "the hint for another key does not name auth_fail: $out"
+# ---- inject pause answers at once, before the stall (docs/control.md) ----
+t0=$(now_ms)
+"$RINGCTL" -c "$CONF" -n 3 inject pause 4000 || fail "inject pause 4000 failed"
+took=$(($(now_ms) - t0))
+((took < 2500)) || fail "inject pause 4000 returned after $took ms: the OK waited for the stall"
+say "inject pause 4000 answered after $took ms"
 pass "failed start, missing -n, --help keys, status text and the ring hint say what is wrong"
