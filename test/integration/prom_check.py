@@ -4,6 +4,10 @@
 # python3-prometheus-client): every line must parse, and the families ring
 # promises must be there with the right types. Prints one line per problem
 # and exits 1 on any; prints "families N samples M" and exits 0 otherwise.
+# With --rules FILE (Prometheus rule file, YAML), every ring_ metric an
+# expression names must be a sample name the exposition really has, so an
+# alert cannot silently watch a metric that was renamed.
+import re
 import sys
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -27,7 +31,26 @@ WANT = {
 }
 
 
+def rule_metrics(path):
+    """The ring_ metric names every expression in a rule file uses."""
+    import yaml  # Debian's python3-yaml
+
+    with open(path) as f:
+        doc = yaml.safe_load(f)
+    names = set()
+    for group in doc["groups"]:
+        for rule in group["rules"]:
+            names.update(re.findall(r"\bring_[a-z0-9_]+", rule["expr"]))
+    return names
+
+
 def main():
+    rules = None
+    if len(sys.argv) == 3 and sys.argv[1] == "--rules":
+        rules = sys.argv[2]
+    elif len(sys.argv) != 1:
+        print("usage: prom_check.py [--rules FILE] < exposition")
+        return 2
     text = sys.stdin.read()
     bad = []
     try:
@@ -64,6 +87,11 @@ def main():
             count = [s.value for s in f.samples if s.name.endswith("_count")]
             if not count or not vals or count[0] != vals[-1]:
                 bad.append(f"{f.name}: _count differs from the +Inf bucket")
+    if rules:
+        have = {s.name for f in fams for s in f.samples}
+        for name in sorted(rule_metrics(rules)):
+            if name not in have:
+                bad.append(f"{rules} uses {name}, which no sample is called")
     for b in bad:
         print(b)
     if not bad:

@@ -6,8 +6,11 @@
 # on; the HTTP listener (metrics_listen) answers GET /metrics and 404
 # elsewhere; a non-loopback metrics_listen is refused (exit 78, FILE:LINE).
 # Python's prometheus_client (prom_check.py) parses both, strictly: Debian's
-# /usr/bin/python3, where python3-prometheus-client installs it.
+# /usr/bin/python3, where python3-prometheus-client installs it; promtool
+# (Debian's prometheus) lints the names, and the alert rules in
+# conf/ring-alerts.yml may only name metrics that are really there.
 source "$(dirname "$0")/lib.sh"
+need_tools promtool
 
 # Three UDP ports for the members and one more whose TCP twin is free, for
 # the HTTP listener: reserved together against the other scripts.
@@ -58,9 +61,12 @@ after=$(metrics 1) || fail "ringctl metrics at member 1 failed after the grants"
 well_formed "$after" || fail "member 1's metrics are not well formed after the grants"
 # The same text through the parser Prometheus users' tools use: strict about
 # the format, and every promised family with its type.
-strict=$(/usr/bin/python3 "$(dirname "$0")/prom_check.py" <<<"$after") ||
-	fail "prometheus_client rejects member 1's metrics: $strict"
-say "prometheus_client parses member 1's metrics: $strict"
+# The alert rules shipped in conf/ must name metrics that exist.
+strict=$(/usr/bin/python3 "$(dirname "$0")/prom_check.py" --rules "$ROOT/conf/ring-alerts.yml" \
+	<<<"$after") || fail "prometheus_client rejects member 1's metrics: $strict"
+say "prometheus_client parses member 1's metrics: $strict; every metric in ring-alerts.yml exists"
+# And Prometheus's own linter (promtool, Debian's prometheus): naming and help.
+lint=$(promtool check metrics <<<"$after" 2>&1) || fail "promtool check metrics: $lint"
 
 delta() { echo $(($(sample "$after" "$1") - $(sample "$before" "$1"))); }
 for m in ring_cs_entries_total ring_grant_wait_seconds_count ring_hold_seconds_count \

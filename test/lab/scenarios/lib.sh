@@ -20,7 +20,7 @@ export LC_ALL=C
 LAB=$ROOT/test/lab/lab.sh
 CLIENT=$ROOT/test/lab/scenarios/client.sh
 need_ring
-need_tools jq timeout ss
+need_tools jq timeout ss xmllint
 
 if grep -q '^# needs: netns' "$0"; then
 	if ! check=$(bash "$LAB" check 2>&1); then
@@ -237,6 +237,34 @@ trace_check() {
 	jq -e . <<<"$TR_JSON" >/dev/null 2>&1 || TR_JSON='{}'
 	echo "ringctl trace${*:+ $*} n*.log faults.log:"
 	sed 's/^/  | /' "$LAB_DIR/trace.txt"
+	timeline_check
+}
+
+# timeline_check: every scenario leaves a picture of its run,
+# $LAB_DIR/timeline.svg (ringctl timeline over the members' logs), and it
+# must be one: well-formed XML, a lane per member log, and a critical-region
+# mark per grant the logs have (fewer only where dense parts were aggregated);
+# and follow.txt, the same run as text lanes, with every grant in a column.
+timeline_check() {
+	local files=("$LAB_DIR"/n*.log) svg=$LAB_DIR/timeline.svg out lanes cs want
+	out=$("$RINGCTL" timeline "${files[@]}" -o "$svg" 2>&1) || fail "ringctl timeline exited $?: $out"
+	xmllint --noout "$svg" 2>"$LAB_DIR/xmllint.err" ||
+		fail "timeline.svg is not well-formed XML: $(head -3 "$LAB_DIR/xmllint.err")"
+	lanes=$(grep -o 'class="lane"' "$svg" | wc -l)
+	((lanes == ${#files[@]})) || fail "timeline.svg has $lanes lanes for ${#files[@]} member logs"
+	want=$(all_logs cs_enter | wc -l)
+	cs=$(grep -o 'class="cs"' "$svg" | wc -l)
+	if [[ $out == *aggregated* ]]; then
+		((cs <= want)) || fail "timeline.svg draws $cs critical regions, the logs have $want grants"
+	else
+		((cs == want)) || fail "timeline.svg draws $cs critical regions, the logs have $want grants"
+	fi
+	say "timeline.svg: $lanes lanes, $cs of $want grants drawn ($(stat -c %s "$svg") bytes)"
+	# The same logs as lanes of text (ringctl follow): every grant in a column.
+	"$RINGCTL" follow --once "${files[@]}" >"$LAB_DIR/follow.txt" 2>"$LAB_DIR/follow.err" ||
+		fail "ringctl follow --once exited $?: $(head -3 "$LAB_DIR/follow.err")"
+	cs=$(grep -Ec '^ +[0-9.]+s( [0-9.]+)+ +cs_enter +fence=[0-9]+:[0-9]+$' "$LAB_DIR/follow.txt")
+	((cs == want)) || fail "follow.txt shows $cs grants in member columns, the logs have $want"
 }
 tj() { jq -r "$1" <<<"$TR_JSON"; }
 

@@ -52,4 +52,15 @@ stall=$(stalled_ms "$t_kill" "$t_end")
 regen=$(all_logs token_regen "us > $t_kill" | wc -l)
 ((regen >= 1)) || fail "no token_regen after the kill"
 bad=$(fences_never_back) || fail "the fenced file's fences went back: $bad"
+
+# What a monitoring system inside host 2 sees: metrics that parse (Python's
+# prometheus_client), an epoch newer than the killed holder's, and grants.
+m2=$(timeout 5 bash "$LAB" ctl 2 metrics) || fail "ringctl metrics inside host 2 failed"
+strict=$(/usr/bin/python3 "$ROOT/test/integration/prom_check.py" <<<"$m2") ||
+	fail "host 2's metrics do not parse: $strict"
+sample() { awk -v n="$1" '$1 == n { print $2 }' <<<"$m2"; }
+e2=$(sample ring_epoch) cs2=$(sample ring_cs_entries_total)
+((e2 > (F0 >> 32))) || fail "host 2's ring_epoch is $e2, want above the killed holder's $((F0 >> 32))"
+((cs2 >= 1)) || fail "host 2's ring_cs_entries_total is $cs2 after the recovery"
+say "host 2's metrics: $strict; ring_epoch $e2 > $((F0 >> 32)), ring_cs_entries_total $cs2"
 pass "holder killed: next grant after $rec_ms ms (< $((LOSS + 2000))), $regen regeneration(s), $(tj .grants) grants, no violation"
