@@ -33,8 +33,24 @@ struct ring_auth {
 	struct replay win[];
 };
 
-/* Keys from PATH into KEY; the key is BLAKE2b of the line, so any line of
- * at least 32 bytes (hex, base64, raw) serves. */
+/* Whether the N bytes at BUF are text a key line may hold: printable
+ * ASCII, blanks and line ends. Raw random bytes (corosync-keygen's authkey)
+ * are refused whole, always: split at whatever newline bytes they happen to
+ * hold they would work or fail by chance. Sets *AT to the first other byte. */
+static bool key_text(const char *buf, size_t n, size_t *at)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
+		if ((c < 0x20 || c > 0x7e) && c != '\t' && c != '\n' && c != '\r') {
+			*at = i;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Keys from PATH into KEY; the key is BLAKE2b of the line, so any text line
+ * of at least 32 bytes (hex, base64, a passphrase) serves. */
 static int read_keys(const char *path, unsigned char key[][crypto_auth_KEYBYTES],
 		     size_t *nkeys, char *err, size_t errlen)
 {
@@ -57,10 +73,25 @@ static int read_keys(const char *path, unsigned char key[][crypto_auth_KEYBYTES]
 		return -RING_EAUTH;
 	}
 	char buf[4096];
-	ssize_t n = read(fd, buf, sizeof buf - 1);
+	ssize_t n = read(fd, buf, sizeof buf);
 	close(fd);
 	if (n < 0) {
 		snprintf(err, errlen, "secret_file %s: %s", path, strerror(errno));
+		return -RING_EAUTH;
+	}
+	if ((size_t)n == sizeof buf) {
+		sodium_memzero(buf, sizeof buf);
+		snprintf(err, errlen, "secret_file %s: larger than %zu bytes; a key file holds at "
+			 "most %d lines of text (ringctl keygen makes one)", path, sizeof buf - 1,
+			 RING_AUTH_KEYS);
+		return -RING_EAUTH;
+	}
+	size_t at;
+	if (!key_text(buf, (size_t)n, &at)) {
+		sodium_memzero(buf, sizeof buf);
+		snprintf(err, errlen, "secret_file %s: byte %zu is not text: keys are lines of text, "
+			 "not raw bytes; make one with `ringctl keygen FILE`, or write a binary key "
+			 "as one line with `base64 -w0 KEY > FILE`", path, at + 1);
 		return -RING_EAUTH;
 	}
 	buf[n] = 0;

@@ -17,9 +17,10 @@
 
 struct ring_auth;
 
-/* Reads the key file: one key per line, at least 32 bytes each, the first
- * signs and all are accepted (rotation: docs/security.md). Refuses a file
- * that group or others may read. SLOTS is the number of senders to keep a
+/* Reads the key file: one key per line, at least 32 bytes of text each
+ * (printable ASCII; raw binary bytes are refused), the first signs and all
+ * are accepted (rotation: docs/security.md). Refuses a file that group or
+ * others may read. SLOTS is the number of senders to keep a
  * replay window for. Returns 0 or -RING_EAUTH / -RING_ENOMEM with ERR. */
 int ring_auth_load(struct ring_auth **out, const char *path, size_t slots, char *err,
 		   size_t errlen);

@@ -44,6 +44,7 @@ static const struct {
 	{"bad_packet", T_BAD, {NULL}},
 	{"auth_fail", T_BAD, {NULL}},
 	{"leave_timeout", T_BAD, {NULL}},
+	{"fatal", T_BAD, {NULL}},
 	{"inject", T_PLAIN, {NULL}},
 	{"leave_start", T_PLAIN, {NULL}},
 };

@@ -92,7 +92,7 @@ static const struct {
 	const char *event;
 	int priority;
 } priorities[] = {
-	{"epoch_exhausted", 3},   {"keys_reload_failed", 3},
+	{"epoch_exhausted", 3},   {"keys_reload_failed", 3},   {"fatal", 3},
 	{"loss_suspect", 4},      {"successor_skip", 4},       {"token_stale_drop", 4},
 	{"bad_packet", 4},        {"bad_packet_unlogged", 4},  {"auth_fail", 4},
 	{"config_mismatch", 4},   {"config_mismatch_unlogged", 4}, {"pause_detected", 4},

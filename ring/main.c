@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "conf.h"
 #include "control.h"
 #include "daemon.h"
@@ -44,6 +45,15 @@ static void usage(FILE *out)
 		"      --version         print the version and exit\n"
 		"\n"
 		"Exit codes: 0 left gracefully, 1 failure, 2 usage, 78 configuration error.\n");
+}
+
+/* --help: the synopsis, then every key of the file from the key table in
+ * conf.c, so that the help cannot drift from what the parser accepts. */
+static void help(void)
+{
+	usage(stdout);
+	printf("\nThe configuration file's keys (docs/configuration.md has them at length):\n\n");
+	ring_conf_help(stdout);
 }
 
 struct options {
@@ -99,7 +109,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->verbose = true;
 			break;
 		case 'h':
-			usage(stdout);
+			help();
 			return 0;
 		case 'V':
 			printf("ringd %s\n", ring_version());
@@ -109,6 +119,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return EXIT_USAGE;
 		}
 	}
+	/* Say which argument is missing before the synopsis: the synopsis
+	 * alone leaves the reader to find it. */
+	if (optind != argc)
+		fprintf(stderr, "ringd: unexpected argument '%s'\n", argv[optind]);
+	else if (!o->config)
+		fprintf(stderr, "ringd: -c CONFIG is missing: which ring's file to read\n");
+	else if (!o->check && !o->have_id)
+		fprintf(stderr, "ringd: -n ID is missing: which member of %s to run "
+			"(or --check to validate the file)\n", o->config);
 	if (optind != argc || !o->config || (!o->check && !o->have_id)) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -116,15 +135,45 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-/* ringd --check: the effective ring on stdout. */
+/* ringd --check: the effective ring on stdout. The key file is read as a
+ * start would read it, so that `ExecStartPre=ringd --check` catches a
+ * missing, open or short key before the start does. */
 static int check(const struct options *o, const struct ring_conf *conf)
 {
+	if (conf->secret_file[0]) {
+		char err[512];
+		struct ring_auth *a;
+		int rc = ring_auth_load(&a, conf->secret_file, 1, err, sizeof err);
+		ring_auth_free(a);
+		if (rc < 0) {
+			fprintf(stderr, "%s%s: %s\n", err_prefix(), o->config, err);
+			return EXIT_CONFIG;
+		}
+	}
 	ring_conf_describe(conf, stdout);
 	if (o->have_id && ring_layout_index(&conf->layout, o->id) < 0) {
 		fprintf(stderr, "%s: no member %u\n", o->config, o->id);
 		return EXIT_CONFIG;
 	}
 	return 0;
+}
+
+/* ringd's last words before it exits on an error. On stderr as a plain
+ * "ringd: ..." line, which people and tests read; with --log-format json
+ * also as a `fatal` event (`error`) in the log, so that whoever reads the
+ * JSON log learns why the member stopped. When that JSON log is stderr and
+ * no terminal watches it, the JSON line is all: every line stays JSON. A
+ * text log in a file gets the event too, as its last line. */
+static void say_fatal(struct ring_log *log, const struct options *o, const char *err)
+{
+	if (o->format == RING_LOG_JSON || o->log_file) {
+		struct ring_log_field f = RING_LF_S("error", err);
+		ring_log_emit(log, "fatal", false, &f, 1);
+	}
+	ring_log_flush(log); /* its lines before our message, on a shared stderr */
+	if (o->format == RING_LOG_JSON && !o->log_file && !isatty(STDERR_FILENO))
+		return;
+	fprintf(stderr, "%sringd: %s\n", err_prefix(), err);
 }
 
 /* Runs member O->id of CONF until it leaves or fails. */
@@ -137,15 +186,10 @@ static int run(const struct options *o, const struct ring_conf *conf)
 		fprintf(stderr, "ringd: cannot open log file %s\n", err);
 		return 1;
 	}
-	if (!conf->secret_file[0]) {
-		struct ring_log_field f = RING_LF_S("reason", "no secret_file: datagrams are not authenticated");
-		ring_log_emit(&log, "auth_off", false, &f, 1);
-	}
 	struct ring_daemon *d;
 	rc = ring_daemon_new(&d, conf, o->id, &log, err, sizeof err);
 	if (rc < 0) {
-		ring_log_flush(&log); /* its lines before our message, on a shared stderr */
-		fprintf(stderr, "%sringd: %s\n", err_prefix(), err);
+		say_fatal(&log, o, err);
 		ring_daemon_free(d);
 		ring_log_close(&log);
 		return rc == -RING_ECONFIG ? EXIT_CONFIG : 1;
@@ -159,14 +203,20 @@ static int run(const struct options *o, const struct ring_conf *conf)
 	else
 		rc = ring_daemon_notify(d, getenv("NOTIFY_SOCKET"), watchdog_usec, err, sizeof err);
 	if (rc < 0) {
-		fprintf(stderr, "%sringd: %s\n", err_prefix(), err);
+		say_fatal(&log, o, err);
 		ring_daemon_free(d);
 		ring_log_close(&log);
 		return 1;
 	}
+	/* Only once the member can start: a start that fails says why, not
+	 * first that it would have run unauthenticated. */
+	if (!conf->secret_file[0]) {
+		struct ring_log_field f = RING_LF_S("reason", "no secret_file: datagrams are not authenticated");
+		ring_log_emit(&log, "auth_off", false, &f, 1);
+	}
 	rc = ring_daemon_run(d, err, sizeof err);
 	if (rc != 0)
-		fprintf(stderr, "%sringd: %s\n", err_prefix(), err);
+		say_fatal(&log, o, err);
 	ring_daemon_free(d);
 	ring_log_close(&log);
 	return rc;

@@ -187,35 +187,71 @@ static int read_line(int fd, struct line_reader *r, char *out, size_t outlen)
 
 /* ---- status ---- */
 
-static void print_status(const struct ring_layout *l, const char *json_line, bool json)
+/* One status field for people: a fence as epoch:count, the way the text
+ * logs and `ringctl ring` show it, with the integer RING_FENCE holds. */
+static void print_status_field(const char *key, size_t klen, const char *val, size_t vlen)
+{
+	unsigned long long fence;
+	char num[32];
+	if (klen == 5 && memcmp(key, "fence", 5) == 0 && vlen < sizeof num) {
+		memcpy(num, val, vlen);
+		num[vlen] = 0;
+		if (sscanf(num, "%llu", &fence) == 1 && fence != 0) {
+			printf("  %-18.*s %llu:%llu (%s)\n", (int)klen, key, fence >> 32,
+			       fence & 0xffffffffull, num);
+			return;
+		}
+	}
+	printf("  %-18.*s %.*s\n", (int)klen, key, (int)vlen, val);
+}
+
+static void print_status(const struct ring_layout *l, uint16_t id, const char *json_line,
+			 bool json)
 {
 	if (json) {
 		printf("%s\n", json_line);
 		return;
 	}
 	/* The human form is the JSON with its fields one per line: no second
-	 * formatter to keep in step with the first. */
+	 * formatter to keep in step with the first. The member and the ring head it,
+	 * so their fields are not repeated. Values are numbers, booleans, null,
+	 * plain strings (no commas or escapes: names are [A-Za-z0-9._-]) or
+	 * arrays of numbers. */
+	printf("member %u of ring \"%s\"\n", id, l->name);
 	const char *p = json_line;
-	printf("ring \"%s\"\n", l->name);
 	if (*p == '{')
 		p++;
-	int depth = 0;
-	putchar(' ');
-	putchar(' ');
-	for (; *p && !(depth == 0 && *p == '}'); p++) {
-		if (*p == '[')
-			depth++;
-		if (*p == ']')
-			depth--;
-		if (*p == '"')
-			continue;
-		if (*p == ',' && depth == 0) {
-			printf("\n  ");
-			continue;
+	while (*p && *p != '}') {
+		if (*p != '"')
+			break; /* not the JSON we write: stop rather than guess */
+		const char *key = ++p;
+		while (*p && *p != '"')
+			p++;
+		size_t klen = (size_t)(p - key);
+		if (*p)
+			p++;
+		if (*p == ':')
+			p++;
+		const char *val = p;
+		int depth = 0;
+		while (*p && !(depth == 0 && (*p == ',' || *p == '}'))) {
+			depth += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+			p++;
 		}
-		putchar(*p == ':' && depth == 0 ? '\t' : *p);
+		size_t vlen = (size_t)(p - val);
+		if (vlen >= 2 && val[0] == '"' && val[vlen - 1] == '"') {
+			val++;
+			vlen -= 2;
+		} else if (vlen >= 2 && val[0] == '[' && val[vlen - 1] == ']') {
+			val++; /* alive: 1,2,3 as `ringctl ring` shows it */
+			vlen -= 2;
+		}
+		if (!(klen == 4 && memcmp(key, "ring", 4) == 0) &&
+		    !(klen == 4 && memcmp(key, "node", 4) == 0))
+			print_status_field(key, klen, val, vlen);
+		if (*p == ',')
+			p++;
 	}
-	putchar('\n');
 }
 
 static int cmd_status(const struct ring_conf *conf, uint16_t id, bool json)
@@ -236,7 +272,7 @@ static int cmd_status(const struct ring_conf *conf, uint16_t id, bool json)
 		fprintf(stderr, "ringctl: member %u: %s\n", id, line);
 		return EXIT_FAIL;
 	}
-	print_status(&conf->layout, line, json);
+	print_status(&conf->layout, id, line, json);
 	return 0;
 }
 
@@ -334,11 +370,19 @@ static int open_poll(const struct ring_conf *conf, struct ring_status_poll **p)
 	return rc == 0 ? 0 : rc == -RING_ECONFIG ? EXIT_CONFIG : EXIT_FAIL;
 }
 
-static void no_answer_hint(uint64_t fp)
+/* A member ignores a status request of another file or key, silently:
+ * say which log line to look for. */
+static void no_answer_hint(const struct ring_conf *conf, uint64_t fp)
 {
-	fprintf(stderr, "ringctl: no member answered. Are they running, and do they use this "
-		"same file (fingerprint %016llx)? A member with another file ignores us "
-		"and logs config_mismatch.\n", (unsigned long long)fp);
+	if (conf->secret_file[0])
+		fprintf(stderr, "ringctl: no member answered. Are they running, and do they use this "
+			"same file (fingerprint %016llx) and key (%s)? A member with another key "
+			"ignores us and logs auth_fail; one with another file, config_mismatch.\n",
+			(unsigned long long)fp, conf->secret_file);
+	else
+		fprintf(stderr, "ringctl: no member answered. Are they running, and do they use this "
+			"same file (fingerprint %016llx)? A member with another file ignores us "
+			"and logs config_mismatch.\n", (unsigned long long)fp);
 }
 
 static int cmd_ring(const struct ring_conf *conf, bool json)
@@ -351,7 +395,7 @@ static int cmd_ring(const struct ring_conf *conf, bool json)
 	int got = ring_status_poll_round(p, 3, 250, -1, NULL);
 	print_ring(&conf->layout, p, json);
 	if (got <= 0)
-		no_answer_hint(ring_status_poll_fingerprint(p));
+		no_answer_hint(conf, ring_status_poll_fingerprint(p));
 	ring_status_poll_close(p);
 	return got < 0 ? EXIT_FAIL : got > 0 ? 0 : EXIT_UNREACHABLE;
 }
@@ -392,6 +436,27 @@ static int catch_signals(void)
 	return 0;
 }
 
+/* After a TIMEOUT: what the member's state says about why, asked on the
+ * same connection (it is idle again). A member on the minority side of a
+ * partition waits in no-quorum, and a timeout there is not bad luck. */
+static const char *why_not_granted(int fd, uint16_t id, struct line_reader *r)
+{
+	static char why[256];
+	char line[1024];
+	why[0] = 0;
+	if (send_line(fd, "STATUS\n") < 0 || read_line(fd, r, line, sizeof line) <= 0)
+		return why;
+	if (strstr(line, "\"state\":\"no-quorum\""))
+		snprintf(why, sizeof why,
+			 ": member %u has no quorum (too few members took part in its last "
+			 "election: it is on the smaller side of a partition, or most members "
+			 "are down)", id);
+	else if (strstr(line, "\"state\":\"electing\""))
+		snprintf(why, sizeof why, ": member %u is in an election (a lost token is being "
+			 "regenerated)", id);
+	return why;
+}
+
 /* Asks member ID for the lock on FD and waits for its answer; a signal
  * meanwhile gives up (closing the socket cancels the request at the
  * member). Returns 0 with the grant's fence and epoch, or an exit code. */
@@ -430,7 +495,8 @@ static int wait_grant(int fd, uint16_t id, bool has_t, uint64_t t_ms, struct lin
 		break;
 	}
 	if (strcmp(line, "TIMEOUT") == 0) {
-		fprintf(stderr, "ringctl: not granted within %llu ms\n", (unsigned long long)t_ms);
+		fprintf(stderr, "ringctl: not granted within %llu ms%s\n", (unsigned long long)t_ms,
+			why_not_granted(fd, id, r));
 		return EXIT_TIMEOUT;
 	}
 	if (sscanf(line, "GRANTED %llu %u", fence, epoch) != 2) {

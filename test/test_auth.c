@@ -165,6 +165,39 @@ static void test_bad_key_files_are_refused(void)
 	CU_ASSERT_PTR_NULL(a);
 }
 
+/* What corosync-keygen users will try: raw random bytes. Whether or not
+ * the bytes happen to hold a newline (which used to split them into a
+ * short line, refused, or leave one long line, accepted), they are
+ * refused, and the message says how to make a key. */
+static void test_binary_key_files_are_always_refused(void)
+{
+	unsigned char with_nl[40], without_nl[40];
+	for (size_t i = 0; i < sizeof without_nl; i++)
+		with_nl[i] = without_nl[i] = (unsigned char)(0x80 + 3 * i); /* no NUL, no newline */
+	with_nl[10] = '\n';
+	const unsigned char *keys[] = {with_nl, without_nl};
+	for (size_t k = 0; k < 2; k++) {
+		char path[128], err[256] = "";
+		snprintf(path, sizeof path, "%s/binary%zu", dir, k);
+		unlink(path);
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT_FATAL(write(fd, keys[k], 40) == 40);
+		close(fd);
+		struct ring_auth *a = NULL;
+		CU_ASSERT_EQUAL(ring_auth_load(&a, path, 2, err, sizeof err), -RING_EAUTH);
+		CU_ASSERT_PTR_NULL(a);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "ringctl keygen"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "not text"));
+		ring_auth_free(a);
+	}
+	/* Text keys still pass: blanks, CRLF line ends, a base64 line. */
+	struct ring_auth *a = load(key_file("text", "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy\r\n"
+					       "a passphrase\twith blanks, long enough!\n", 0600));
+	CU_ASSERT_PTR_NOT_NULL(a);
+	ring_auth_free(a);
+}
+
 static void test_rotation_accepts_both_keys_and_signs_with_the_first(void)
 {
 	struct ring_auth *old = load(key_file("old", K1 "\n", 0600));
@@ -210,6 +243,7 @@ CU_TestInfo ring_test_auth_tests[] = {
 	T_(test_reordering_within_the_window_is_accepted),
 	T_(test_seals_never_repeat_a_timestamp),
 	T_(test_bad_key_files_are_refused),
+	T_(test_binary_key_files_are_always_refused),
 	T_(test_rotation_accepts_both_keys_and_signs_with_the_first),
 	T_(test_keygen_writes_a_private_key_once),
 	CU_TEST_INFO_NULL,

@@ -194,6 +194,32 @@ for f in conf/local5.ini conf/hosts5.ini; do
 done
 say "--check accepts conf/local5.ini and conf/hosts5.ini"
 
+# ---- --check reads the key file as a start would ----
+# (ExecStartPre=ringd --check must catch a key the start would refuse.)
+keyed() { # NAME: key-NAME.ini, good.ini with secret_file = NAME.key
+	sed "s#^name = bad#name = bad\nsecret_file = $1.key#" "$T/good.ini" >"$T/key-$1.ini"
+}
+check_key() { # NAME WANT REGEX: ringd --check of key-NAME.ini exits WANT, stderr matching REGEX
+	local out rc
+	out=$(timeout $SAFETY_S "$RINGD" -c "$T/key-$1.ini" --check 2>&1 >"$T/key-$1.check")
+	rc=$?
+	((rc == $2)) || fail "--check with key $1 exited $rc, want $2: $out"
+	grep -Eq -- "$3" <<<"$out" || fail "--check with key $1: stderr does not match /$3/: $out"
+}
+"$RINGCTL" keygen "$T/good.key" >/dev/null || fail "keygen failed"
+keyed good
+check_key good 0 '^$'
+grep -q "authentication: on ($T/good.key)" "$T/key-good.check" || fail "--check does not show the key: $(cat "$T/key-good.check")"
+keyed missing
+check_key missing 78 'missing.key: No such file'
+cp "$T/good.key" "$T/open.key" && chmod 644 "$T/open.key" && keyed open
+check_key open 78 'readable by others'
+(umask 077 && echo short >"$T/short.key") && keyed short
+check_key short 78 'at least 32'
+(umask 077 && head -c 64 /dev/urandom >"$T/binary.key") && keyed binary
+check_key binary 78 'not text.*ringctl keygen'
+say "--check refuses a missing, 0644, short or binary key file (exit 78)"
+
 # ---- a member id the file does not have ----
 out=$(timeout $SAFETY_S "$RINGD" -c "$T/good.ini" -n 3 2>&1)
 rc=$?

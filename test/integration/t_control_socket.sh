@@ -44,6 +44,8 @@ say "${#junk[@]} junk lines answered ERR, member 1 alive"
 for size in 600 100000; do
 	out=$(ctl_chat "$S" 3000 '<EOF>' "$(printf 'y%.0s' $(seq $size))")
 	grep -q '<EOF>' <<<"$out" || fail "$size bytes without a newline: the member kept the client ($out)"
+	[[ $(head -n 1 <<<"$out") == 'ERR line too long' ]] ||
+		fail "$size bytes without a newline: no 'ERR line too long' before the close ($(head -c 100 <<<"$out"))"
 	alive1 || fail "member 1 died after $size bytes without a newline"
 done
 say "clients sending 600 and 100000 bytes without a newline dropped, member alive"

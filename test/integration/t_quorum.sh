@@ -22,6 +22,7 @@ kill_us=$(($(now_ms) * 1000))
 out=$("$RINGCTL" -c "$CONF" -n 1 run -t 1000 -- touch "$T/minority.granted" 2>&1)
 rc=$?
 ((rc == 75)) || fail "run -t 1000 in a minority exited $rc, want 75: $out"
+grep -q 'member 1 has no quorum' <<<"$out" || fail "run -t in a minority does not say there is no quorum: $out"
 [[ ! -e $T/minority.granted ]] || fail "a minority granted the critical region"
 ! any_log_has cs_enter "us > $kill_us" || fail "a minority member entered the critical region"
 say "minority: state no-quorum, run -t 1000 exited 75"

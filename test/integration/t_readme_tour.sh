@@ -1,0 +1,60 @@
+#!/bin/bash
+# README.md's tour, run as written: every ```bash block after a line
+# "<!-- tour -->", in order, in one bash, from the repository's root. Only
+# the places change: conf/local5.ini becomes a copy on ports pick_ports
+# reserved (other tests and `make demo` may hold 7101..7105), and /tmp/
+# becomes this test's temp dir. Then the outcomes the README promises are
+# checked: the ring grants, the killed holder's run exits 70, trace infers
+# the crash, the journal's fences grow, the stale fence is refused with
+# exit 3, the drills are accepted, and the clean-up stops every member.
+source "$(dirname "$0")/lib.sh"
+
+README=${TOUR_README:-$ROOT/README.md} # another copy: to check that the test catches a broken tour
+pick_ports 5
+sed "s#/tmp/ring-demo#$T/ring-demo#" "$ROOT/conf/local5.ini" |
+	awk -v b="$PORT_BASE" '/^port = 710[1-5]( |$)/ { $0 = "port = " (b + substr($3, 4, 1) - 1) } 1' >"$T/local5.ini"
+grep -q "^port = $PORT_BASE\$" "$T/local5.ini" || fail "the copy of local5.ini has no port $PORT_BASE"
+
+# The tour's blocks, with a marker line before each so that the output can
+# be told apart.
+awk '
+	/^<!-- tour -->$/ { want = 1; next }
+	want && /^```bash$/ { n++; print "echo \"### block " n "\""; inblock = 1; want = 0; next }
+	{ want = 0 }
+	inblock && /^```$/ { inblock = 0; next }
+	inblock { print }
+' "$README" >"$T/tour.raw"
+blocks=$(grep -c '^echo "### block' "$T/tour.raw")
+((blocks >= 8)) || fail "README.md has $blocks tour blocks, want at least 8 (markers lost?)"
+sed -e "s#/tmp/#$T/#g" -e "s#conf/local5\.ini#$T/local5.ini#g" "$T/tour.raw" >"$T/tour.sh"
+! grep -q '/tmp/' < <(sed "s#$T/##g" "$T/tour.sh") || fail "the tour names /tmp/ paths not replaced"
+say "running $blocks blocks of README.md's tour"
+
+# In its own process group (spawn): cleanup ends whatever it left running.
+SPAWN_OUT=$T/tour.out
+spawn bash -c "cd '$ROOT' && exec bash '$T/tour.sh'"
+tour=$BG_PID
+wait_bg "$tour" 60 || fail "the tour did not end within 60 s: $(tail -n 20 "$T/tour.out")"
+sed 's/^/  | /' "$T/tour.out"
+((BG_RC == 0)) || fail "the tour's shell exited $BG_RC"
+groups_gone "$tour" || fail "processes of the tour outlived its clean-up: $(group_pids "$tour")"
+
+out=$(cat "$T/tour.out")
+block() { sed -n "/^### block $1\$/,/^### block $(($1 + 1))\$/p" "$T/tour.out"; }
+grep -q '^the ring grants$' <<<"$out" || fail "step 2: the ring did not grant"
+grep -q '^run exited 70$' <<<"$out" || fail "step 4: the killed holder's run did not exit 70"
+grep -q '^granted again$' <<<"$out" || fail "step 4: no grant after the kill"
+grep -Eq '^ +3 +[^ ]+ +down' <<<"$out" || fail "step 4: ringctl ring does not show member 3 down"
+grep -Eq '^inferred fault at .*: crash n3 +next grant .* s later' <<<"$out" ||
+	fail "step 4: trace did not infer the crash of n3"
+grep -q '^verdict: OK' <<<"$out" || fail "step 4: trace found a violation"
+f2=$(sed -n 's/^member 2 was here, fence \([0-9]*\)$/\1/p' <<<"$out")
+f4=$(sed -n 's/^member 4 was here, fence \([0-9]*\)$/\1/p' <<<"$out")
+[[ -n $f2 && -n $f4 ]] && ((f4 > f2)) || fail "step 5: the journal is not member 2 then 4, fences growing: $f2 $f4"
+grep -q "^stale fence $f2 < $f4\$" <<<"$out" || fail "step 5: the late write was not refused as stale"
+grep -q '^fenced-append exited 3$' <<<"$out" || fail "step 5: the stale fence did not exit 3"
+# ringctl inject says nothing when the member answers OK.
+[[ $(block 7 | grep -c '^### block') == 2 && -z $(block 7 | grep -v '^### block') ]] ||
+	fail "step 6: the drills were not all accepted: $(block 7)"
+[[ ! -e $T/ring-demo && ! -e $T/ring-1.log && ! -e $T/journal ]] || fail "the clean-up left files"
+pass "README's tour ran as written: $blocks blocks, fences $f2 < $f4, stale refused, all members stopped"
