@@ -347,4 +347,4 @@ deb: ring/ringd ring/ringctl
 clean:
 	rm -rf $(B) ring/ringd ring/ringctl
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -type f -name '*.d' 2>/dev/null)

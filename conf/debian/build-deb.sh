@@ -3,7 +3,8 @@
 # the `make install` (PREFIX=/usr) that `make deb` staged in WORKDIR/debian/ring,
 # plus what only the package carries: compressed man pages, stripped binaries,
 # /etc/ring/example.ini (a conffile), the state directory /var/lib/ring, the
-# README, and DEBIAN/ (control from control.in, conffiles, md5sums).
+# README, the ring user (sysusers.d, made by DEBIAN/postinst), and DEBIAN/
+# (control from control.in, conffiles, md5sums, postinst).
 set -euo pipefail
 (($# == 3)) || { echo "usage: build-deb.sh VERSION WORKDIR OUT.deb" >&2; exit 2; }
 version=$1 work=$2 out=$3
@@ -23,6 +24,8 @@ install -m 0644 "$top/conf/example.ini" "$root/etc/ring/example.ini"
 install -m 0644 "$top/README.md" "$root/usr/share/doc/ring/README.md"
 # state_dir's default parent (/var/lib/ring/<name>); ringd makes the rest.
 install -d -m 0750 "$root/var/lib/ring"
+# The unit's User=ring: declared for systemd-sysusers, made by the postinst.
+install -D -m 0644 "$here/ring.sysusers" "$root/usr/lib/sysusers.d/ring.conf"
 
 # Depends: the libraries the binaries link, as dpkg-shlibdeps finds them
 # (it wants debian/control beside the staged tree, and DEBIAN/ in it to know
@@ -45,6 +48,7 @@ echo /etc/ring/example.ini >"$root/DEBIAN/conffiles"
 (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z |
 	xargs -0 md5sum) >"$root/DEBIAN/md5sums"
 chmod 0644 "$root"/DEBIAN/*
+install -m 0755 "$here/postinst" "$root/DEBIAN/postinst"
 
 dpkg-deb --root-owner-group -Zxz --build "$root" "$out" >/dev/null
 echo "deb: $out ($(du -k "$out" | cut -f1) kB; Depends: $depends)"

@@ -77,13 +77,21 @@ R=$T/root
 mkdir -p "$R/var/lib/dpkg/info" "$R/var/lib/dpkg/updates" "$R/var/lib/dpkg/triggers"
 touch "$R/var/lib/dpkg/status" "$R/var/lib/dpkg/available"
 dpkg_r() { dpkg --root="$R" --log="$T/dpkg.log" "$@"; }
-force=--force-depends # the root has no libraries: the binaries run on the host's
+# The root has no libraries and no shell: the binaries run on the host's, and
+# the postinst runs on the host with DPKG_ROOT set (systemd-sysusers --root).
+force=--force-depends,script-chrootless
 (($(id -u) == 0)) || force+=,not-root
 dpkg_r "$force" -i "$deb" >"$T/dpkg-i.out" 2>&1 || fail "dpkg -i into $R failed: $(tail -5 "$T/dpkg-i.out")"
 dpkg_r -s ring | grep -qx 'Status: install ok installed' || fail "dpkg -s: $(dpkg_r -s ring)"
 v=$(dpkg_r --verify ring 2>&1)
 [[ -z $v ]] || fail "dpkg --verify: $v"
 [[ $(stat -c %a "$R/var/lib/ring") == 750 ]] || fail "/var/lib/ring mode $(stat -c %a "$R/var/lib/ring")"
+# The unit's User=ring exists in the root, a system user, and not on the host
+# because of us.
+grep -Eq '^ring:x:[0-9]+:[0-9]+:[^:]*:/var/lib/ring:' "$R/etc/passwd" 2>/dev/null ||
+	fail "the postinst made no ring user in the root: $(cat "$R/etc/passwd" 2>&1 | head -3)"
+uid=$(awk -F: '$1 == "ring" { print $3 }' "$R/etc/passwd")
+((uid < 1000)) || fail "the ring user has uid $uid, not a system user's"
 # Every library the installed binaries load belongs to a package Depends
 # names. A library may be known to dpkg under the name ldd gives, its real
 # path, or either with /usr added or taken off (Debian 12 is usr-merged, and
