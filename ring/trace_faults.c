@@ -48,6 +48,7 @@ struct life {
 	uint64_t first_t, last_t, restart_t;
 	bool stopped, holding;
 	bool lived; /* it started, or logged a core event: not just ringd's preamble */
+	bool started; /* its file shows its node_start */
 };
 
 struct sight {
@@ -305,6 +306,8 @@ int ring_trace_faults_line(struct ring_trace_faults *fs, const struct ring_trace
 	}
 	if (l->shell == RING_TRACE_SHELL_START || l->core >= 0)
 		fs->cur.lived = true;
+	if (l->shell == RING_TRACE_SHELL_START)
+		fs->cur.started = true;
 	if (l->core >= 0 && (rc = core_line(fs, l)) < 0)
 		return rc;
 	if (l->t > fs->cur.last_t)
@@ -623,6 +626,44 @@ static int merge(struct ring_trace_faults *fs, const size_t *order, size_t n_in)
 	return rc;
 }
 
+/* The life of NODE that T falls in, the latest that began at or before T;
+ * NULL when the logs have none. *FIRST: it is NODE's first in the logs. */
+static const struct life *life_at(const struct ring_trace_faults *fs, uint32_t node, uint64_t t,
+				  bool *first)
+{
+	const struct life *at = NULL;
+	size_t before = 0;
+	for (size_t i = 0; i < fs->nl; i++) {
+		const struct life *lf = &fs->lv[i];
+		if (lf->node != node || lf->first_t > t)
+			continue;
+		before++;
+		if (!at || lf->first_t > at->first_t)
+			at = lf;
+	}
+	*first = before == 1;
+	return at;
+}
+
+/* Whether a signal is only the ring forming, not a fault: a member's first
+ * start in the logs (its node_start is there) being admitted (member_rejoin
+ * of it), or that member suspecting a loss of a silence that began before
+ * any token showed anywhere in the logs: there was none yet to lose. (Its
+ * own log cannot tell whether it has seen the token: without -v a member
+ * that does not hold it logs nothing of it.) A member's later starts are
+ * judged as usual: its crash is the fault. */
+static bool start_up(const struct ring_trace_faults *fs, const struct sig *s)
+{
+	uint32_t who = s->kind == S_REJOIN ? s->subject : s->kind == S_LOSS ? s->by : 0;
+	bool first;
+	const struct life *lf = who ? life_at(fs, who, s->t, &first) : NULL;
+	if (!lf || !first || !lf->started)
+		return false;
+	if (s->kind == S_REJOIN)
+		return true;
+	return fs->nsi == 0 || s->start < fs->si[0].t;
+}
+
 int ring_trace_faults_resolve(struct ring_trace_faults *fs, struct ring_trace_fault_totals *tot)
 {
 	memset(tot, 0, sizeof *tot);
@@ -630,6 +671,31 @@ int ring_trace_faults_resolve(struct ring_trace_faults *fs, struct ring_trace_fa
 		qsort(fs->g, fs->ng, sizeof *fs->g, by_t_grant);
 	if (fs->nsi > 1)
 		qsort(fs->si, fs->nsi, sizeof *fs->si, by_t_sight);
+	/* Drop the ring's own start before anything is judged. */
+	size_t kept = 0;
+	for (size_t i = 0; i < fs->ns; i++)
+		if (!start_up(fs, &fs->s[i]))
+			fs->s[kept++] = fs->s[i];
+	fs->ns = kept;
+	/* A suspicion's silence is what that member heard; heartbeats are not
+	 * logged, so a token seen anywhere later (a grant at the member that
+	 * then died with it) is where the silence really began. Otherwise a
+	 * crash of a holder just granted looks like a loss before it. */
+	for (size_t i = 0; i < fs->ns; i++) {
+		struct sig *sg = &fs->s[i];
+		if (sg->kind != S_LOSS)
+			continue;
+		size_t lo = 0, hi = fs->nsi; /* the sightings before the suspicion */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (fs->si[mid].t < sg->t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > 0 && fs->si[lo - 1].t > sg->start)
+			sg->start = fs->si[lo - 1].t;
+	}
 	int rc = infer_crashes(fs);
 	if (rc < 0)
 		return rc;

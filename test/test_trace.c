@@ -219,6 +219,61 @@ static void test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "next grant 0.800 s later (n2 fence 513:1)"));
 }
 
+static void test_a_silence_begins_at_the_last_sign_of_the_token(void)
+{
+	char a[2][160], b[4][160];
+	/* n1 is granted at 1.0 and dies; n2's last heartbeat came at 0.9, so it
+	 * reports 700 ms of silence at 1.6. The token was alive at 1.0: one
+	 * fault, the crash, with the suspicion as its evidence. */
+	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
+	snprintf(a[1], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(b[0], 160, "0.5 2 node_start \"epoch\":0");
+	snprintf(b[1], 160, "0.8 2 cs_enter \"fence\":%llu,\"epoch\":256", F(255, 9));
+	snprintf(b[2], 160, "1.6 2 loss_suspect \"silent_ms\":700,\"epoch\":256");
+	snprintf(b[3], 160, "1.8 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1], b[2], b[3]};
+	const char *files[] = {write_log("l1", la, 2), write_log("l2", lb, 4)};
+	struct ring_trace_result r;
+	char out[4096];
+	check_text(files, 2, &r, out, sizeof out);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "crash n1"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "loss_suspect n2 (silent 700 ms)"));
+}
+
+static void test_a_fresh_rings_start_is_not_a_fault(void)
+{
+	char a[3][160], b[4][160], c[3][160];
+	/* Three members start one after another. n2 mints the first token at
+	 * 0.4 and readmits n1 (its first start); n3, started at 0.3, suspects
+	 * a loss of a silence since 0.3, before any token existed. Then n1 is
+	 * readmitted again in its second life, after a crash: that one is a
+	 * fault. */
+	snprintf(a[0], 160, "0.0 1 node_start \"epoch\":0");
+	snprintf(a[1], 160, "0.1 1 loss_suspect \"silent_ms\":0,\"epoch\":0");
+	snprintf(a[2], 160, "2.0 1 node_start \"epoch\":256");
+	snprintf(b[0], 160, "0.2 2 node_start \"epoch\":0");
+	snprintf(b[1], 160, "0.4 2 token_regen \"epoch\":256,\"alive\":2");
+	snprintf(b[2], 160, "0.45 2 member_rejoin \"id\":1,\"epoch\":256");
+	snprintf(b[3], 160, "0.5 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(c[0], 160, "0.3 3 node_start \"epoch\":0");
+	snprintf(c[1], 160, "0.9 3 loss_suspect \"silent_ms\":600,\"epoch\":0");
+	snprintf(c[2], 160, "2.2 3 member_rejoin \"id\":1,\"epoch\":512");
+	const char *la[] = {a[0], a[1], a[2]}, *lb[] = {b[0], b[1], b[2], b[3]},
+		   *lc[] = {c[0], c[1], c[2]};
+	const char *files[] = {write_log("s1", la, 3), write_log("s2", lb, 4),
+			       write_log("s3", lc, 3)};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 3, &r, out, sizeof out), 0);
+	CU_ASSERT_PTR_NULL(strstr(out, "token loss"));
+	CU_ASSERT_PTR_NULL(strstr(out, "at 0.450 s: rejoin"));
+	/* n1's second start: it crashed (a start after no stop) at its last
+	 * word, 0.1 s, which is the one fault. */
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "crash n1"));
+}
+
 static void test_a_pause_is_a_fault_from_when_the_stall_began(void)
 {
 	char a[3][160], b[2][160];
@@ -342,6 +397,8 @@ CU_TestInfo ring_test_trace_tests[] = {
 	T_(test_a_killed_holder_holds_until_the_fault),
 	T_(test_recovery_after_a_fault_is_measured),
 	T_(test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_word),
+	T_(test_a_silence_begins_at_the_last_sign_of_the_token),
+	T_(test_a_fresh_rings_start_is_not_a_fault),
 	T_(test_a_pause_is_a_fault_from_when_the_stall_began),
 	T_(test_a_skip_is_a_fault_from_its_first_retransmit),
 	T_(test_a_fault_in_faults_log_and_in_the_logs_counts_once),

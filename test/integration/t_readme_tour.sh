@@ -47,6 +47,9 @@ grep -q '^granted again$' <<<"$out" || fail "step 4: no grant after the kill"
 grep -Eq '^ +3 +[^ ]+ +down' <<<"$out" || fail "step 4: ringctl ring does not show member 3 down"
 grep -Eq '^inferred fault at .*: crash n3 +next grant .* s later' <<<"$out" ||
 	fail "step 4: trace did not infer the crash of n3"
+# The ring's own start is not a fault: the kill is the only one, as the README says.
+grep -Eq '^  faults: 1 \(0 from faults.log, 1 inferred' <<<"$out" ||
+	fail "step 4: trace counts other faults than the kill: $(grep -E 'fault' <<<"$out")"
 grep -q '^verdict: OK' <<<"$out" || fail "step 4: trace found a violation"
 f2=$(sed -n 's/^member 2 was here, fence \([0-9]*\)$/\1/p' <<<"$out")
 f4=$(sed -n 's/^member 4 was here, fence \([0-9]*\)$/\1/p' <<<"$out")
