@@ -122,14 +122,59 @@ for fld in $(sed -n '/^struct ring_node {/,/^};/p' "$root/ring/node.c" | sed 's|
 		{ echo "model: struct ring_node has $fld, which ring.pml neither models nor lists" >&2; fail=1; }
 done
 
+# The searches are independent (each in its own folder): MODEL_JOBS of them
+# (default 2, one a core) run at once, and their reports print in order.
+JOBS=${MODEL_JOBS:-2}
+units=()
+unit() { # unit NAME FUNC ARG...: FUNC ARG... in the background, its report kept
+	local name=$1
+	shift
+	while (($(jobs -rp | wc -l) >= JOBS)); do wait -n; done
+	units+=("$name")
+	rm -f "$out/$name.report" "$out/$name.rc"
+	{ "$@" >"$out/$name.report" 2>&1; echo $? >"$out/$name.rc"; } &
+}
+
+config_check() { # NAME DFLAGS CFLAGS RFLAGS MEANS
+	if check "$1" "$here/ring.pml" "$2" "$3" "$4"; then
+		echo "           $5: no violation"
+	else
+		echo "model: $1: violation or error; trail in $out/$1 (spin $2 -t -p ring.pml)"
+		return 1
+	fi
+}
+
+cycle_check() { # NAME DFLAGS
+	if check "$1-fair" "$here/ring.pml" "$2" "${Y%%|*}" "${Y#*|}"; then
+		echo "           weak fairness: no cycle, every fair run ends at the liveness check"
+	else
+		echo "model: $1-fair: a fair cycle or a violation; trail in $out/$1-fair (spin $2 -t -p ring.pml)"
+		return 1
+	fi
+}
+
+planted_check() { # NAME DFLAGS WHAT
+	local cflags=${X%%|*} rflags=${X#*|}
+	if check "planted-$1" "$here/ring.pml" "$2" "$cflags" "$rflags" ||
+		grep -q 'q_full' "$out/planted-$1/pan.log"; then
+		echo "model: planted bug $1 ($3) was not found: the model checks too little"
+		return 1
+	fi
+	echo "           planted: $3: found: $(grep -m1 -o 'assertion violated.*' "$out/planted-$1/pan.log" | cut -c1-90)"
+}
+
+planted_cycle_check() { # NAME DFLAGS WHAT
+	if check "planted-$1" "$here/ring.pml" "$2" "${Y%%|*}" "${Y#*|}" ||
+		! grep -q '^pan:1: non-progress cycle' "$out/planted-$1/pan.log"; then
+		echo "model: planted cycle $1 ($3) was not found: the cycle search checks too little"
+		return 1
+	fi
+	echo "           planted: $3: found: a non-progress cycle"
+}
+
 for c in "${configs[@]}"; do
 	IFS='|' read -r name dflags cflags rflags means <<<"$c"
-	if check "$name" "$here/ring.pml" "$dflags" "$cflags" "$rflags"; then
-		echo "           $means: no violation"
-	else
-		echo "model: $name: violation or error; trail in $out/$name (spin $dflags -t -p ring.pml)" >&2
-		fail=1
-	fi
+	unit "$name" config_check "$name" "$dflags" "$cflags" "$rflags" "$means"
 done
 
 for name in "${cycles[@]}"; do
@@ -138,35 +183,25 @@ for name in "${cycles[@]}"; do
 		[[ ${c%%|*} == "$name" ]] && { IFS='|' read -r _ dflags _ <<<"$c"; break; }
 	done
 	[[ -n $dflags ]] || { echo "model: $name-fair: no configuration named $name" >&2; fail=1; continue; }
-	if check "$name-fair" "$here/ring.pml" "$dflags" "${Y%%|*}" "${Y#*|}"; then
-		echo "           weak fairness: no cycle, every fair run ends at the liveness check"
+	unit "$name-fair" cycle_check "$name" "$dflags"
+done
+
+for p in "${planted[@]}" "$planted_cycle"; do
+	IFS='|' read -r name dflags what <<<"$p"
+	if [[ $p == "$planted_cycle" ]]; then
+		unit "planted-$name" planted_cycle_check "$name" "$dflags" "$what"
 	else
-		echo "model: $name-fair: a fair cycle or a violation; trail in $out/$name-fair (spin $dflags -t -p ring.pml)" >&2
-		fail=1
+		unit "planted-$name" planted_check "$name" "$dflags" "$what"
 	fi
 done
 
-for p in "${planted[@]}"; do
-	IFS='|' read -r name dflags what <<<"$p"
-	cflags=${X%%|*} rflags=${X#*|}
-	if check "planted-$name" "$here/ring.pml" "$dflags" "$cflags" "$rflags" >"$out/planted-$name.out" ||
-		grep -q 'q_full' "$out/planted-$name/pan.log"; then
-		cat "$out/planted-$name.out"
-		echo "model: planted bug $name ($what) was not found: the model checks too little" >&2
-		fail=1
+wait
+for u in "${units[@]}"; do
+	if [[ $(cat "$out/$u.rc" 2>/dev/null) == 0 ]]; then
+		cat "$out/$u.report"
 	else
-		cat "$out/planted-$name.out"
-		echo "           planted: $what: found: $(grep -m1 -o 'assertion violated.*' "$out/planted-$name/pan.log" | cut -c1-90)"
+		cat "$out/$u.report" >&2
+		fail=1
 	fi
 done
-IFS='|' read -r name dflags what <<<"$planted_cycle"
-if check "planted-$name" "$here/ring.pml" "$dflags" "${Y%%|*}" "${Y#*|}" >"$out/planted-$name.out" ||
-	! grep -q '^pan:1: non-progress cycle' "$out/planted-$name/pan.log"; then
-	cat "$out/planted-$name.out"
-	echo "model: planted cycle $name ($what) was not found: the cycle search checks too little" >&2
-	fail=1
-else
-	cat "$out/planted-$name.out"
-	echo "           planted: $what: found: a non-progress cycle"
-fi
 exit $fail
