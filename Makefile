@@ -188,8 +188,8 @@ sim: $(B)/sim
 
 # The protocol as a Promela model checked by SPIN (test/model, docs/model.md):
 # model-check is three exhaustive 3-member configurations, one search for
-# fair cycles and the planted bugs (make test, about three minutes); model
-# adds 3- and 4-member ones.
+# fair cycles and the planted bugs (make test, under two minutes, two
+# searches at once: MODEL_JOBS); model adds 3- and 4-member ones.
 model-check:
 	@bash test/model/run.sh quick
 
