@@ -168,7 +168,7 @@ integration: ring/ringd ring/ringctl
 
 # Fault scenarios: members in network namespaces (test/lab), plus one on
 # loopback; a table of results in build/lab-results.txt.
-lab: ring/ringd ring/ringctl
+lab: ring/ringd ring/ringctl $(B)/forge
 	bash test/run.sh -t 180 test/lab/scenarios
 
 # The hostile-input attacker (test/security/hostile.c), on the core's wire,
@@ -176,6 +176,11 @@ lab: ring/ringd ring/ringctl
 $(B)/hostile: $(call objs,$(B),test/security/hostile.c ring/wire.c ring/layout.c ring/err.c \
 		ring/auth.c ring/conf.c)
 	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
+
+# The lab's forger (test/lab/forge.c): one forged TOKEN from a member's
+# address, for the unauthenticated-ring scenario (s_9_forged_token.sh).
+$(B)/forge: $(call objs,$(B),test/lab/forge.c ring/wire.c ring/layout.c ring/err.c ring/conf.c)
+	$(CC) $(CFLAGS) $^ $(INIH_LIBS) -o $@
 
 # Security tests (test/security/t_*.sh, as root): hostile input, valgrind,
 # key rotation, control-socket descriptors.
