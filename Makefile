@@ -69,7 +69,8 @@ UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c tes
 	   test/test_rules_park.c test/test_review_park.c test/test_review_laps.c
 SIM_SRC  = test/sim.c test/driver.c test/cluster.c test/simnet.c test/simcheck.c
 COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c \
-	      test/compare_tx.c test/tx_2pc.c test/tx_3pc.c test/tx_check.c test/tx_nested.c
+	      test/compare_tx.c test/tx_2pc.c test/tx_3pc.c test/tx_check.c test/tx_nested.c \
+	      test/tx_fenced.c
 
 RINGD_LINK   = $(DAEMON_SRC) $(VERSION_SRC) $(RINGD_PURE_SRC) $(TOOL_SRC) $(CORE_SRC)
 RINGCTL_LINK = $(RINGCTL_SRC) $(VERSION_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(TOOL_SRC) $(CORE_SRC)

@@ -1165,7 +1165,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: compare --table [--seeds N] [--tx-seeds M] [--out FILE]\n"
-		"       compare --check [--alg central|ra|ring|2pc|2pc-coop|3pc|nested-2pc|nested-3pc] [--seeds N] [--first S]\n"
+		"       compare --check [--alg central|ra|ring|2pc|2pc-coop|3pc|2pc-fenced|nested-2pc|nested-3pc] [--seeds N] [--first S]\n"
 		"       compare --check --alg ALG --seed S [--trace]\n"
 		"       compare --tx-replay PROTOCOL/FAILURE/N --seed S\n"
 		"--table runs the centralized algorithm, Ricart-Agrawala and the token ring\n"
