@@ -351,13 +351,13 @@ static void send_one(struct tx_run *run, uint32_t i, const struct tx_action *a)
 	char x[8], y[8];
 	enum simnet_fate f = simnet_send(&run->cl.net, &run->cl.rng, &run->cl.q, run->cl.now,
 					 EV_DELIVER, i, a->to, env, ENV_LEN);
-	trace(run, "    %s -> send %s%s epoch %u to %s%s", site_name(i, x), tx_msg_name(m.type),
+	trace(run, "    %s -> send %s%s %s %u to %s%s", site_name(i, x), tx_msg_name(m.type),
 	      m.type == TX_MSG_VOTE || m.type == TX_MSG_DECISION ? (m.arg ? " yes" : " no")
 	      : m.type == TX_MSG_STATE ? (m.arg == TX_ST_PRECOMMITTED ? " precommitted"
 					  : m.arg == TX_ST_UNCERTAIN ? " uncertain"
 					  : m.arg == TX_ST_COMMITTED ? " committed"
 					  : m.arg == TX_ST_ABORTED ? " aborted" : " init") : "",
-	      m.epoch, site_name(a->to, y),
+	      run->cfg->proto->fenced ? "fence" : "epoch", m.epoch, site_name(a->to, y),
 	      f == SIMNET_CUT ? " (cut)" : f == SIMNET_DUPLICATED ? " (duplicated)" : "");
 	if (run->cl.q.nomem)
 		fail(run, "sim", "%s", run->cl.q.nomem);
@@ -944,8 +944,12 @@ static struct tx_cfg check_config(const struct tx_proto *p, struct simnet_rng *r
 						       : 0;
 	}
 	c.down_us = simnet_rng_chance(r, 0.3) ? NEVER : c.t_us * simnet_rng_range(r, 1, 60);
-	c.pause_min_us = c.t_us / 2;
-	c.pause_max_us = 20 * c.t_us;
+	/* Half the pauses end within a round trip of the first lease's end (LEASE_T after
+	 * the start; the pause starts within a round trip of the start), where a woken
+	 * coordinator meets its successor at work; the rest anywhere up to 20 T. */
+	bool near_lease = simnet_rng_chance(r, 0.5);
+	c.pause_min_us = near_lease ? LEASE_T * c.t_us - 2 * c.max_delay_us : c.t_us / 2;
+	c.pause_max_us = near_lease ? LEASE_T * c.t_us + 2 * c.max_delay_us : 20 * c.t_us;
 	c.t_end = 100 * c.t_us + (c.down_us == NEVER ? 0 : c.down_us);
 	return c;
 }
