@@ -9,11 +9,10 @@
 
 #include "node.h"
 
-void ring_watch_init(struct ring_watch *w, const struct ring_layout *l, unsigned interval_ms)
+void ring_watch_init(struct ring_watch *w, const struct ring_layout *l)
 {
 	memset(w, 0, sizeof *w);
 	w->l = l;
-	w->interval_ms = interval_ms;
 }
 
 /* Whether any counter is lower in B than in A: only a new process (or a
@@ -216,9 +215,10 @@ static void render_screen(struct out *o, const struct ring_watch *w, unsigned co
 	token_str(w, tok, sizeof tok, false);
 	ring_watch_rates(w, &g, &h);
 	size_t up = ring_watch_up(w);
-	line(o, cols, "ring \"%s\"  %s  %zu/%zu up  %s  %.1f grants/s  %.1f hops/s  (every %u ms, %s)",
-	     l->name, stamp, up, l->n, tok, g, h, w->interval_ms,
-	     w->authenticated ? "authenticated" : "NOT authenticated");
+	/* Whether datagrams are authenticated comes first: a narrow terminal
+	 * cuts the end of the line. */
+	line(o, cols, "ring \"%s\" (%s)  %s  %zu/%zu up  %s  %.1f grants/s  %.1f hops/s", l->name,
+	     w->authenticated ? "keyed" : "no key", stamp, up, l->n, tok, g, h);
 	/* Within 80 columns for everyday numbers (the terminal's width, less
 	 * one: watch_loop.c); larger ones push the columns right. */
 	line(o, cols, "%4s %-9s %-6s %6s %11s %3s %8s %7s %4s %5s %5s", "id", "state", "token",

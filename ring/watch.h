@@ -32,13 +32,12 @@ struct ring_watch {
 	const struct ring_layout *l;
 	uint64_t rounds;
 	uint64_t now_us;  /* the last round's time */
-	unsigned interval_ms; /* shown in the title only */
 	bool authenticated;   /* the ring's datagrams carry a MAC (shown; the caller sets it) */
 	struct ring_watch_member m[RING_MAX_MEMBERS]; /* by ring index */
 };
 
 /* Starts a view of L's members (L must outlive it), none seen yet. */
-void ring_watch_init(struct ring_watch *w, const struct ring_layout *l, unsigned interval_ms);
+void ring_watch_init(struct ring_watch *w, const struct ring_layout *l);
 
 /* Feeds one round that ended at NOW_US (any monotonic clock, never going
  * back): ANSWERS[i] is the answer of the member at ring index i, NULL when

@@ -236,7 +236,7 @@ int ring_watch_loop(const struct ring_conf *conf, const struct ring_watch_opts *
 	sigaction(SIGPIPE, &ign, NULL); /* a reader gone is a write error, then a clean stop */
 	for (size_t k = 0; k < sizeof caught / sizeof caught[0]; k++)
 		catch_signal(caught[k]);
-	ring_watch_init(&view, l, o->interval_ms);
+	ring_watch_init(&view, l);
 	view.authenticated = conf->auth == RING_AUTH_KEYED;
 	term_enter(&t);
 

@@ -36,7 +36,7 @@ static void setup(size_t n)
 		resp[i].epoch = 7;
 		ans[i] = &resp[i];
 	}
-	ring_watch_init(&w, &layout, 500);
+	ring_watch_init(&w, &layout);
 }
 
 static const char *render(enum ring_watch_form f, unsigned cols, unsigned rows)
@@ -207,14 +207,14 @@ static void test_plain_is_one_line_per_round_and_the_screen_a_line_per_member(vo
 	render(RING_WATCH_LINE, 0, 0);
 	CU_ASSERT_EQUAL(count_lines(text), 1);
 	CU_ASSERT_EQUAL(text[strlen(text) - 1], '\n');
-	CU_ASSERT_EQUAL(strncmp(text, "T ring=wt up=5/5 ", 17), 0);
+	CU_ASSERT_EQUAL(strncmp(text, "T ring=wt auth=off up=5/5 ", 26), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "| 10 idle epoch=7 fence=7:12 queue=2 grants/s=- hops/s=- "
 					    "retransmits=4 skips=5 elections=6 |"));
 	CU_ASSERT_PTR_NULL(strchr(text, '\033')); /* no escapes: the terminal is watch_loop's */
 
 	render(RING_WATCH_SCREEN, 0, 0);
 	CU_ASSERT_EQUAL(count_lines(text), 2 + 5); /* title, header, members */
-	CU_ASSERT_EQUAL(strncmp(text, "ring \"wt\"  T  5/5 up  ", 22), 0);
+	CU_ASSERT_EQUAL(strncmp(text, "ring \"wt\" (no key)  T  5/5 up  ", 31), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  id state     token"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  10 idle                  7        7:12   2        -       -    4     5     6\n"));
 	CU_ASSERT_PTR_NULL(strchr(text, '\033'));
@@ -234,12 +234,12 @@ static void test_both_forms_say_whether_the_ring_is_authenticated(void)
 	render(RING_WATCH_LINE, 0, 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "T ring=wt auth=off up=3/3 "));
 	render(RING_WATCH_SCREEN, 0, 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "(every 500 ms, NOT authenticated)\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "ring \"wt\" (no key)  T  "));
 	w.authenticated = true;
 	render(RING_WATCH_LINE, 0, 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "T ring=wt auth=on up=3/3 "));
 	render(RING_WATCH_SCREEN, 0, 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "(every 500 ms, authenticated)\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "ring \"wt\" (keyed)  T  "));
 }
 
 static void test_the_screen_fits_the_terminal(void)
