@@ -745,7 +745,7 @@ jq -r '
 	  "load \(.ring_pipelined.loadavg | split(" ")[0]) / \(.redis_pipelined.loadavg | split(" ")[0])"] | row),
 	(.redis[] | ["vs Redis lock, \(.clients) client(s): least served", "ring \(.ring.client_entries_min), redis \(.redis.client_entries_min) entries",
 	  "of a client, in \(.ring.seconds|f(1)) s"] | row),
-	(.redis[] | ["vs Redis lock, \(.clients) client(s): pipelined least served", "ring \(.ring_pipelined.client_entries_min), redis \(.redis_pipelined.client_entries_min) entries",
+	(.redis[] | ["vs Redis lock, \(.clients) client(s): least served, -P", "ring \(.ring_pipelined.client_entries_min), redis \(.redis_pipelined.client_entries_min) entries",
 	  "of a client, in \(.ring_pipelined.seconds|f(1)) s"] | row),
 	(.recovery | ["recovery: kill -9 holder -> next grant", "median \(.median_ms|f(0)) ms, max \(.max_ms|f(0)) ms",
 	  "\(.median_x_loss_timeout|f(2)) / \(.max_x_loss_timeout|f(2)) x loss_timeout_ms \(.loss_timeout_ms), \(.trials_ms|length) trials"] | row),
