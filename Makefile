@@ -69,7 +69,8 @@ UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c tes
 	   test/test_rules_park.c test/test_review_park.c test/test_review_laps.c
 SIM_SRC  = test/sim.c test/driver.c test/cluster.c test/simnet.c test/simcheck.c
 COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c \
-	      test/compare_tx.c test/tx_2pc.c test/tx_3pc.c test/tx_check.c test/tx_nested.c
+	      test/compare_tx.c test/tx_2pc.c test/tx_3pc.c test/tx_check.c test/tx_nested.c \
+	      test/tx_fenced.c
 
 RINGD_LINK   = $(DAEMON_SRC) $(VERSION_SRC) $(RINGD_PURE_SRC) $(TOOL_SRC) $(CORE_SRC)
 RINGCTL_LINK = $(RINGCTL_SRC) $(VERSION_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(TOOL_SRC) $(CORE_SRC)
@@ -168,7 +169,7 @@ integration: ring/ringd ring/ringctl
 
 # Fault scenarios: members in network namespaces (test/lab), plus one on
 # loopback; a table of results in build/lab-results.txt.
-lab: ring/ringd ring/ringctl
+lab: ring/ringd ring/ringctl $(B)/forge
 	bash test/run.sh -t 180 test/lab/scenarios
 
 # The hostile-input attacker (test/security/hostile.c), on the core's wire,
@@ -176,6 +177,11 @@ lab: ring/ringd ring/ringctl
 $(B)/hostile: $(call objs,$(B),test/security/hostile.c ring/wire.c ring/layout.c ring/err.c \
 		ring/auth.c ring/conf.c)
 	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
+
+# The lab's forger (test/lab/forge.c): one forged TOKEN from a member's
+# address, for the unauthenticated-ring scenario (s_9_forged_token.sh).
+$(B)/forge: $(call objs,$(B),test/lab/forge.c ring/wire.c ring/layout.c ring/err.c ring/conf.c)
+	$(CC) $(CFLAGS) $^ $(INIH_LIBS) -o $@
 
 # Security tests (test/security/t_*.sh, as root): hostile input, valgrind,
 # key rotation, control-socket descriptors.

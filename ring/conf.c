@@ -44,6 +44,9 @@
 	  "majority or none", "whether a regeneration needs a majority of members")     \
 	X(RING, secret_file, PATH, R_(secret_file), LITERAL, "", 0, RING_PATH_MAX - 1, \
 	  "a path, or empty", "when set, every datagram is authenticated (HMAC)")      \
+	X(RING, authentication, AUTH, R_(authentication), LITERAL, "auto", 0, 0,       \
+	  "auto, on or off",                                                           \
+	  "auto: secret_file needed unless every member is on loopback; on: always; off: never") \
 	X(RING, state_dir, PATH, R_(state_dir), COMPUTED, "/var/lib/ring/<name>", 1,   \
 	  RING_PATH_MAX - 1, "a path",                                                 \
 	  "durable per-member state (epoch) and control sockets")                      \
@@ -72,8 +75,8 @@ enum conf_key {
 };
 
 enum conf_section { SEC_RING, SEC_NODE };
-enum conf_kind { KIND_NAME, KIND_U32, KIND_U16, KIND_QUORUM, KIND_BOOL, KIND_PATH, KIND_HOST, KIND_SOCK,
-		 KIND_LISTEN };
+enum conf_kind { KIND_NAME, KIND_U32, KIND_U16, KIND_QUORUM, KIND_AUTH, KIND_BOOL, KIND_PATH,
+		 KIND_HOST, KIND_SOCK, KIND_LISTEN };
 enum conf_how { HOW_REQUIRED, HOW_LITERAL, HOW_COMPUTED };
 
 /* A [node.ID] section as read, before the ring order is known. */
@@ -268,6 +271,23 @@ static const char *parse_listen(const char *v, struct ring_listen *l)
 	return NULL;
 }
 
+bool ring_conf_host_is_loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	char addr[INET6_ADDRSTRLEN];
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	size_t alen = strcspn(host, "%"); /* ::1%lo: the zone does not matter */
+	if (alen >= sizeof addr)
+		return false;
+	memcpy(addr, host, alen);
+	addr[alen] = '\0';
+	if (inet_pton(AF_INET6, addr, &a6) != 1)
+		return false; /* a host name: not looked up here, so not known to be loopback */
+	return IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
+}
+
 /* Makes VALUE absolute against the file's folder. Returns -1 when the
  * result does not fit OUTLEN. */
 static int resolve(const struct conf_parse *st, const char *value, char *out, size_t outlen)
@@ -398,6 +418,17 @@ static int set_key(struct conf_parse *st, enum conf_key k, const char *value, vo
 			*(enum ring_quorum *)field = RING_QUORUM_NONE;
 		else
 			return fail(st, st->line, "%s = \"%s\" is neither majority nor none", name, value);
+		return 0;
+	case KIND_AUTH:
+		if (strcasecmp(value, "auto") == 0)
+			*(enum ring_conf_auth *)field = RING_CONF_AUTH_AUTO;
+		else if (strcasecmp(value, "on") == 0)
+			*(enum ring_conf_auth *)field = RING_CONF_AUTH_ON;
+		else if (strcasecmp(value, "off") == 0)
+			*(enum ring_conf_auth *)field = RING_CONF_AUTH_OFF;
+		else
+			return fail(st, st->line, "%s = \"%s\" is not one of %s", name, value,
+				    row->values);
 		return 0;
 	case KIND_BOOL:
 		if (strcasecmp(value, "true") == 0 || strcasecmp(value, "yes") == 0 ||
@@ -719,6 +750,62 @@ static int fill_members(struct conf_parse *st, const size_t *order)
 	return 0;
 }
 
+/* Whether the ring authenticates, decided once for ringd, ringctl and
+ * --check. Without a key anyone who can send to a member's port can act as
+ * a member (docs/security.md, "Threat model"): that is safe to default to
+ * only where nobody else can send, on loopback; a ring that spans a network
+ * needs a key or the words authentication = off. */
+static int decide_authentication(struct conf_parse *st)
+{
+	struct ring_conf *conf = st->conf;
+	unsigned aline = st->ring_key_line[KEY_authentication];
+	unsigned kline = st->ring_key_line[KEY_secret_file];
+	bool keyed = conf->secret_file[0] != '\0';
+	if (conf->authentication == RING_CONF_AUTH_OFF) {
+		if (keyed)
+			return fail(st, aline,
+				    "authentication = off, but secret_file is set (line %u): remove one of the two",
+				    kline);
+		conf->auth = RING_AUTH_OFF_CHOSEN;
+		return 0;
+	}
+	if (keyed) {
+		conf->auth = RING_AUTH_KEYED;
+		return 0;
+	}
+	if (conf->authentication == RING_CONF_AUTH_ON)
+		return fail(st, aline,
+			    "authentication = on needs a key: make one with `ringctl keygen %s.key` beside this "
+			    "file and set secret_file = %s.key",
+			    conf->layout.name, conf->layout.name);
+	for (size_t i = 0; i < st->nnodes; i++) {
+		const struct conf_node *node = &st->nodes[i];
+		if (ring_conf_host_is_loopback(node->host))
+			continue;
+		return fail(st, node->line[KEY_host],
+			    "[node.%u] host %s is not a loopback address and the ring has no key, so anyone "
+			    "who can reach its ports could act as a member; make one with `ringctl keygen "
+			    "%s.key` beside this file, copy it to every host and set secret_file = %s.key "
+			    "in [ring], or set authentication = off to run without (docs/security.md)",
+			    node->id, node->host, conf->layout.name, conf->layout.name);
+	}
+	conf->auth = RING_AUTH_OFF_LOOPBACK;
+	return 0;
+}
+
+const char *ring_conf_auth_off_reason(const struct ring_conf *conf)
+{
+	switch (conf->auth) {
+	case RING_AUTH_KEYED:
+		break;
+	case RING_AUTH_OFF_LOOPBACK:
+		return "allowed without a key: every member is on loopback";
+	case RING_AUTH_OFF_CHOSEN:
+		return "authentication = off: anyone who can reach these ports can act as a member";
+	}
+	return NULL;
+}
+
 /* The checks that need the whole file: required keys, member count,
  * distinct addresses, the ring order, and the protocol's timing rules. */
 static int finish(struct conf_parse *st)
@@ -769,7 +856,7 @@ static int finish(struct conf_parse *st)
 			line = st->ring_key_line[KEY_heartbeat_ms];
 		return fail(st, line ? line : st->ring_line, "%s", why);
 	}
-	return 0;
+	return decide_authentication(st);
 }
 
 static int load(struct conf_parse *st)
@@ -898,10 +985,10 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 			l->n - l->n / 2, l->n - l->n / 2 == 1 ? "" : "s", l->n - l->n / 2 == 1 ? "s" : "");
 	if (l->quorum != RING_QUORUM_MAJORITY)
 		fprintf(out, "any member may regenerate (quorum none): both sides of a partition may hold a token; fencing keeps the resource safe\n");
-	if (conf->secret_file[0])
+	if (conf->auth == RING_AUTH_KEYED)
 		fprintf(out, "authentication: on (%s)\n", conf->secret_file);
 	else
-		fprintf(out, "authentication: off (no secret_file)\n");
+		fprintf(out, "authentication: off (%s)\n", ring_conf_auth_off_reason(conf));
 	fprintf(out, "state_dir: %s; inject: %s\n", conf->state_dir,
 		conf->allow_inject ? "allowed" : "refused");
 	for (size_t i = 0; i < l->n; i++)

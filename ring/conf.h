@@ -20,11 +20,26 @@ struct ring_listen {
 	uint16_t port;
 };
 
+/* The authentication key of [ring]: auto (the default) authenticates when
+ * secret_file is set and refuses a ring beyond loopback without one; on
+ * always wants secret_file; off runs without, even across a network. */
+enum ring_conf_auth { RING_CONF_AUTH_AUTO, RING_CONF_AUTH_ON, RING_CONF_AUTH_OFF };
+
+/* What ring_conf_load decided, and why: `ringd --check`, the auth_off log
+ * line and `ringctl status` say it (docs/security.md, "Threat model"). */
+enum ring_auth_decision {
+	RING_AUTH_KEYED,        /* secret_file is set: every datagram is authenticated */
+	RING_AUTH_OFF_LOOPBACK, /* no key, allowed: every member is on a loopback address */
+	RING_AUTH_OFF_CHOSEN,   /* authentication = off */
+};
+
 struct ring_conf {
 	struct ring_layout layout;            /* members in ring order */
 	char path[RING_PATH_MAX];             /* the file, as given */
 	char state_dir[RING_PATH_MAX];        /* resolved against the file's folder */
 	char secret_file[RING_PATH_MAX];      /* "" when authentication is off */
+	enum ring_conf_auth authentication;   /* as written */
+	enum ring_auth_decision auth;         /* as decided */
 	bool allow_inject;
 	char control[RING_MAX_MEMBERS][RING_SOCK_MAX]; /* per ring index */
 	struct ring_listen metrics[RING_MAX_MEMBERS];  /* per ring index */
@@ -35,6 +50,14 @@ struct ring_conf {
  * Also -RING_ENOMEM (ERR set the same way) when the parser's scratch space
  * cannot be allocated. CONF is only meaningful after a 0 return. */
 int ring_conf_load(const char *path, struct ring_conf *conf, char *err, size_t errlen);
+
+/* Why datagrams are not authenticated, one phrase for people and for the
+ * auth_off log line; NULL when they are (secret_file is set). */
+const char *ring_conf_auth_off_reason(const struct ring_conf *conf);
+
+/* True when HOST is a loopback address literal (127.0.0.0/8, ::1, or
+ * ::ffff:127.x.x.x). Names are not looked up, so "localhost" is not. */
+bool ring_conf_host_is_loopback(const char *host);
 
 /* Prints the effective ring for `ringd --check`: members in ring order with
  * their successors, addresses and control sockets, every timing, and the

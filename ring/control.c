@@ -146,7 +146,7 @@ int ring_ctl_parse(const char *line, struct ring_ctl_request *req, char *err, si
 	} while (0)
 
 int ring_ctl_status_json(char *buf, size_t len, const struct ring_layout *layout,
-			 const struct ring_status *st)
+			 const struct ring_status *st, bool authenticated)
 {
 	size_t off = 0;
 	ADD("{\"node\":%u,\"ring\":\"%s\",\"epoch\":%u,\"state\":\"%s\",\"fence\":%llu,"
@@ -165,9 +165,9 @@ int ring_ctl_status_json(char *buf, size_t len, const struct ring_layout *layout
 		ADD("null");
 	else
 		ADD("%llu", (unsigned long long)st->token_seen_ms_ago);
-	ADD(",\"has_token\":%s,\"parked\":%s,\"in_cs\":%s,\"queued\":%zu",
+	ADD(",\"has_token\":%s,\"parked\":%s,\"in_cs\":%s,\"queued\":%zu,\"authenticated\":%s",
 	    st->has_token ? "true" : "false", st->parked ? "true" : "false",
-	    st->granted ? "true" : "false", st->queued);
+	    st->granted ? "true" : "false", st->queued, authenticated ? "true" : "false");
 #define RING_JSON_COUNTER_(name) ADD(",\"" #name "\":%llu", (unsigned long long)st->counters.name);
 	RING_COUNTERS(RING_JSON_COUNTER_)
 #undef RING_JSON_COUNTER_

@@ -61,9 +61,11 @@ const char *ring_inject_name(enum ring_inject what);
 void ring_inject_help(char *buf, size_t len);
 
 /* The status as one JSON object (SPEC.md "Status"), with a newline, into
- * BUF. Returns the length, truncated like snprintf. */
+ * BUF; AUTHENTICATED says whether the member's datagrams are (the core
+ * does not know: that is the daemon's key). Returns the length, truncated
+ * like snprintf. */
 int ring_ctl_status_json(char *buf, size_t len, const struct ring_layout *layout,
-			 const struct ring_status *st);
+			 const struct ring_status *st, bool authenticated);
 
 /* Strict decimal parsing: no sign, no junk, no overflow past MAX. */
 bool ring_parse_u64(const char *s, uint64_t max, uint64_t *out);

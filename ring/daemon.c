@@ -481,7 +481,7 @@ static int ctl_status(void *arg, char *buf, size_t len)
 	struct ring_daemon *d = arg;
 	struct ring_status st;
 	local_status(d, &st);
-	return ring_ctl_status_json(buf, len, d->layout, &st);
+	return ring_ctl_status_json(buf, len, d->layout, &st, d->auth != NULL);
 }
 
 static int ctl_metrics(void *arg, char *buf, size_t len)

@@ -210,8 +210,8 @@ static int run(const struct options *o, const struct ring_conf *conf)
 	}
 	/* Only once the member can start: a start that fails says why, not
 	 * first that it would have run unauthenticated. */
-	if (!conf->secret_file[0]) {
-		struct ring_log_field f = RING_LF_S("reason", "no secret_file: datagrams are not authenticated");
+	if (conf->auth != RING_AUTH_KEYED) {
+		struct ring_log_field f = RING_LF_S("reason", ring_conf_auth_off_reason(conf));
 		ring_log_emit(&log, "auth_off", false, &f, 1);
 	}
 	rc = ring_daemon_run(d, err, sizeof err);
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	static struct ring_conf conf; /* large: not on the stack */
-	char err[512];
+	char err[1024];
 	if (ring_conf_load(o.config, &conf, err, sizeof err) < 0) {
 		fprintf(stderr, "%s%s\n", err_prefix(), err);
 		return EXIT_CONFIG;

@@ -322,15 +322,27 @@ static void print_ring_row(const struct ring_layout *l, const struct ring_member
 	       alive);
 }
 
-static void print_ring(const struct ring_layout *l, const struct ring_status_poll *p, bool json)
+/* Whether the answers were authenticated is known here, not sent: with a
+ * key every request and answer is sealed and checked (a member without
+ * it cannot answer us, nor we it), without one none is. So a flag in
+ * STATUS_RESP, which older ringctl would refuse as an unknown bit, is not
+ * needed. */
+static void print_ring(const struct ring_conf *conf, const struct ring_status_poll *p, bool json)
 {
-	if (!json)
-		printf("ring \"%s\": %zu of %zu members answer\n"
-		       "  %5s  %-22s %-10s %10s %16s %9s %10s  %s\n",
-		       l->name, ring_status_poll_answered(p), l->n, "id", "address", "state", "epoch",
+	const struct ring_layout *l = &conf->layout;
+	bool keyed = conf->auth == RING_AUTH_KEYED;
+	if (!json) {
+		printf("ring \"%s\": %zu of %zu members answer, ", l->name, ring_status_poll_answered(p),
+		       l->n);
+		if (keyed)
+			printf("datagrams authenticated (%s)\n", conf->secret_file);
+		else
+			printf("datagrams NOT authenticated (%s)\n", ring_conf_auth_off_reason(conf));
+		printf("  %5s  %-22s %-10s %10s %16s %9s %10s  %s\n", "id", "address", "state", "epoch",
 		       "fence", "successor", "token seen", "alive");
-	else
+	} else {
 		printf("[");
+	}
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ring_member *m = &l->members[i];
 		const struct ring_msg_status_resp *r = ring_status_poll_answer(p, i);
@@ -348,7 +360,7 @@ static void print_ring(const struct ring_layout *l, const struct ring_status_pol
 		} else if (json) {
 			struct ring_status st = status_of(m, r);
 			char buf[4096];
-			ring_ctl_status_json(buf, sizeof buf, l, &st);
+			ring_ctl_status_json(buf, sizeof buf, l, &st, keyed);
 			buf[strcspn(buf, "\n")] = 0;
 			printf("%s%s", i ? "," : "", buf);
 		} else {
@@ -393,7 +405,7 @@ static int cmd_ring(const struct ring_conf *conf, bool json)
 		return rc;
 	/* Ask, wait, ask again the silent ones: three tries of 250 ms. */
 	int got = ring_status_poll_round(p, 3, 250, -1, NULL);
-	print_ring(&conf->layout, p, json);
+	print_ring(conf, p, json);
 	if (got <= 0)
 		no_answer_hint(conf, ring_status_poll_fingerprint(p));
 	ring_status_poll_close(p);

@@ -216,8 +216,9 @@ static void render_screen(struct out *o, const struct ring_watch *w, unsigned co
 	token_str(w, tok, sizeof tok, false);
 	ring_watch_rates(w, &g, &h);
 	size_t up = ring_watch_up(w);
-	line(o, cols, "ring \"%s\"  %s  %zu/%zu up  %s  %.1f grants/s  %.1f hops/s  (every %u ms)",
-	     l->name, stamp, up, l->n, tok, g, h, w->interval_ms);
+	line(o, cols, "ring \"%s\"  %s  %zu/%zu up  %s  %.1f grants/s  %.1f hops/s  (every %u ms, %s)",
+	     l->name, stamp, up, l->n, tok, g, h, w->interval_ms,
+	     w->authenticated ? "authenticated" : "NOT authenticated");
 	/* Within 80 columns for everyday numbers (the terminal's width, less
 	 * one: watch_loop.c); larger ones push the columns right. */
 	line(o, cols, "%4s %-9s %-6s %6s %11s %3s %8s %7s %4s %5s %5s", "id", "state", "token",
@@ -248,8 +249,9 @@ static void render_line(struct out *o, const struct ring_watch *w, const char *s
 	token_str(w, b, sizeof b, true);
 	ring_watch_rates(w, &g, &h);
 	char head[1600];
-	int n = snprintf(head, sizeof head, "%s ring=%s up=%zu/%zu %s grants/s=%.1f hops/s=%.1f",
-			 stamp, l->name, ring_watch_up(w), l->n, b, g, h);
+	int n = snprintf(head, sizeof head, "%s ring=%s auth=%s up=%zu/%zu %s grants/s=%.1f hops/s=%.1f",
+			 stamp, l->name, w->authenticated ? "on" : "off", ring_watch_up(w), l->n, b, g,
+			 h);
 	put_n(o, head, n, sizeof head);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ring_watch_member *m = &w->m[i];

@@ -33,6 +33,7 @@ struct ring_watch {
 	uint64_t rounds;
 	uint64_t now_us;  /* the last round's time */
 	unsigned interval_ms; /* shown in the title only */
+	bool authenticated;   /* the ring's datagrams carry a MAC (shown; the caller sets it) */
 	struct ring_watch_member m[RING_MAX_MEMBERS]; /* by ring index */
 };
 

@@ -237,6 +237,7 @@ int ring_watch_loop(const struct ring_conf *conf, const struct ring_watch_opts *
 	for (size_t k = 0; k < sizeof caught / sizeof caught[0]; k++)
 		catch_signal(caught[k]);
 	ring_watch_init(&view, l, o->interval_ms);
+	view.authenticated = conf->auth == RING_AUTH_KEYED;
 	term_enter(&t);
 
 	/* Each round asks twice (a lost datagram is not a down member), each

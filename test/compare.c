@@ -1165,14 +1165,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: compare --table [--seeds N] [--tx-seeds M] [--out FILE]\n"
-		"       compare --check [--alg central|ra|ring|2pc|2pc-coop|3pc|nested-2pc|nested-3pc] [--seeds N] [--first S]\n"
+		"       compare --check [--alg central|ra|ring|2pc|2pc-coop|3pc|2pc-fenced|nested-2pc|nested-3pc] [--seeds N] [--first S]\n"
 		"       compare --check --alg ALG --seed S [--trace]\n"
 		"       compare --tx-replay PROTOCOL/FAILURE/N --seed S\n"
 		"--table runs the centralized algorithm, Ricart-Agrawala and the token ring\n"
 		"(ring/node.c) for n = 3, 5, 10, 20 under light and heavy load and with\n"
 		"crashes, N seeds per row (default 40), and prints the table (also to FILE);\n"
-		"then two-phase commit, its cooperative variant and three-phase commit with\n"
-		"and without failures, M seeds per row (default 200; 0 leaves them out).\n"
+		"then two-phase commit, its cooperative variant, three-phase commit, 2PC with\n"
+		"a fenced coordinator role and nested transactions, with and without failures,\n"
+		"M seeds per row (default 200; 0 leaves them out).\n"
 		"--check runs N random seeds per algorithm (default 200) and checks that\n"
 		"never two clients are in the CS and that every request is granted in time,\n"
 		"and for the commit protocols atomicity and validity on every step.\n"

@@ -9,7 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The index of protocol ARG ("2pc", "2pc-coop", "3pc"), or -1. */
+/* The index of protocol ARG ("2pc", "2pc-coop", "3pc", "2pc-fenced", "nested-2pc",
+ * "nested-3pc"), or -1. */
 int tx_proto_lookup(const char *arg);
 
 /* Runs every row over seeds 1..SEEDS and prints the table to stdout and, when

@@ -78,6 +78,9 @@ static void expect_error_at(int at, const char *text, unsigned line, const char 
 
 /* Two members, everything else default: the base most error cases extend. */
 #define RING_MIN "[ring]\nname = t\n"
+/* The same, for cases about something else whose hosts are not on
+ * loopback: without a key such a ring must say it runs without one. */
+#define RING_OPEN "[ring]\nname = t\nauthentication = off\n"
 #define NODE(id, port) "[node." #id "]\nhost = 127.0.0.1\nport = " #port "\n"
 #define TWO_NODES NODE(1, 7001) NODE(2, 7002)
 
@@ -249,7 +252,7 @@ static void test_default_successor_is_next_section_wrapping(void)
 
 static void test_explicit_successors_give_ring_order(void)
 {
-	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_OPEN
 					"[node.1]\nhost = a\nport = 1\nsuccessor = 3\n"
 					"[node.2]\nhost = b\nport = 1\nsuccessor = 4\n"
 					"[node.3]\nhost = c\nport = 1\nsuccessor = 2\n"
@@ -272,7 +275,7 @@ static void test_explicit_successors_give_ring_order(void)
  * 2 is the last section and wraps to the first, 1. */
 static void test_mixed_successors(void)
 {
-	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_OPEN
 					"[node.1]\nhost = a\nport = 1\nsuccessor = 3\n"
 					"[node.3]\nhost = c\nport = 1\nsuccessor = 2\n"
 					"[node.2]\nhost = b\nport = 1\n",
@@ -306,6 +309,7 @@ static void test_inline_comments_and_indentation(void)
 					"name = demo ; c\n"
 					"retries = 5\t; tab before\n"
 					"secret_file = ; empty: off\n"
+					"authentication = off ; across a network, said so\n"
 					"allow_inject = yes ;\n"
 					"[node.1]\n"
 					"   host = 10.0.0.1   ; indented keys are keys\n"
@@ -321,6 +325,72 @@ static void test_inline_comments_and_indentation(void)
 	CU_ASSERT_TRUE(conf.allow_inject);
 	CU_ASSERT_STRING_EQUAL(conf.layout.members[0].host, "10.0.0.1");
 	CU_ASSERT_EQUAL(conf.layout.members[0].port, 7001);
+}
+
+/* Without a key anyone who can reach a member's port can act as a member:
+ * a ring beyond loopback needs secret_file, or says authentication = off. */
+static void test_a_ring_beyond_loopback_needs_a_key_or_says_so(void)
+{
+#define REMOTE_NODES "[node.1]\nhost = 10.0.0.1\nport = 7001\n[node.2]\nhost = 10.0.0.2\nport = 7002\n"
+	/* Refused at the first member that is not on loopback, naming the fix. */
+	EXPECT_ERROR3(RING_MIN REMOTE_NODES, 4, "[node.1] host 10.0.0.1 is not a loopback address",
+		      "`ringctl keygen t.key`", "secret_file = t.key");
+	EXPECT_ERROR(RING_MIN REMOTE_NODES, 4, "authentication = off");
+	EXPECT_ERROR(RING_MIN NODE(1, 7001) "[node.2]\nhost = 192.0.2.2\nport = 7002\n", 7,
+		     "[node.2] host 192.0.2.2 is not a loopback address");
+	/* Names are not looked up: localhost could be anything. */
+	EXPECT_ERROR(RING_MIN NODE(1, 7001) "[node.2]\nhost = localhost\nport = 7002\n", 7,
+		     "host localhost is not a loopback address");
+
+	/* Said so: runs without, and says why. */
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_OPEN REMOTE_NODES, NULL, 0), 0);
+	CU_ASSERT_EQUAL(conf.authentication, RING_CONF_AUTH_OFF);
+	CU_ASSERT_EQUAL(conf.auth, RING_AUTH_OFF_CHOSEN);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ring_conf_auth_off_reason(&conf), "anyone who can reach"));
+	uint64_t open_fp = ring_layout_fingerprint(&conf.layout);
+	/* A key: authenticated, and the same fingerprint. Whether a ring
+	 * authenticates is not in it: a keyed member refuses an unsealed
+	 * datagram (auth_fail) and an unkeyed one a sealed datagram (too
+	 * long: bad_packet) before any fingerprint is compared. */
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN "secret_file = t.key\n" REMOTE_NODES, NULL, 0), 0);
+	CU_ASSERT_EQUAL(conf.auth, RING_AUTH_KEYED);
+	CU_ASSERT_PTR_NULL(ring_conf_auth_off_reason(&conf));
+	CU_ASSERT_EQUAL(ring_layout_fingerprint(&conf.layout), open_fp);
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN "authentication = on\nsecret_file = t.key\n" REMOTE_NODES,
+					NULL, 0), 0);
+	CU_ASSERT_EQUAL(conf.auth, RING_AUTH_KEYED);
+
+	/* Loopback only: allowed without a key, and said so. */
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN TWO_NODES, NULL, 0), 0);
+	CU_ASSERT_EQUAL(conf.authentication, RING_CONF_AUTH_AUTO);
+	CU_ASSERT_EQUAL(conf.auth, RING_AUTH_OFF_LOOPBACK);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ring_conf_auth_off_reason(&conf), "every member is on loopback"));
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN "[node.1]\nhost = 127.9.8.7\nport = 1\n"
+					"[node.2]\nhost = ::1\nport = 1\n"
+					"[node.3]\nhost = ::ffff:127.0.0.1\nport = 1\n", NULL, 0), 0);
+	CU_ASSERT_EQUAL(conf.auth, RING_AUTH_OFF_LOOPBACK);
+
+	/* on wants a key even on loopback; off and a key contradict. */
+	EXPECT_ERROR2(RING_MIN "authentication = on\n" TWO_NODES, 3, "authentication = on needs a key",
+		      "`ringctl keygen t.key`");
+	EXPECT_ERROR2(RING_MIN "secret_file = t.key\nauthentication = off\n" TWO_NODES, 4,
+		      "authentication = off, but secret_file is set (line 3)", "remove one");
+	EXPECT_ERROR(RING_MIN "authentication = maybe\n" TWO_NODES, 3,
+		     "authentication = \"maybe\" is not one of auto, on or off");
+	CU_ASSERT_EQUAL(load_text(RING_MIN "authentication = OFF\n" REMOTE_NODES, NULL, 0), 0);
+	/* A file error on an earlier line still comes first. */
+	EXPECT_ERROR(RING_MIN "retries = x\n" REMOTE_NODES, 3, "not a decimal number");
+#undef REMOTE_NODES
+
+	CU_ASSERT_TRUE(ring_conf_host_is_loopback("127.0.0.1"));
+	CU_ASSERT_TRUE(ring_conf_host_is_loopback("127.255.255.255"));
+	CU_ASSERT_TRUE(ring_conf_host_is_loopback("::1"));
+	CU_ASSERT_TRUE(ring_conf_host_is_loopback("::1%lo"));
+	CU_ASSERT_FALSE(ring_conf_host_is_loopback("128.0.0.1"));
+	CU_ASSERT_FALSE(ring_conf_host_is_loopback("0.0.0.0"));
+	CU_ASSERT_FALSE(ring_conf_host_is_loopback("::2"));
+	CU_ASSERT_FALSE(ring_conf_host_is_loopback("::ffff:10.0.0.1"));
+	CU_ASSERT_FALSE(ring_conf_host_is_loopback("localhost"));
 }
 
 static void test_booleans_and_quorum_words(void)
@@ -342,7 +412,7 @@ static void test_booleans_and_quorum_words(void)
 
 static void test_bounds_are_inclusive(void)
 {
-	CU_ASSERT_EQUAL(load_text("[ring]\nname = a.B_c-9\nlease_ms = 3600000\nack_timeout_ms = 60000\n"
+	CU_ASSERT_EQUAL(load_text("[ring]\nname = a.B_c-9\nauthentication = off\nlease_ms = 3600000\nack_timeout_ms = 60000\n"
 				  "retries = 0\nheartbeat_ms = 1\nloss_timeout_ms = 3600000\n"
 				  "idle_pass_ms = 60000\n"
 				  "[node.1]\nhost = h\nport = 65535\n[node.65535]\nhost = h\nport = 1\n",
@@ -437,7 +507,7 @@ static void test_errors_in_words(void)
 		     "not a host name");
 	EXPECT_ERROR(RING_MIN "[node.1]\nhost =\nport = 1\n" NODE(2, 7002), 4, "host \"\" is empty");
 	/* Addresses the daemon can use. */
-	CU_ASSERT_EQUAL(load_text(RING_MIN "[node.1]\nhost = fe80::1%eth0\nport = 1\n"
+	CU_ASSERT_EQUAL(load_text(RING_OPEN "[node.1]\nhost = fe80::1%eth0\nport = 1\n"
 					   "[node.2]\nhost = db-2.example.org.\nport = 1\n",
 				  NULL, 0),
 			0);
@@ -467,11 +537,11 @@ static void test_errors_in_membership(void)
 	size_t size = 64 + 257 * 48;
 	char *text = malloc(size);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-	size_t len = (size_t)snprintf(text, size, RING_MIN);
+	size_t len = (size_t)snprintf(text, size, RING_OPEN);
 	for (unsigned id = 1; id <= 257; id++)
 		len += (size_t)snprintf(text + len, size - len, "[node.%u]\nhost = h\nport = %u\n",
 					id, id);
-	EXPECT_ERROR2(text, 3 + 256 * 3, "2..256 members", "[node.257] is member 257");
+	EXPECT_ERROR2(text, 4 + 256 * 3, "2..256 members", "[node.257] is member 257");
 	/* ...and 256 are fine. */
 	*strstr(text, "[node.257]") = '\0';
 	CU_ASSERT_EQUAL(load_text(text, NULL, 0), 0);
@@ -542,7 +612,7 @@ static void test_errors_in_paths(void)
 	/* 107 bytes fit, 108 do not. */
 	memset(longdir, 'd', 101);
 	longdir[101] = '\0';
-	snprintf(text, sizeof text, RING_MIN "[node.1]\nhost = a\nport = 1\ncontrol = /%s.sock\n" NODE(2, 7002),
+	snprintf(text, sizeof text, RING_MIN "[node.1]\nhost = 127.0.0.1\nport = 1\ncontrol = /%s.sock\n" NODE(2, 7002),
 		 longdir);
 	CU_ASSERT_EQUAL(load_text(text, NULL, 0), 0);
 	CU_ASSERT_EQUAL(strlen(conf.control[0]), RING_SOCK_MAX - 1);
@@ -616,7 +686,7 @@ static void test_describe_shows_members_and_timings(void)
 		"suspected after 600 ms",
 		"regenerated after about 600 ms + one election round (<= 4 x 80 ms = 320 ms",
 		"needs 3 of 5 members",
-		"authentication: off (no secret_file)\n",
+		"authentication: off (allowed without a key: every member is on loopback)\n",
 		"state_dir: /tmp/ring-demo; inject: allowed\n",
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
@@ -685,7 +755,10 @@ static void test_example_files_load(void)
 	CU_ASSERT_STRING_EQUAL(conf.layout.members[0].host, "192.0.2.11");
 	CU_ASSERT_STRING_EQUAL(conf.layout.members[4].host, "192.0.2.15");
 	CU_ASSERT_STRING_EQUAL(conf.state_dir, "/var/lib/ring/prod");
-	CU_ASSERT_STRING_EQUAL(conf.secret_file, "");
+	/* The multi-host example is the keyed setup (docs/security.md). */
+	size_t klen = strlen(conf.secret_file);
+	CU_ASSERT(klen > 14 && strcmp(conf.secret_file + klen - 14, "/conf/prod.key") == 0);
+	CU_ASSERT_EQUAL(conf.auth, RING_AUTH_KEYED);
 	CU_ASSERT_FALSE(conf.allow_inject);
 }
 
@@ -732,6 +805,7 @@ CU_TestInfo ring_test_conf_tests[] = {
 	T_(test_mixed_successors),
 	T_(test_inline_comments_and_indentation),
 	T_(test_booleans_and_quorum_words),
+	T_(test_a_ring_beyond_loopback_needs_a_key_or_says_so),
 	T_(test_bounds_are_inclusive),
 	T_(test_errors_in_sections),
 	T_(test_errors_in_keys),

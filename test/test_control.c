@@ -103,17 +103,20 @@ static void test_status_json_has_the_spec_fields(void)
 	ring_set_add(&st.alive, 2);
 	st.counters.cs_entries = 7;
 	char buf[4096];
-	int n = ring_ctl_status_json(buf, sizeof buf, &l, &st);
+	int n = ring_ctl_status_json(buf, sizeof buf, &l, &st, true);
 	CU_ASSERT(n > 0 && (size_t)n < sizeof buf);
 	const char *want[] = {"\"node\":2", "\"ring\":\"demo\"", "\"epoch\":258",
 			      "\"state\":\"no-quorum\"", "\"fence\":42", "\"successor\":3",
 			      "\"alive\":[1,3]", "\"token_seen_ms_ago\":null",
 			      "\"tokens_passed\":0", "\"cs_entries\":7", "\"retransmits\":0",
 			      "\"skips\":0", "\"elections\":0", "\"regenerations\":0",
-			      "\"stale_dropped\":0", "\"bad_packets\":0", "\"auth_failures\":0"};
+			      "\"stale_dropped\":0", "\"bad_packets\":0", "\"auth_failures\":0",
+			      "\"authenticated\":true"};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
 		CU_ASSERT_PTR_NOT_NULL(strstr(buf, want[i]));
 	CU_ASSERT_EQUAL(buf[n - 1], '\n');
+	ring_ctl_status_json(buf, sizeof buf, &l, &st, false);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"authenticated\":false"));
 }
 
 static void test_status_json_truncates_like_snprintf(void)
@@ -126,7 +129,7 @@ static void test_status_json_truncates_like_snprintf(void)
 	l.members[1].id = 2;
 	struct ring_status st = {.node = 1};
 	char small[16];
-	int n = ring_ctl_status_json(small, sizeof small, &l, &st);
+	int n = ring_ctl_status_json(small, sizeof small, &l, &st, false);
 	CU_ASSERT(n >= (int)sizeof small);
 	CU_ASSERT_EQUAL(strlen(small), sizeof small - 1);
 }

@@ -227,6 +227,21 @@ static void test_plain_is_one_line_per_round_and_the_screen_a_line_per_member(vo
 	}
 }
 
+static void test_both_forms_say_whether_the_ring_is_authenticated(void)
+{
+	setup(3);
+	ring_watch_update(&w, ans, 1000000);
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "T ring=wt auth=off up=3/3 "));
+	render(RING_WATCH_SCREEN, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "(every 500 ms, NOT authenticated)\n"));
+	w.authenticated = true;
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "T ring=wt auth=on up=3/3 "));
+	render(RING_WATCH_SCREEN, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "(every 500 ms, authenticated)\n"));
+}
+
 static void test_the_screen_fits_the_terminal(void)
 {
 	setup(10);
@@ -289,6 +304,7 @@ CU_TestInfo ring_test_watch_tests[] = {
 	T_(test_a_restarted_member_is_marked_for_five_seconds_not_given_negative_rates),
 	T_(test_the_token_and_whether_it_is_parked),
 	T_(test_plain_is_one_line_per_round_and_the_screen_a_line_per_member),
+	T_(test_both_forms_say_whether_the_ring_is_authenticated),
 	T_(test_the_screen_fits_the_terminal),
 	T_(test_render_into_a_small_buffer_is_cut_safely_and_says_what_it_needs),
 	CU_TEST_INFO_NULL,

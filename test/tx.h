@@ -42,8 +42,9 @@ enum tx_msg_type {
 
 /* EPOCH: 3PC's coordinator generation, 0 for the original coordinator;
  * a site follows the newest it has heard and ignores orders of older ones.
- * 2PC sends 0; a nested REPORT carries a set of sites in it. TX: the
- * transaction, so that one site could hold several. */
+ * 2PC sends 0; a nested REPORT carries a set of sites in it; fenced 2PC
+ * carries the coordinator's fence (tx_fenced.c). TX: the transaction, so
+ * that one site could hold several. */
 struct tx_msg {
 	enum tx_msg_type type;
 	uint8_t arg;
@@ -135,6 +136,7 @@ struct tx_config {
 	bool vote_yes;     /* what this participant's resources say */
 	bool cooperative;  /* 2PC: an uncertain participant asks the others too */
 	uint64_t t_us;
+	uint32_t fence;    /* fenced: the highest fence its log keeps (0 for a fresh one) */
 };
 
 enum tx_event_type {
@@ -142,6 +144,7 @@ enum tx_event_type {
 	TX_EVENT_MESSAGE, /* a message arrived */
 	TX_EVENT_TIMEOUT, /* the timer the last TIMER action set went off */
 	TX_EVENT_RECOVER, /* the process restarted from its log (given to _new) */
+	TX_EVENT_GRANTED, /* fenced: the lock service made it coordinator, with fence */
 };
 
 struct tx_event {
@@ -149,6 +152,7 @@ struct tx_event {
 	const uint8_t *buf; /* MESSAGE */
 	size_t len;
 	uint16_t from;      /* MESSAGE: index of the site at the source address */
+	uint32_t fence;     /* GRANTED */
 };
 
 enum tx_action_type {
@@ -157,6 +161,8 @@ enum tx_action_type {
 	TX_ACTION_TIMER,   /* (re)arm the one timer after_us from now; TX_NO_TIMER cancels */
 	TX_ACTION_VOTE,    /* this participant votes: yes or not (for the checker) */
 	TX_ACTION_DECIDE,  /* this site decides: commit or not (for the checker) */
+	TX_ACTION_ACQUIRE, /* fenced: ask the lock service for the coordinator role */
+	TX_ACTION_RELEASE, /* fenced: give the role back */
 };
 
 struct tx_action {
@@ -164,6 +170,7 @@ struct tx_action {
 	uint16_t to;          /* SEND */
 	bool yes;             /* VOTE: yes; DECIDE: commit */
 	enum tx_state state;  /* PERSIST */
+	uint32_t fence;       /* PERSIST: fenced protocols log their highest fence too */
 	uint64_t after_us;    /* TIMER */
 	uint8_t buf[TX_MSG_LEN];
 };
@@ -232,6 +239,7 @@ struct tx_proto {
 	void (*step)(void *site, const struct tx_event *ev, struct tx_update *up);
 	enum tx_msg_type decision_msg;
 	bool cooperative;
+	bool fenced; /* the coordinator role is a lease from the lock service (tx_fenced.c) */
 };
 
 #endif

@@ -247,6 +247,8 @@ static void step(void *site, const struct tx_event *ev, struct tx_update *up)
 	case TX_EVENT_RECOVER:
 		on_recover(s, up);
 		break;
+	case TX_EVENT_GRANTED: /* no lock service: the coordinator is site 0 */
+		break;
 	case TX_EVENT_MESSAGE: {
 		struct tx_msg m;
 		if (tx_msg_decode(ev->buf, ev->len, &m) < 0 || m.from != ev->from ||
@@ -262,6 +264,6 @@ static void step(void *site, const struct tx_event *ev, struct tx_update *up)
 }
 
 const struct tx_proto tx_2pc = {"2pc", "2PC", make_plain, release, step, TX_MSG_DO_COMMIT,
-				false};
+				false, false};
 const struct tx_proto tx_2pc_coop = {"2pc-coop", "2PC cooperative", make_coop, release, step,
-				     TX_MSG_DO_COMMIT, true};
+				     TX_MSG_DO_COMMIT, true, false};

@@ -383,6 +383,8 @@ static void step(void *site, const struct tx_event *ev, struct tx_update *up)
 	case TX_EVENT_RECOVER:
 		on_recover(s, up);
 		break;
+	case TX_EVENT_GRANTED: /* no lock service: epochs elect the leader */
+		break;
 	case TX_EVENT_MESSAGE: {
 		struct tx_msg m;
 		if (tx_msg_decode(ev->buf, ev->len, &m) < 0 || m.from != ev->from ||
@@ -394,4 +396,4 @@ static void step(void *site, const struct tx_event *ev, struct tx_update *up)
 	}
 }
 
-const struct tx_proto tx_3pc = {"3pc", "3PC", make, release, step, TX_MSG_PRE_COMMIT, false};
+const struct tx_proto tx_3pc = {"3pc", "3PC", make, release, step, TX_MSG_PRE_COMMIT, false, false};

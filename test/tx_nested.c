@@ -237,10 +237,12 @@ static void step(void *site, const struct tx_event *ev, struct tx_update *up)
 		break;
 	case TX_EVENT_RECOVER:
 		break; /* never made: see make */
+	case TX_EVENT_GRANTED: /* no lock service */
+		break;
 	}
 }
 
 const struct tx_proto tx_nested_2pc = {"nested-2pc", "nested 2PC", make_2pc, release, step,
-				       TX_MSG_DO_COMMIT, false};
+				       TX_MSG_DO_COMMIT, false, false};
 const struct tx_proto tx_nested_3pc = {"nested-3pc", "nested 3PC", make_3pc, release, step,
-				       TX_MSG_PRE_COMMIT, false};
+				       TX_MSG_PRE_COMMIT, false, false};

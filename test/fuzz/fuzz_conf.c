@@ -1,6 +1,8 @@
 /* libFuzzer target: the configuration loader (inih and our key table) on
  * arbitrary file contents. A file that loads must also pass the layout's
- * own checks, and an error must name the file and a line. */
+ * own checks and never run a ring beyond loopback unauthenticated unless it
+ * says authentication = off; an error must name the file and a line. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,32 @@
 
 #include "conf.h"
 #include "err.h"
+
+/* The decision agrees with the file: keyed exactly when secret_file is
+ * set; without a key only by choice or with every member on loopback. */
+static void check_authentication(const struct ring_conf *conf)
+{
+	bool keyed = conf->secret_file[0] != '\0';
+	bool loopback = true;
+	for (size_t i = 0; i < conf->layout.n; i++)
+		loopback = loopback && ring_conf_host_is_loopback(conf->layout.members[i].host);
+	switch (conf->auth) {
+	case RING_AUTH_KEYED:
+		if (!keyed || conf->authentication == RING_CONF_AUTH_OFF)
+			abort();
+		break;
+	case RING_AUTH_OFF_LOOPBACK:
+		if (keyed || conf->authentication != RING_CONF_AUTH_AUTO || !loopback)
+			abort();
+		break;
+	case RING_AUTH_OFF_CHOSEN:
+		if (keyed || conf->authentication != RING_CONF_AUTH_OFF)
+			abort();
+		break;
+	default:
+		abort();
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -28,6 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char why[256];
 		if (ring_layout_check(&conf.layout, why, sizeof why) != 0)
 			abort(); /* loaded but not a valid ring */
+		check_authentication(&conf);
 	} else if (strncmp(err, path, strlen(path)) != 0 || err[strlen(path)] != ':') {
 		abort(); /* every error is FILE:LINE: ... */
 	}

@@ -185,14 +185,85 @@ bad one_member 6 'member' <<-END
 	port = $P
 END
 
+# ---- a ring beyond loopback authenticates unless it says otherwise ----
+# (docs/configuration.md, authentication.) Refused at the first member that
+# is not on loopback, naming the fix: a key, or authentication = off.
+bad remote_without_key 7 'node\.1\] host 192\.0\.2\.1 is not a loopback address.*`ringctl keygen bad\.key`.*secret_file = bad\.key.*authentication = off' <<-END
+	$HEAD
+
+	[node.1]
+	host = 192.0.2.1
+	port = $P
+
+	[node.2]
+	host = 192.0.2.2
+	port = $P
+END
+bad remote_second_member 11 'node\.2\] host 10\.1\.2\.3 is not a loopback' <<-END
+	$HEAD
+
+	[node.1]
+	host = 127.0.0.1
+	port = $P
+
+	[node.2]
+	host = 10.1.2.3
+	port = $P
+END
+bad auth_on_without_key 5 'authentication = on needs a key.*ringctl keygen' <<-END
+	$HEAD
+	authentication = on
+	$NODES
+END
+bad auth_off_with_key 6 'authentication = off, but secret_file is set \(line 5\)' <<-END
+	$HEAD
+	secret_file = some.key
+	authentication = off
+	$NODES
+END
+bad auth_word 5 'authentication = "maybe" is not one of auto, on or off' <<-END
+	$HEAD
+	authentication = maybe
+	$NODES
+END
+
 # ---- --check on the shipped files ----
-for f in conf/local5.ini conf/hosts5.ini; do
+# conf/hosts5.ini is the keyed setup: it names prod.key beside it, which
+# every site makes for itself (ringctl keygen); a copy with its key passes.
+mkdir -p "$T/hosts5"
+cp "$ROOT/conf/hosts5.ini" "$T/hosts5/"
+out=$(timeout $SAFETY_S "$RINGD" -c "$T/hosts5/hosts5.ini" --check 2>&1 >/dev/null)
+rc=$?
+((rc == 78)) && grep -q "prod.key: No such file" <<<"$out" ||
+	fail "hosts5.ini without its key: --check exited $rc, want 78 naming prod.key: $out"
+"$RINGCTL" keygen "$T/hosts5/prod.key" >/dev/null || fail "keygen failed"
+for f in "$ROOT/conf/local5.ini" "$T/hosts5/hosts5.ini"; do
 	out=$(cd "$ROOT" && timeout $SAFETY_S "$RINGD" -c "$f" --check 2>&1)
 	rc=$?
 	((rc == 0)) || fail "ringd -c $f --check exited $rc: $out"
 	grep -q '5 members' <<<"$out" || fail "ringd -c $f --check does not describe 5 members: $out"
 done
-say "--check accepts conf/local5.ini and conf/hosts5.ini"
+grep -q "^authentication: on ($T/hosts5/prod.key)$" <<<"$out" ||
+	fail "hosts5.ini's --check does not say it authenticates with prod.key: $out"
+out=$(timeout $SAFETY_S "$RINGD" -c "$ROOT/conf/local5.ini" --check 2>&1)
+grep -q '^authentication: off (allowed without a key: every member is on loopback)$' <<<"$out" ||
+	fail "local5.ini's --check does not say why it runs without a key: $out"
+say "--check accepts conf/local5.ini (off: loopback) and conf/hosts5.ini with its key (on)"
+# The same hosts without the key: refused at the first host line; with
+# authentication = off: accepted, and --check says what that means.
+grep -v '^secret_file' "$T/hosts5/hosts5.ini" >"$T/hosts5/open.ini"
+line=$(grep -n '^host = ' "$T/hosts5/open.ini" | head -n 1 | cut -d: -f1)
+out=$(timeout $SAFETY_S "$RINGD" -c "$T/hosts5/open.ini" -n 1 2>&1)
+rc=$?
+((rc == 78)) && [[ $out == "$T/hosts5/open.ini:$line: [node.1] host 192.0.2.11 is not a loopback address"* ]] ||
+	fail "hosts5.ini without secret_file: ringd exited $rc, want 78 and line $line: $out"
+sed -i 's/^\[ring\]$/[ring]\nauthentication = off/' "$T/hosts5/open.ini"
+out=$(timeout $SAFETY_S "$RINGD" -c "$T/hosts5/open.ini" --check 2>&1)
+rc=$?
+((rc == 0)) || fail "hosts5.ini with authentication = off: --check exited $rc: $out"
+grep -q '^authentication: off (authentication = off: anyone who can reach these ports can act as a member)$' <<<"$out" ||
+	fail "--check of authentication = off does not say what it means: $out"
+say "hosts5.ini without its key: refused at line $line (exit 78); with authentication = off: accepted, and said"
 
 # ---- --check reads the key file as a start would ----
 # (ExecStartPre=ringd --check must catch a key the start would refuse.)

@@ -41,8 +41,11 @@ them. Needs root, iproute2 and nftables.
                          (name lab, port 7100, ack_timeout_ms 20, retries 3,
                          heartbeat_ms 50, loss_timeout_ms 500, lease_ms 2000,
                          idle_pass_ms 10, allow_inject true, quorum majority,
-                         state_dir DIR/hI/state); key=value sets a [ring] key
-                         ("key=" drops it), node.I.key=value a key of member I
+                         secret_file ring.key: a key made by ringctl keygen,
+                         a copy per host in DIR/hI/; state_dir DIR/hI/state);
+                         key=value sets a [ring] key ("key=" drops it;
+                         authentication=off drops the key), node.I.key=value
+                         a key of member I
   down [--purge]         stop every member (SIGTERM, then SIGKILL after a
                          bounded wait), remove namespaces, links, nft tables;
                          keeps the logs unless --purge
@@ -61,6 +64,9 @@ them. Needs root, iproute2 and nftables.
   holder                 the member(s) that have the token, per `ring`
   exec I CMD [ARG...]    run CMD in host I's namespace ($LAB_INI, $LAB_NODE,
                          $LAB_DIR set; ring/ is first in PATH)
+  stranger CMD [ARG...]  run CMD on the lab's network as a host that is no
+                         member: in the hub namespace, whose bridge gets
+                         10.213.X.254 (N <= 253); $LAB_DIR set
   ctl I ARG...           ringctl -c INI -n I ARG... in host I (ring and watch
                          take no -n: ctl I watch watches the ring from host I)
   pids | logs | ini I | dir   member pids and states | log paths |
@@ -475,11 +481,16 @@ cmd_up() {
 	# idle_pass_ms = 10 (as in conf/local5.ini): with ringd's default of 0
 	# an idle token hops some 10^4 times a second, and with -v every member
 	# logs every hop: megabytes a second. idle_pass_ms=0 brings that back.
+	# Keyed, as a ring across hosts must be (docs/security.md): a ring
+	# beyond loopback without a key does not start unless it says
+	# authentication = off, which then drops the key.
 	declare -A ring=(
 		[name]=lab [ack_timeout_ms]=20 [retries]=3 [heartbeat_ms]=50 [loss_timeout_ms]=500
 		[lease_ms]=2000 [idle_pass_ms]=10 [allow_inject]=true [quorum]=majority
+		[secret_file]=ring.key
 	)
-	local keys=(name ack_timeout_ms retries heartbeat_ms loss_timeout_ms lease_ms idle_pass_ms allow_inject quorum)
+	local keys=(name ack_timeout_ms retries heartbeat_ms loss_timeout_ms lease_ms idle_pass_ms allow_inject quorum
+		secret_file)
 	local node_kv=()
 	for kv in "$@"; do
 		[[ $kv == *=* ]] || die "up: want key=value, not '$kv'"
@@ -493,6 +504,7 @@ cmd_up() {
 		[[ -v ring[$k] ]] || keys+=("$k")
 		ring[$k]=${kv#*=}
 	done
+	[[ ${ring[authentication]:-} == off ]] && ring[secret_file]=''
 	check_tools || exit 1
 	if [[ ${ring[idle_pass_ms]:-0} == 0 ]]; then
 		echo "lab: note: idle_pass_ms=0: the idle token never rests and -v logs every hop (MB/s per member)"
@@ -561,6 +573,16 @@ cmd_up() {
 		say "netns add $ns: $ev $(addr "$i")/24 <-> $hv on $br"
 	done
 
+	# The ring's key, made once; each host has its own copy beside its INI,
+	# as separate machines would.
+	if [[ ${ring[secret_file]} == ring.key ]]; then
+		rm -f "$LAB_DIR/ring.key"
+		"$RINGCTL" keygen "$LAB_DIR/ring.key" >/dev/null || die "up: ringctl keygen failed"
+		for ((i = 1; i <= N; i++)); do
+			cp -p "$LAB_DIR/ring.key" "$LAB_DIR/h$i/ring.key" || exit 1
+		done
+		say "key: ringctl keygen $LAB_DIR/ring.key, a copy in each host's dir (secret_file = ring.key)"
+	fi
 	for ((i = 1; i <= N; i++)); do
 		{
 			echo "; ring lab, host $i of $N (test/lab/lab.sh up); the hosts' copies differ only in state_dir"
@@ -822,6 +844,15 @@ cmd_exec() {
 		PATH="$ROOT/ring:$PATH" "$@" 9>&-
 }
 
+# stranger CMD...: CMD on the lab's network from a host that is no member
+# (the hub, its bridge addressed $NET.254): where an attacker would be.
+cmd_stranger() {
+	(($# >= 1)) || die "usage: stranger CMD [ARG...]"
+	((N < 254)) || die "stranger: the lab has 254 hosts; its address $NET.254 is a member's"
+	ip -n "$(hub_ns)" addr replace "$NET.254/24" dev "$(bridge)" || die "stranger: cannot address $(bridge)"
+	exec ip netns exec "$(hub_ns)" env LAB_DIR="$LAB_DIR" PATH="$ROOT/ring:$PATH" "$@" 9>&-
+}
+
 cmd_ctl() {
 	(($# >= 2)) || die "usage: ctl I ARG..."
 	host_id "$1"
@@ -1004,6 +1035,7 @@ main() {
 		ring) cmd_ring "$@" ;;
 		holder) cmd_holder ;;
 		exec) cmd_exec "$@" ;;
+		stranger) cmd_stranger "$@" ;;
 		ctl) cmd_ctl "$@" ;;
 		pids) cmd_pids ;;
 		logs) cmd_logs ;;

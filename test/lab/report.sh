@@ -2,7 +2,8 @@
 # test/lab/report.sh RESULTS SCRIPT...: the fault lab's table of results,
 # run by test/run.sh after the scenarios: one row per scenario from what it
 # wrote to $RUN_RESULT (recovery_median_ms, recovery_max_ms, loss_timeout_ms,
-# overlaps, stale_refused, verdict; test/lab/scenarios/lib.sh result),
+# overlaps, stale_refused, verdict, and note lines printed under the row;
+# test/lab/scenarios/lib.sh result),
 # printed and written to build/lab-results.txt.
 set -u
 res=$1
@@ -27,6 +28,8 @@ row() { printf '%-20s %7s %-17s %15s %9s %-18s %s\n' "$@"; }
 		((rc != 0)) && verdict="FAIL${verdict:+ (trace: $verdict)}"
 		row "$name" "${secs}s" "${med:--} / ${max:--}" "$(get "$name" loss_timeout_ms)" \
 			"$(get "$name" overlaps)" "$(get "$name" stale_refused)" "${verdict:--}"
+		# A scenario's notes (s_9: counters before and after), under its row.
+		sed -n 's/^note=/    /p' "$res/$name.result" 2>/dev/null
 	done
 } >"$res/table"
 cat "$res/table"
