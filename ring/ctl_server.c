@@ -25,6 +25,7 @@
 
 #define REPLY_MAX 1024  /* control replies written at once; longer ones (a big STATUS) are queued */
 #define READ_MAX 4096   /* read per wake-up, as much as a bufferevent would take */
+#define CORK_MAX 4096   /* replies to one read gathered for one write; more are written as they come */
 
 enum client_state { CLIENT_IDLE, CLIENT_WAITING, CLIENT_GRANTED };
 
@@ -61,6 +62,12 @@ struct ring_ctl_server {
 	struct event *relisten;
 	uint64_t accept_err_logged_us;
 	uint64_t next_handle;
+	/* The client whose lines are being handled, and its replies so far:
+	 * a pipelined "RELEASE\nACQUIRE\n" gets "OK" and "GRANTED" with one
+	 * write instead of two (docs/control.md, Pipelining). */
+	struct client *corked;
+	size_t cork_len;
+	char cork[CORK_MAX];
 };
 
 static struct client *client_by_handle(struct ring_ctl_server *s, uint64_t handle)
@@ -72,7 +79,7 @@ static struct client *client_by_handle(struct ring_ctl_server *s, uint64_t handl
 }
 
 /* Writes the N bytes at P to C, in order after what is queued. */
-static void reply_bytes(struct client *c, const char *line, size_t n)
+static void write_bytes(struct client *c, const char *line, size_t n)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	/* Nothing queued: write it now rather than a loop round later
@@ -90,6 +97,47 @@ static void reply_bytes(struct client *c, const char *line, size_t n)
 		evbuffer_add(out, line + off, n - off);
 }
 
+/* Writes what C's replies gathered, keeping C corked: called before any
+ * reply that does not go through the gathering, so bytes keep their order. */
+static void cork_flush(struct client *c)
+{
+	struct ring_ctl_server *s = c->s;
+	if (s->corked != c || s->cork_len == 0)
+		return;
+	size_t n = s->cork_len;
+	s->cork_len = 0;
+	write_bytes(c, s->cork, n);
+}
+
+/* Replies to C from here on are gathered until uncork(). */
+static void cork(struct client *c)
+{
+	c->s->corked = c;
+	c->s->cork_len = 0;
+}
+
+static void uncork(struct client *c)
+{
+	cork_flush(c);
+	c->s->corked = NULL;
+}
+
+/* The N bytes at P for C: gathered while C's own lines are handled,
+ * written at once otherwise (a GRANTED when the token arrives). */
+static void reply_bytes(struct client *c, const char *line, size_t n)
+{
+	struct ring_ctl_server *s = c->s;
+	if (s->corked == c) {
+		if (n <= sizeof s->cork - s->cork_len) {
+			memcpy(s->cork + s->cork_len, line, n);
+			s->cork_len += n;
+			return;
+		}
+		cork_flush(c); /* too much for one gathering: in order, as it comes */
+	}
+	write_bytes(c, line, n);
+}
+
 static void reply(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void reply(struct client *c, const char *fmt, ...)
 {
@@ -99,6 +147,7 @@ static void reply(struct client *c, const char *fmt, ...)
 	int n = vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof line) {
+		cork_flush(c);
 		va_start(ap, fmt);
 		evbuffer_add_vprintf(bufferevent_get_output(c->bev), fmt, ap);
 		va_end(ap);
@@ -123,6 +172,7 @@ static void flush_now(struct client *c)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	evutil_socket_t fd = bufferevent_getfd(c->bev);
+	cork_flush(c);
 	evbuffer_unfreeze(out, 1);
 	for (int k = 0; k < 8 && evbuffer_get_length(out) > 0; k++)
 		if (evbuffer_write(out, fd) <= 0)
@@ -178,6 +228,8 @@ void ring_ctl_server_deny(struct ring_ctl_server *s, uint64_t handle, int reason
 static void client_free(struct client *c)
 {
 	struct ring_ctl_server *s = c->s;
+	if (s->corked == c)
+		s->corked = NULL;
 	for (struct client **p = &s->clients; *p; p = &(*p)->next)
 		if (*p == c) {
 			*p = c->next;
@@ -355,7 +407,9 @@ static void client_read_cb(evutil_socket_t fd, short what, void *arg)
 	if (!client_read(c, fd))
 		return;
 	/* Every whole line that arrived, however many were pipelined: each
-	 * takes its bytes out, so this ends. */
+	 * takes its bytes out, so this ends. Their replies go out together
+	 * when the last is handled: one write for the read. */
+	cork(c);
 	for (;;) {
 		size_t len;
 		char *line = evbuffer_readln(in, &len, EVBUFFER_EOL_CRLF);
@@ -366,9 +420,12 @@ static void client_read_cb(evutil_socket_t fd, short what, void *arg)
 		else
 			handle_line(c, line);
 		free(line);
-		if (s->h.stopped(s->h.arg))
+		if (s->h.stopped(s->h.arg)) {
+			uncork(c);
 			return;
+		}
 	}
+	uncork(c);
 	if (evbuffer_get_length(in) >= RING_CTL_LINE_MAX) {
 		/* No newline in sight: a broken or hostile client. */
 		reply(c, "ERR line too long\n");

@@ -127,16 +127,24 @@ static inline long bench_parse_pause(const char *s)
 	return *s && !*end && v >= 0 && v <= 60000 ? v : -1;
 }
 
-/* The clients' one option, -p PAUSE_MS (a rare requester), into *PAUSE;
- * then ARGV is shifted so that ARGV[1] is the first operand. Returns 0, or
- * -1 on a bad option. */
-static inline int bench_options(int *argc, char ***argv, long *pause)
+/* The clients' options: -p PAUSE_MS (a rare requester) into *PAUSE, -P
+ * (pipelined: the release and the next acquire in one write) into
+ * *PIPELINED; then ARGV is shifted so that ARGV[1] is the first operand.
+ * Returns 0, or -1 on a bad option or both together (a pause between the
+ * release and the next acquire is what -P leaves out). */
+static inline int bench_options(int *argc, char ***argv, long *pause, int *pipelined)
 {
 	int opt;
 	*pause = 0;
-	while ((opt = getopt(*argc, *argv, "p:")) != -1)
-		if (opt != 'p' || (*pause = bench_parse_pause(optarg)) < 0)
+	*pipelined = 0;
+	while ((opt = getopt(*argc, *argv, "p:P")) != -1) {
+		if (opt == 'P')
+			*pipelined = 1;
+		else if (opt != 'p' || (*pause = bench_parse_pause(optarg)) < 0)
 			return -1;
+	}
+	if (*pipelined && *pause > 0)
+		return -1;
 	*argc -= optind - 1;
 	*argv += optind - 1;
 	return 0;

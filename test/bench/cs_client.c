@@ -3,11 +3,13 @@
  * with an empty critical region or, given CS_FILE, bench_cs() on that shared
  * file, and reports entries and grant latency. With -p it is a rare
  * requester instead: a pause after every entry, and the entries taken at
- * several members in turn. */
+ * several members in turn. With -P it pipelines: its RELEASE and its next
+ * ACQUIRE go in one write, one round trip per entry (docs/control.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,22 +45,36 @@ static int reply(struct bench_conn *c, char *buf, size_t len)
 	}
 }
 
+/* The reply to a RELEASE: 0 for OK, or for "ERR not holding" when a
+ * REVOKED (skipped) had ended the grant already; -1 otherwise. */
+static int released(struct bench_conn *c, char *buf, size_t len)
+{
+	do
+		if (reply(c, buf, len) != 0)
+			return -1;
+	while (strncmp(buf, "REVOKED", 7) == 0);
+	return strcmp(buf, "OK") == 0 || strcmp(buf, "ERR not holding") == 0 ? 0 : -1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: cs_client [-p PAUSE_MS] SOCKET[,SOCKET...] SECONDS [LATENCY_FILE [CS_FILE]]\n"
+		"usage: cs_client [-p PAUSE_MS | -P] SOCKET[,SOCKET...] SECONDS [LATENCY_FILE [CS_FILE]]\n"
 		"prints: entries N seconds S p50_us P p99_us Q\n"
 		"LATENCY_FILE gets every grant latency in microseconds, one a line;\n"
 		"with CS_FILE each entry adds one to the counter in that file;\n"
 		"-p PAUSE_MS sleeps that long after each entry (a rare requester);\n"
 		"with several sockets (members), entry i is taken at socket i mod their number;\n"
+		"-P pipelines, one socket only: RELEASE and the next ACQUIRE in one write,\n"
+		"the latency then from that write to GRANTED;\n"
 		"SIGTERM ends the run early and still reports\n");
 }
 
 int main(int argc, char **argv)
 {
 	long pause;
-	if (bench_options(&argc, &argv, &pause) < 0) {
+	int pipelined;
+	if (bench_options(&argc, &argv, &pause, &pipelined) < 0) {
 		usage();
 		return 2;
 	}
@@ -83,7 +99,7 @@ int main(int argc, char **argv)
 		if (bench_dial(&conns[nconn++], p, "cs_client") != 0)
 			return 69;
 	}
-	if (nconn == 0) {
+	if (nconn == 0 || (pipelined && nconn > 1)) {
 		usage();
 		return 2;
 	}
@@ -95,27 +111,38 @@ int main(int argc, char **argv)
 	if (!lat)
 		return 1;
 	char line[256];
+	bool held = false; /* pipelined: the grant is released with the next ACQUIRE */
 	uint64_t start = ring_mono_us(), end = start + (uint64_t)(secs * 1e6);
 	while (!stopping && ring_mono_us() < end && n < cap) {
 		struct bench_conn *c = &conns[n % nconn];
 		uint64_t t0 = ring_mono_us();
-		if (write(c->fd, "ACQUIRE\n", 8) != 8 || reply(c, line, sizeof line) != 0)
+		static const char both[] = "RELEASE\nACQUIRE\n";
+		if (held) {
+			held = false;
+			if (write(c->fd, both, sizeof both - 1) != (ssize_t)sizeof both - 1 ||
+			    released(c, line, sizeof line) != 0)
+				break;
+		} else if (write(c->fd, "ACQUIRE\n", 8) != 8) {
 			break;
-		if (strncmp(line, "GRANTED", 7) != 0)
+		}
+		if (reply(c, line, sizeof line) != 0 || strncmp(line, "GRANTED", 7) != 0)
 			break;
 		lat[n++] = ring_mono_us() - t0;
 		if (cs >= 0 && bench_cs(cs) != 0) {
 			fprintf(stderr, "cs_client: %s: %s\n", argv[4], strerror(errno));
 			return 1;
 		}
-		if (write(c->fd, "RELEASE\n", 8) != 8 || reply(c, line, sizeof line) != 0)
+		if (pipelined) {
+			held = true;
+			continue;
+		}
+		if (write(c->fd, "RELEASE\n", 8) != 8 || released(c, line, sizeof line) != 0)
 			break;
-		while (strncmp(line, "REVOKED", 7) == 0)
-			if (reply(c, line, sizeof line) != 0)
-				break;
 		if (pause > 0 && !stopping)
 			bench_pause_ms((unsigned)pause);
 	}
+	if (held && write(conns[0].fd, "RELEASE\n", 8) == 8)
+		(void)released(&conns[0], line, sizeof line);
 	double took = (double)(ring_mono_us() - start) / 1e6;
 	if (bench_report("cs_client", lat, n, took, argc >= 4 ? argv[3] : NULL) != 0)
 		return 1;

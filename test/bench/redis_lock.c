@@ -4,7 +4,9 @@
  * usual Lua compare-and-delete, so that a client never frees a lock that
  * expired and went to another. Each entry runs bench_cs() on the shared
  * file; reports entries and acquire latency the way cs_client does. With
- * -p, a pause after every entry: a rare requester. */
+ * -p, a pause after every entry: a rare requester. With -P, pipelined as
+ * cs_client -P is: the release and the next SET NX go in one write, and
+ * their replies come back together (hiredis redisAppendCommand). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -76,20 +78,41 @@ static int release(redisContext *c, const char *token)
 	return ok;
 }
 
+/* Pipelined: releases OLD and tries to take the lock for TOKEN with one
+ * write and one read; as try_acquire, with -1 also when OLD was not ours. */
+static int release_and_try(redisContext *c, const char *old, const char *token)
+{
+	if (redisAppendCommand(c, "EVAL %s 1 %s %s", RELEASE_LUA, LOCK_KEY, old) != REDIS_OK ||
+	    redisAppendCommand(c, "SET %s %s NX PX %d", LOCK_KEY, token, LEASE_MS) != REDIS_OK)
+		return -1;
+	redisReply *r;
+	if (redisGetReply(c, (void **)&r) != REDIS_OK)
+		return -1;
+	int ok = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+	freeReplyObject(r);
+	if (redisGetReply(c, (void **)&r) != REDIS_OK)
+		return -1;
+	int got = r->type == REDIS_REPLY_STATUS ? 1 : r->type == REDIS_REPLY_NIL ? 0 : -1;
+	freeReplyObject(r);
+	return ok ? got : -1;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: redis_lock [-p PAUSE_MS] PORT SECONDS LATENCY_FILE CS_FILE\n"
+	fprintf(stderr, "usage: redis_lock [-p PAUSE_MS | -P] PORT SECONDS LATENCY_FILE CS_FILE\n"
 			"prints: entries N seconds S p50_us P p99_us Q\n"
 			"a Redis lock on 127.0.0.1:PORT (SET NX PX, Lua compare-and-delete);\n"
 			"each entry adds one to the counter in CS_FILE;\n"
 			"-p PAUSE_MS sleeps that long after each entry (a rare requester);\n"
+			"-P pipelines the release and the next SET NX in one write;\n"
 			"SIGTERM ends the run early and still reports\n");
 }
 
 int main(int argc, char **argv)
 {
 	long pause;
-	if (bench_options(&argc, &argv, &pause) < 0) {
+	int pipelined;
+	if (bench_options(&argc, &argv, &pause, &pipelined) < 0) {
 		usage();
 		return 2;
 	}
@@ -117,19 +140,38 @@ int main(int argc, char **argv)
 	uint64_t *lat = malloc(cap * sizeof *lat);
 	if (!lat)
 		return 1;
-	char token[64];
+	char token[64], held[64] = "";
 	int rc = 0;
 	uint64_t start = ring_mono_us(), end = start + (uint64_t)(secs * 1e6);
 	while (!stopping && ring_mono_us() < end && n < cap) {
 		snprintf(token, sizeof token, "%d:%zu", (int)getpid(), n);
 		uint64_t t0 = ring_mono_us();
-		int got;
-		while ((got = try_acquire(c, token)) == 0 && !stopping)
+		int got = 0;
+		if (held[0]) { /* pipelined: release the last entry with this try */
+			got = release_and_try(c, held, token);
+			held[0] = 0;
+			if (got < 0) {
+				fprintf(stderr, "redis_lock: entry %zu: %s\n", n,
+					c->err ? c->errstr : "lock lost before release");
+				rc = 1;
+				break;
+			}
+		}
+		while (got == 0 && (got = try_acquire(c, token)) == 0 && !stopping)
 			backoff();
 		if (got != 1)
 			break; /* stopped while waiting, or an error: reported below */
 		lat[n++] = ring_mono_us() - t0;
-		if (bench_cs(cs) != 0 || release(c, token) != 0) {
+		if (bench_cs(cs) != 0) {
+			fprintf(stderr, "redis_lock: entry %zu: %s\n", n, strerror(errno));
+			rc = 1;
+			break;
+		}
+		if (pipelined) {
+			memcpy(held, token, sizeof held);
+			continue;
+		}
+		if (release(c, token) != 0) {
 			fprintf(stderr, "redis_lock: entry %zu: %s\n", n,
 				c->err ? c->errstr : "lock lost before release");
 			rc = 1;
@@ -137,6 +179,11 @@ int main(int argc, char **argv)
 		}
 		if (pause > 0 && !stopping)
 			bench_pause_ms((unsigned)pause);
+	}
+	if (held[0] && release(c, held) != 0 && rc == 0) {
+		fprintf(stderr, "redis_lock: last entry: %s\n",
+			c->err ? c->errstr : "lock lost before release");
+		rc = 1;
 	}
 	if (c->err) {
 		fprintf(stderr, "redis_lock: %s\n", c->errstr);

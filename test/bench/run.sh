@@ -417,21 +417,24 @@ ring_down
 VS_CLIENTS="1 2 4 8"
 REDIS_PORT=$((PORT_BASE + MAX_N - 1)) # reserved by pick_ports, unused by a ring of 5
 
-# vs_run KIND K [rare]: K clients of KIND (ring or redis); appends a JSON
-# line to $T/vs.jsonl. With "rare", one client that pauses RARE_PAUSE_MS
+# vs_run KIND K [rare]: K clients of KIND (ring or redis, or ring_pipelined
+# or redis_pipelined: the same clients with -P, the release and the next
+# acquire in one write); appends a JSON line to $T/vs.jsonl. With "rare",
+# one client that pauses RARE_PAUSE_MS
 # after each entry, for RARE_W seconds (1.5 W, at least 3); on ring it takes its entries at
 # members 1, 3, 5, 2, 4 in turn, so that each request comes from two hops
 # away from the member that was granted last, where the token rests.
 RARE_W=$(calc "1.5 * $W < 3 ? 3 : 1.5 * $W")
 vs_run() {
-	local kind=$1 k=$2 rare=${3:-} i m p pids=() cnt tag=$2 secs=$W opt=() sock
+	local kind=$1 k=$2 rare=${3:-} i m p pids=() cnt tag=$2 secs=$W opt=() sock base=${1%_pipelined}
 	if [[ -n $rare ]]; then
 		tag=rare secs=$RARE_W opt=(-p "$RARE_PAUSE_MS")
 	fi
+	[[ $kind == *_pipelined ]] && opt=(-P)
 	cnt=$T/vs.$kind.$tag.count
 	head -c 8 /dev/zero >"$cnt"
 	for ((i = 1; i <= k; i++)); do
-		if [[ $kind == ring ]]; then
+		if [[ $base == ring ]]; then
 			sock=$RDIR/state/node-$(((i - 1) % 5 + 1)).sock
 			if [[ -n $rare ]]; then
 				sock=
@@ -461,7 +464,7 @@ vs_run() {
 	lat=$(sort -n "$T"/vs."$kind"."$tag".lat.* | awk '{ a[NR] = $1 }
 		END { printf "{\"p50_us\":%d,\"p99_us\":%d}", a[int(NR / 2) + 1], a[int(NR * 0.99) + 1] }')
 	# Entries per member of the ring that has a client: client i is at member (i-1) % 5 + 1.
-	if [[ $kind == ring && -z $rare ]]; then
+	if [[ $base == ring && -z $rare ]]; then
 		members=$(for ((i = 1; i <= k; i++)); do
 			echo "$(((i - 1) % 5 + 1)) $(awk '{ print $2 + 0 }' "$T/vs.$kind.$tag.out.$i")"
 		done | jq -sR '[split("\n")[] | select(length > 0) | split(" ") | map(tonumber)]
@@ -483,7 +486,7 @@ command -v redis-server >/dev/null || die "redis-server is missing (make deps)"
 [[ -z $(ss -Htln "sport = :$REDIS_PORT" 2>/dev/null) ]] || die "TCP port $REDIS_PORT is in use"
 : >"$T/vs.jsonl"
 ring_up vs 5
-for k in $VS_CLIENTS; do vs_run ring "$k"; done
+for k in $VS_CLIENTS; do vs_run ring "$k"; vs_run ring_pipelined "$k"; done
 say "  rare requests: one client, a ${RARE_PAUSE_MS} ms pause after each entry, members 1 3 5 2 4 in turn, $RARE_W s"
 vs_run ring 1 rare
 ring_down
@@ -493,7 +496,7 @@ REDIS_PID=$!
 BG+=("$REDIS_PID")
 redis_up() { [[ $(redis-cli -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]]; }
 wait_until 10 redis_up || die "redis-server did not answer: $(tail -3 "$T/redis.log")"
-for k in $VS_CLIENTS; do vs_run redis "$k"; done
+for k in $VS_CLIENTS; do vs_run redis "$k"; vs_run redis_pipelined "$k"; done
 vs_run redis 1 rare
 stop_pids "$REDIS_PID"
 bg_forget "$REDIS_PID"
@@ -605,9 +608,14 @@ jq -n \
 		  window: $pace.window, wire: $pace.wire}],
 	  redis: [$vs | map(select(.kind == "ring" and .rare_pause_ms == null)) | .[] | . as $r |
 		($vs | map(select(.kind == "redis" and .clients == $r.clients and .rare_pause_ms == null)) | .[0]) as $d |
-		{clients: .clients, ring: $r, redis: $d,
+		($vs | map(select(.kind == "ring_pipelined" and .clients == $r.clients)) | .[0]) as $rp |
+		($vs | map(select(.kind == "redis_pipelined" and .clients == $r.clients)) | .[0]) as $dp |
+		{clients: .clients, ring: $r, redis: $d, ring_pipelined: $rp, redis_pipelined: $dp,
 		 throughput_ratio: (if $d.entries_per_s > 0 then $r.entries_per_s / $d.entries_per_s else null end),
-		 p99_ratio: (if $d.p99_us > 0 then $r.p99_us / $d.p99_us else null end)}],
+		 p99_ratio: (if $d.p99_us > 0 then $r.p99_us / $d.p99_us else null end),
+		 pipelined_ratio: (if $d.entries_per_s > 0 and $rp then $rp.entries_per_s / $d.entries_per_s else null end),
+		 pipelined_ratio_vs_pipelined: (if $dp.entries_per_s > 0 and $rp then $rp.entries_per_s / $dp.entries_per_s else null end),
+		 pipelined_gain: (if $r.entries_per_s > 0 and $rp then $rp.entries_per_s / $r.entries_per_s else null end)}],
 	  rare: {pause_ms: $rare_pause, members_in_turn: [1, 3, 5, 2, 4],
 		ring: ($vs | map(select(.kind == "ring" and .rare_pause_ms != null)) | .[0]),
 		redis: ($vs | map(select(.kind == "redis" and .rare_pause_ms != null)) | .[0])},
@@ -663,6 +671,10 @@ jq --argjson slack 1.5 '
 			$vs["1"].ring.entries_per_s; "/s"; ">="; mul(3; $vs["1"].redis.entries_per_s); mul(3; $vs["1"].redis.entries_per_s);
 			$vs["1"].throughput_ratio; ">= x3"; $vs["1"].ring.loadavg | load1;
 			"redis \($vs["1"].redis.entries_per_s | r(0)) /s (load \($vs["1"].redis.loadavg | load1))"),
+		target("1 client: ring pipelined / redis >= 2";
+			$vs["1"].ring_pipelined.entries_per_s; "/s"; ">="; mul(2; $vs["1"].redis.entries_per_s); mul(2; $vs["1"].redis.entries_per_s);
+			$vs["1"].pipelined_ratio; ">= x2"; $vs["1"].ring_pipelined.loadavg | load1;
+			"redis \($vs["1"].redis.entries_per_s | r(0)) /s (load \($vs["1"].redis.loadavg | load1)); redis pipelined too \($vs["1"].redis_pipelined.entries_per_s | r(0)) /s: ring pipelined / redis pipelined x\($vs["1"].pipelined_ratio_vs_pipelined | r(2))"),
 		target("rare request (token parked elsewhere): p50 <= 2x Redis 1-client p50";
 			$all.rare.ring.p50_us; "us"; "<="; mul(2; $vs["1"].redis.p50_us); mul(2; $vs["1"].redis.p50_us);
 			div($all.rare.ring.p50_us; $vs["1"].redis.p50_us); "<= x2"; $all.rare.ring.loadavg | load1;
@@ -727,8 +739,14 @@ jq -r '
 	  "ring/redis \(.throughput_ratio|x)"] | row),
 	(.redis[] | ["vs Redis lock, \(.clients) client(s): p50 / p99", "ring \(.ring.p50_us) / \(.ring.p99_us), redis \(.redis.p50_us) / \(.redis.p99_us) us",
 	  "p99 ring/redis \(.p99_ratio|x); load \(.ring.loadavg | split(" ")[0]) / \(.redis.loadavg | split(" ")[0])"] | row),
+	(.redis[] | ["vs Redis lock, \(.clients) client(s): pipelined", "ring \(.ring_pipelined.entries_per_s|f(0)), redis \(.redis_pipelined.entries_per_s|f(0))",
+	  "ring pipelined/redis \(.pipelined_ratio|x), /redis pipelined \(.pipelined_ratio_vs_pipelined|x); ring x\(.pipelined_gain|f(2)) plain"] | row),
+	(.redis[] | ["vs Redis lock, \(.clients) client(s): pipelined p50/p99", "ring \(.ring_pipelined.p50_us) / \(.ring_pipelined.p99_us), redis \(.redis_pipelined.p50_us) / \(.redis_pipelined.p99_us) us",
+	  "load \(.ring_pipelined.loadavg | split(" ")[0]) / \(.redis_pipelined.loadavg | split(" ")[0])"] | row),
 	(.redis[] | ["vs Redis lock, \(.clients) client(s): least served", "ring \(.ring.client_entries_min), redis \(.redis.client_entries_min) entries",
 	  "of a client, in \(.ring.seconds|f(1)) s"] | row),
+	(.redis[] | ["vs Redis lock, \(.clients) client(s): least served, -P", "ring \(.ring_pipelined.client_entries_min), redis \(.redis_pipelined.client_entries_min) entries",
+	  "of a client, in \(.ring_pipelined.seconds|f(1)) s"] | row),
 	(.recovery | ["recovery: kill -9 holder -> next grant", "median \(.median_ms|f(0)) ms, max \(.max_ms|f(0)) ms",
 	  "\(.median_x_loss_timeout|f(2)) / \(.max_x_loss_timeout|f(2)) x loss_timeout_ms \(.loss_timeout_ms), \(.trials_ms|length) trials"] | row),
 	(.idle[] | ["idle ring of 5, idle_pass_ms = \(.idle_pass_ms): CPU, RSS", "\(.cpu_pct_per_member|f(2)) % of a core, \(.rss_kb_per_member|f(0)) kB", "per member"] | row),
