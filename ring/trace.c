@@ -356,7 +356,38 @@ static void to_faults(struct tracer *tr, const struct record *r)
 		tr->faults_oom = true;
 }
 
-/* One member's log, in its own order. */
+/* The members one file speaks for: usually one, several when their logs
+ * were written to one file (one journal, one shared stderr). Each keeps
+ * its own state; a file's lines are in time order for each of them. */
+struct file_members {
+	struct member_log *m;
+	uint32_t *node;
+	size_t n, cap;
+};
+
+static struct member_log *member_of(struct file_members *fm, uint32_t node)
+{
+	for (size_t i = 0; i < fm->n; i++)
+		if (fm->node[i] == node)
+			return &fm->m[i];
+	if (fm->n == fm->cap) {
+		size_t c = fm->cap ? fm->cap * 2 : 4;
+		struct member_log *m = realloc(fm->m, c * sizeof *m);
+		if (!m)
+			return NULL;
+		fm->m = m;
+		uint32_t *nd = realloc(fm->node, c * sizeof *nd);
+		if (!nd)
+			return NULL;
+		fm->node = nd;
+		fm->cap = c;
+	}
+	fm->node[fm->n] = node;
+	fm->m[fm->n] = (struct member_log){.cur_seq = -1, .open = -1};
+	return &fm->m[fm->n++];
+}
+
+/* One file of logs, each member's lines in their own order. */
 static int read_file(struct tracer *tr, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -364,23 +395,40 @@ static int read_file(struct tracer *tr, const char *path, char *err, size_t errl
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -RING_EIO;
 	}
-	struct member_log m = {.cur_seq = -1, .open = -1};
+	struct file_members fm = {0};
+	size_t order = 0;
+	bool nomem = false;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	while ((len = getline(&line, &cap, f)) > 0) {
-		m.order++;
+		order++;
 		struct record r;
-		if (parse_line(line, (size_t)len, &r)) {
-			apply(tr, &m, &r);
-			to_faults(tr, &r);
-		} else
+		if (!parse_line(line, (size_t)len, &r)) {
 			tr->res->unparsed++;
+			continue;
+		}
+		struct member_log *m = member_of(&fm, r.node);
+		if (!m) {
+			nomem = true;
+			break;
+		}
+		m->order = order;
+		apply(tr, m, &r);
+		to_faults(tr, &r);
 	}
 	ring_trace_faults_end_file(tr->faults);
-	if (m.open >= 0)
-		tr->g[m.open].end = m.last_t;
+	for (size_t i = 0; i < fm.n; i++)
+		if (fm.m[i].open >= 0)
+			tr->g[fm.m[i].open].end = fm.m[i].last_t;
+	free(fm.m);
+	free(fm.node);
 	free(line);
+	if (nomem) {
+		fclose(f);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -RING_ENOMEM;
+	}
 	bool bad = ferror(f);
 	fclose(f);
 	if (bad) {

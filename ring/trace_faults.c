@@ -88,12 +88,27 @@ struct ring_trace_faults {
 	size_t ng, capg;
 	struct incident *in;
 	size_t nin, capin;
-	/* the file being read */
+	/* the file being read: the member its last line was of */
 	bool in_life;
 	struct life cur;
 	bool retx;          /* a run of retransmits is going on, */
 	uint32_t retx_to;   /* to this member, */
 	uint64_t retx_start; /* since then */
+	/* and the others it speaks for, when several members' logs share it */
+	struct reader *rd;
+	size_t nrd, caprd;
+	bool active;        /* cur and the retransmit run belong to active_node */
+	uint32_t active_node;
+};
+
+/* One member's place in the file being read, while another's lines are. */
+struct reader {
+	uint32_t node;
+	bool in_life;
+	struct life cur;
+	bool retx;
+	uint32_t retx_to;
+	uint64_t retx_start;
 };
 
 /* Scans for corroboration look this far ahead, so that a huge log costs
@@ -124,6 +139,7 @@ void ring_trace_faults_free(struct ring_trace_faults *fs)
 {
 	if (!fs)
 		return;
+	free(fs->rd);
 	free(fs->s);
 	free(fs->lv);
 	free(fs->si);
@@ -268,6 +284,44 @@ static int core_line(struct ring_trace_faults *fs, const struct ring_trace_line 
 	return s ? 0 : -RING_ENOMEM;
 }
 
+static struct reader *reader_of(struct ring_trace_faults *fs, uint32_t node)
+{
+	for (size_t i = 0; i < fs->nrd; i++)
+		if (fs->rd[i].node == node)
+			return &fs->rd[i];
+	if (!grow((void **)&fs->rd, &fs->caprd, fs->nrd, sizeof *fs->rd))
+		return NULL;
+	fs->rd[fs->nrd] = (struct reader){.node = node};
+	return &fs->rd[fs->nrd++];
+}
+
+/* Makes NODE's place in the file the current one (cur, the retransmit
+ * run), keeping the previous member's aside: lives are per member, also
+ * when several members' logs are interleaved in one file. */
+static int switch_to(struct ring_trace_faults *fs, uint32_t node)
+{
+	if (fs->active && fs->active_node == node)
+		return 0;
+	if (fs->active) {
+		struct reader *was = reader_of(fs, fs->active_node);
+		if (!was)
+			return -RING_ENOMEM;
+		*was = (struct reader){fs->active_node, fs->in_life, fs->cur, fs->retx, fs->retx_to,
+				       fs->retx_start};
+	}
+	struct reader *now = reader_of(fs, node);
+	if (!now)
+		return -RING_ENOMEM;
+	fs->in_life = now->in_life;
+	fs->cur = now->cur;
+	fs->retx = now->retx;
+	fs->retx_to = now->retx_to;
+	fs->retx_start = now->retx_start;
+	fs->active = true;
+	fs->active_node = node;
+	return 0;
+}
+
 int ring_trace_faults_line(struct ring_trace_faults *fs, const struct ring_trace_line *l)
 {
 	int rc = 0;
@@ -287,6 +341,8 @@ int ring_trace_faults_line(struct ring_trace_faults *fs, const struct ring_trace
 	}
 	if (l->node == 0)
 		return 0;
+	if ((rc = switch_to(fs, l->node)) < 0)
+		return rc;
 	if (l->shell == RING_TRACE_SHELL_START && fs->in_life && fs->cur.lived) {
 		/* A start after no stop: the life before it crashed. (Lines
 		 * before a first start, as auth_off, belong to that start.) */
@@ -317,8 +373,21 @@ int ring_trace_faults_line(struct ring_trace_faults *fs, const struct ring_trace
 
 void ring_trace_faults_end_file(struct ring_trace_faults *fs)
 {
-	(void)end_life(fs); /* out of memory: that life is not judged */
+	/* Every member the file spoke for: its life ends with the file. Out
+	 * of memory, a life is not judged. */
+	if (fs->active)
+		(void)end_life(fs);
+	for (size_t i = 0; i < fs->nrd; i++) {
+		if (fs->active && fs->rd[i].node == fs->active_node)
+			continue;
+		fs->in_life = fs->rd[i].in_life;
+		fs->cur = fs->rd[i].cur;
+		(void)end_life(fs);
+	}
+	fs->in_life = false;
 	fs->retx = false;
+	fs->active = false;
+	fs->nrd = 0;
 }
 
 /* ---- inference ---- */

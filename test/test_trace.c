@@ -219,6 +219,36 @@ static void test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "next grant 0.800 s later (n2 fence 513:1)"));
 }
 
+static void test_one_file_shared_by_several_members_is_read_per_member(void)
+{
+	char a[10][160];
+	/* Two members' logs in one file (one journal): n2 is granted while n1
+	 * still holds (an overlap), then n2 dies; n1 skips it and goes on.
+	 * Each member is read on its own: the overlap is seen, n2's crash is
+	 * the one fault, and n1, whose lines alternate with n2's, did not
+	 * crash. */
+	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
+	snprintf(a[1], 160, "0.5 2 node_start \"epoch\":0");
+	snprintf(a[2], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(a[3], 160, "1.2 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 2));
+	snprintf(a[4], 160, "1.5 1 cs_exit \"fence\":%llu", F(256, 1));
+	snprintf(a[5], 160, "1.6 2 cs_exit \"fence\":%llu", F(256, 2));
+	snprintf(a[6], 160, "3.0 1 successor_skip \"dead\":2,\"epoch\":256");
+	snprintf(a[7], 160, "3.1 1 cs_enter \"fence\":%llu,\"epoch\":512", F(512, 1));
+	snprintf(a[8], 160, "3.2 1 cs_exit \"fence\":%llu", F(512, 1));
+	snprintf(a[9], 160, "4.0 1 node_stop \"reason\":\"signal\"");
+	const char *la[] = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]};
+	const char *files[] = {write_log("shared", la, 10)};
+	struct ring_trace_result r;
+	char out[4096];
+	check_text(files, 1, &r, out, sizeof out);
+	CU_ASSERT_EQUAL(r.grants, 3);
+	CU_ASSERT_EQUAL(r.overlaps, 1);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "crash n2"));
+	CU_ASSERT_PTR_NULL(strstr(out, "crash n1"));
+}
+
 static void test_a_silence_begins_at_the_last_sign_of_the_token(void)
 {
 	char a[2][160], b[4][160];
@@ -397,6 +427,7 @@ CU_TestInfo ring_test_trace_tests[] = {
 	T_(test_a_killed_holder_holds_until_the_fault),
 	T_(test_recovery_after_a_fault_is_measured),
 	T_(test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_word),
+	T_(test_one_file_shared_by_several_members_is_read_per_member),
 	T_(test_a_silence_begins_at_the_last_sign_of_the_token),
 	T_(test_a_fresh_rings_start_is_not_a_fault),
 	T_(test_a_pause_is_a_fault_from_when_the_stall_began),
