@@ -66,7 +66,8 @@ UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c tes
 	   test/test_epoch_store.c test/test_inject.c test/test_log.c test/test_metrics.c test/test_watch.c test/test_status_poll.c test/test_net.c test/test_sd_notify.c test/test_conf.c test/test_control.c \
 	   test/test_trace.c test/test_logview.c test/test_auth.c test/test_simcheck.c test/test_rules_token.c \
 	   test/test_rules_members.c test/test_rules_election.c \
-	   test/test_rules_park.c test/test_review_park.c test/test_review_laps.c
+	   test/test_rules_park.c test/test_review_park.c test/test_review_laps.c \
+	   test/test_review_epochs.c
 SIM_SRC  = test/sim.c test/driver.c test/cluster.c test/simnet.c test/simcheck.c
 COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c \
 	      test/compare_tx.c test/tx_2pc.c test/tx_3pc.c test/tx_check.c test/tx_nested.c \
@@ -237,7 +238,7 @@ mutants:
 	MUTANT_CFLAGS='$(CSTD) $(WARN) $(CFLAGS) $(PKG_CFLAGS)' \
 	MUTANT_UNIT_LIBS='$(UNIT_LIBS)' \
 	CORE_SRC='$(CORE_SRC)' SIM_SRC='$(SIM_SRC)' UNIT_SRC='$(UNIT_SRC)' \
-	UNIT_EXTRA_SRC='$(TOOL_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(RINGD_PURE_SRC)' CLASSES='$(CLASSES)' \
+	UNIT_EXTRA_SRC='$(TOOL_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(RINGD_PURE_SRC)' CLASSES='$(CLASSES)' \
 	MUTANT_SEEDS='$(MUTANT_SEEDS)' MUTANT_JOBS='$(MUTANT_JOBS)' \
 	MUTANT_TIMEOUT='$(MUTANT_TIMEOUT)' MUTANT_UNIT='$(MUTANT_UNIT)' MUTANTS='$(MUTANTS)' \
 	bash test/mutants/run.sh

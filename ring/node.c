@@ -363,8 +363,17 @@ static void send_refusal(struct ring_node *node, struct ring_update *up, uint16_
 		m.u.leave.accepted = node->leave_accepted;
 		m.u.leave.refused = (struct ring_hop){t->epoch, t->seq};
 	} else {
+		/* The new epoch must be above the floor that refused it too:
+		 * refused for a floor above our own epoch (a forged or
+		 * mistaken answer can only set one within reach, §5.3), the
+		 * sender's take-back would otherwise mint below it and be
+		 * refused again, one epoch per round for as long as it lasts. */
+		int ti = ring_layout_index(&node->layout, to);
+		uint32_t above = node->epoch;
+		if (ti >= 0 && ring_set_has(&node->floor_known, (size_t)ti))
+			above = max_u32(above, node->floor_from[ti]);
 		m = (struct ring_msg){.type = RING_MSG_JOIN};
-		m.u.join.epoch = node->epoch;
+		m.u.join.epoch = above;
 		m.u.join.refused = (struct ring_hop){t->epoch, t->seq};
 	}
 	send_msg(node, up, to, &m);
@@ -431,13 +440,20 @@ static uint32_t mint(struct ring_node *node, struct ring_update *up, uint32_t ba
 	return gen << 8 | (uint32_t)node->me;
 }
 
-/* An epoch a datagram may carry: none, or at most RING_GEN_JUMP generations
- * above ours (§4.2), from 0 too. A member further behind, a wiped one
- * joining an old ring for instance, learns where the ring is from the
- * others' EPOCH_REPLY, which this does not bound (§5.3). */
+/* Whether epoch E is within one jump of BASE: none, or at most
+ * RING_GEN_JUMP generations above it (§4.2), from 0 too. */
+static bool within_reach(uint32_t base, uint32_t e)
+{
+	return e == 0 || (e >> 8) <= (base >> 8) + RING_GEN_JUMP;
+}
+
+/* An epoch a datagram may carry: one within reach of ours. A member further
+ * behind, a wiped one joining an old ring for instance, learns where the
+ * ring is from the others' EPOCH_REPLY, judged by query_settle (§5.3): an
+ * answer beyond reach counts only when another member vouches for it too. */
 static bool epoch_ok(const struct ring_node *node, uint32_t e)
 {
-	return e == 0 || (e >> 8) <= (node->epoch >> 8) + RING_GEN_JUMP;
+	return within_reach(node->epoch, e);
 }
 
 static bool epochs_ok(const struct ring_node *node, const struct ring_msg *m)
@@ -461,7 +477,9 @@ static bool epochs_ok(const struct ring_node *node, const struct ring_msg *m)
 	case RING_MSG_WANT:
 		return epoch_ok(node, m->u.want.epoch);
 	default:
-		/* EPOCH_REPLY is how a member that fell behind catches up. */
+		/* EPOCH_REPLY is how a member that fell behind catches up:
+		 * on_epoch_reply bounds it, since one answer beyond reach is
+		 * evidence only once a second member gives one too (§5.3). */
 		return true;
 	}
 }
@@ -1358,14 +1376,21 @@ static void query_start(struct ring_node *node, struct ring_update *up, uint64_t
 	query_send(node, up, now);
 }
 
-/* The K-th highest answer to the current query (1 <= K <= answers). */
-static uint32_t reply_rank(const struct ring_node *node, size_t k)
+/* The K-th highest answer to the current query (K is 1 or 2) among those
+ * within reach of BASE, or beyond it when FAR; *COUNT says how many there
+ * are. 0 when there are fewer than K. */
+static uint32_t reply_rank(const struct ring_node *node, uint32_t base, bool far, size_t k,
+			   size_t *count)
 {
-	uint32_t top[2] = {0, 0}; /* K is 1 or 2 */
+	uint32_t top[2] = {0, 0};
+	size_t c = 0;
 	for (size_t i = 0; i < node->layout.n; i++) {
 		if (!ring_set_has(&node->replied, i))
 			continue;
 		uint32_t e = node->reply_epoch[i];
+		if (within_reach(base, e) == far)
+			continue;
+		c++;
 		if (e > top[0]) {
 			top[1] = top[0];
 			top[0] = e;
@@ -1373,43 +1398,88 @@ static uint32_t reply_rank(const struct ring_node *node, size_t k)
 			top[1] = e;
 		}
 	}
+	*count = c;
 	return top[k > 1 ? 1 : 0];
 }
 
-static void on_epoch_reply(struct ring_node *node, struct ring_update *up, size_t from_idx,
-			   const struct ring_msg_epoch_reply *r, uint64_t now)
+/* Where the current query's answers may take us (§4.2, §5.3): from our
+ * epoch, an answer beyond reach counts only when a second member's is
+ * beyond reach too; then we may reach the lower of the two highest (two
+ * members vouch for it), and judge again from there. Each round climbs, so
+ * there are at most n. One datagram, or one member's wild disk, therefore
+ * moves nobody further than one jump, and a member that really fell
+ * behind (the ring minted 2^16 generations while it was away) catches up
+ * once two others answer. */
+static uint32_t reply_base(const struct ring_node *node)
 {
-	if (from_idx >= RING_MAX_MEMBERS || node->first_nonce == 0 ||
-	    r->nonce < node->first_nonce || r->nonce > node->query_nonce)
-		return; /* not asked in this life */
-	/* Any answer of this life was sent after we started, so it is at
-	 * least the epoch of every hop its sender sent us before (§5.3). */
-	if (!ring_set_has(&node->floor_known, from_idx))
-		node->floor_from[from_idx] = r->epoch; /* the first answer: later ones
-							* would refuse hops sent after we started */
-	ring_set_add(&node->floor_known, from_idx);
-	if (!node->query_active || r->nonce != node->query_nonce) {
-		/* A late answer still teaches: once proven, an epoch a member
-		 * knows that the first answers did not is one we must not mint
-		 * again. Within reach only (§4.2), like any datagram's. */
-		if (node->proven && epoch_ok(node, r->epoch))
-			adopt(node, up, r->epoch, id_of(node, from_idx), now);
-		return;
+	uint32_t base = node->epoch;
+	for (size_t round = 0; round < node->layout.n; round++) {
+		size_t far;
+		uint32_t second = reply_rank(node, base, true, 2, &far);
+		if (far < 2)
+			break;
+		base = second;
 	}
-	ring_set_add(&node->replied, from_idx);
-	node->reply_epoch[from_idx] = r->epoch;
-	size_t have = ring_set_count(&node->replied);
+	return base;
+}
+
+/* Our own stored epoch is beyond reach of everything the others told us
+ * (§5.3). Once n - n/2 of them have (a set that meets every majority), no
+ * ring they took part in could have made it: the disk is wrong, and it is
+ * treated as a lost one. Until then the start waits for them. */
+static bool stored_epoch_wild(const struct ring_node *node, uint32_t highest)
+{
+	return node->query_at_start && node->layout.quorum == RING_QUORUM_MAJORITY &&
+	       node->start_epoch && !within_reach(highest, node->start_epoch);
+}
+
+/* The answers to the current query settle it once enough of them are within
+ * reach of where they may take us; those beyond reach that no second member
+ * vouched for are left out, and counted as the bad datagrams they are. */
+static void query_settle(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	uint32_t base = reply_base(node);
+	size_t have;
+	uint32_t highest = reply_rank(node, base, false, 1, &have);
+	bool wild = stored_epoch_wild(node, highest);
+	if (wild && have < node->layout.n - node->layout.n / 2)
+		return;
+	if (wild) {
+		/* Proven as an empty disk is: n - n/2 others answered, and
+		 * what they know is judged from there. */
+		log_event(node, up, RING_LOG_EPOCH_DISTRUSTED, node->start_epoch, highest, have);
+		node->epoch = highest;
+		node->start_epoch = 0;
+		base = reply_base(node);
+		(void)reply_rank(node, base, false, 1, &have);
+	}
 	if (have < query_needed(node))
 		return;
 	node->query_active = false;
 	node->query_next = now + ms(node->layout.loss_timeout_ms);
+	for (size_t i = 0; i < node->layout.n; i++)
+		if (ring_set_has(&node->replied, i) && !within_reach(base, node->reply_epoch[i]))
+			bad_packet(node, up, id_of(node, i), -RING_EJUMP);
 	/* At start, the highest answer: a majority that persisted an epoch
 	 * shares a member with those who answered. Catching up, the second
 	 * highest where there is one: one forged answer cannot move us. */
-	uint32_t floor = reply_rank(node, node->query_at_start || have < 2 ? 1 : 2);
-	adopt(node, up, floor, 0, now);
+	size_t k = node->query_at_start || have < 2 ? 1 : 2;
+	uint32_t floor = max_u32(reply_rank(node, base, false, k, &have), base);
+	if (wild)
+		(void)persist(node, up, floor); /* the wild epoch must not come back */
+	else
+		adopt(node, up, floor, 0, now);
 	if (node->broken)
 		return;
+	/* The members whose first answer of this life was beyond reach have a
+	 * floor now that it is within it (§5.3). */
+	for (size_t i = 0; i < node->layout.n; i++) {
+		if (ring_set_has(&node->replied, i) && !ring_set_has(&node->floor_known, i) &&
+		    epoch_ok(node, node->reply_epoch[i])) {
+			node->floor_from[i] = node->reply_epoch[i];
+			ring_set_add(&node->floor_known, i);
+		}
+	}
 	if (node->query_at_start) {
 		/* Any epoch a majority persisted before we started is at most
 		 * this; tokens of such epochs may be copies of hops our lost
@@ -1421,6 +1491,37 @@ static void on_epoch_reply(struct ring_node *node, struct ring_update *up, size_
 			node->loss_deadline = now + 2 * ms(node->layout.heartbeat_ms);
 	}
 	log_event(node, up, RING_LOG_EPOCH_LEARNED, floor, have, node->query_at_start);
+}
+
+static void on_epoch_reply(struct ring_node *node, struct ring_update *up, size_t from_idx,
+			   const struct ring_msg_epoch_reply *r, uint64_t now)
+{
+	if (from_idx >= RING_MAX_MEMBERS || node->first_nonce == 0 ||
+	    r->nonce < node->first_nonce || r->nonce > node->query_nonce)
+		return; /* not asked in this life */
+	bool near = epoch_ok(node, r->epoch);
+	/* Any answer of this life was sent after we started, so it is at
+	 * least the epoch of every hop its sender sent us before (§5.3). The
+	 * first one: later ones would refuse hops sent after we started. One
+	 * beyond reach waits for the query to settle: a floor no token
+	 * within reach could pass would shut its sender out for good. */
+	if (near && !ring_set_has(&node->floor_known, from_idx)) {
+		node->floor_from[from_idx] = r->epoch;
+		ring_set_add(&node->floor_known, from_idx);
+	}
+	if (!node->query_active || r->nonce != node->query_nonce) {
+		/* A late answer still teaches: once proven, an epoch a member
+		 * knows that the first answers did not is one we must not mint
+		 * again. Within reach only (§4.2), like any datagram's. */
+		if (!near)
+			bad_packet(node, up, id_of(node, from_idx), -RING_EJUMP);
+		else if (node->proven)
+			adopt(node, up, r->epoch, id_of(node, from_idx), now);
+		return;
+	}
+	ring_set_add(&node->replied, from_idx);
+	node->reply_epoch[from_idx] = r->epoch;
+	query_settle(node, up, now);
 }
 
 /* Admission (§2): what every datagram must pass before its type is looked

@@ -91,6 +91,7 @@ enum disk_fate {
 	DISK_KEPT,     /* the epoch it last persisted */
 	DISK_LOST,     /* nothing: epoch 0, as if it never ran */
 	DISK_ROLLBACK, /* an older epoch it persisted earlier (a restored backup, a lying fsync) */
+	DISK_WILD,     /* an epoch no ring made, far above what it knew (a bad disk) */
 };
 
 #define SIM_DISK_HIST 16
@@ -833,6 +834,8 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 				maybe_leave_after_token(run, i);
 			if (a->u.log.event == RING_LOG_EPOCH_LEARNED && a->u.log.field[2])
 				nd->proven = true;
+			if (a->u.log.event == RING_LOG_EPOCH_DISTRUSTED)
+				simcheck_distrust(&run->chk, i, (uint32_t)a->u.log.field[1]);
 			break;
 		case RING_ACTION_LEFT:
 			trace(run, "    -> left");
@@ -1028,9 +1031,19 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 	}
 	/* Damage lasts until the member has been told the others' epochs: a
 	 * restart on a kept disk that never learned them is still damaged. */
+	/* A third of the rolled-back disks are wild instead: they hold an
+	 * epoch more than a jump above anything the ring made, the last
+	 * generation half the time (§4.2, §5.3: distrusted, never spread). */
+	if (fate == DISK_ROLLBACK && simnet_rng_chance(&run->cl.rng, 1.0 / 3))
+		fate = DISK_WILD;
 	nd->damaged = fate != DISK_KEPT || (nd->damaged && !nd->proven);
 	nd->proven = false;
-	if (fate == DISK_LOST) {
+	if (fate == DISK_WILD) {
+		uint32_t gen = (was >> 8) + 0x10001u + simnet_rng_below(&run->cl.rng, 0x10000u);
+		if (gen > 0xffffffu || simnet_rng_chance(&run->cl.rng, 0.5))
+			gen = 0xffffffu;
+		nd->disk = gen << 8 | i;
+	} else if (fate == DISK_LOST) {
 		nd->disk = 0;
 		nd->hist_n = 0;
 	} else if (fate == DISK_ROLLBACK) {
@@ -1045,10 +1058,12 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 	}
 	if (nd->disk != was)
 		i2_off(run, "n%u restarted with its disk %s (epoch %" PRIu32 " -> %" PRIu32 ")", i,
-		       fate == DISK_LOST ? "lost" : "rolled back", was, nd->disk);
+		       fate == DISK_LOST ? "lost" : fate == DISK_WILD ? "gone wild" : "rolled back",
+		       was, nd->disk);
 	trace(run, "FAULT restart n%u%s", i,
 	      nd->disk == was ? "" : fate == DISK_LOST ? " (its disk lost its state)"
-							: " (its disk rolled back)");
+			       : fate == DISK_WILD ? " (its disk went wild)"
+						     : " (its disk rolled back)");
 	node_start(run, i);
 }
 

@@ -31,6 +31,7 @@ extern CU_TestInfo ring_test_rules_election_tests[];
 extern CU_TestInfo ring_test_rules_park_tests[];
 extern CU_TestInfo ring_test_review_park_tests[];
 extern CU_TestInfo ring_test_review_laps_tests[];
+extern CU_TestInfo ring_test_review_epochs_tests[];
 
 /* Suite init and cleanup (a scratch directory), where a suite has them:
  * 0 on success. */

@@ -45,6 +45,7 @@ int main(int argc, char **argv)
 		{"rules_park", NULL, NULL, NULL, NULL, ring_test_rules_park_tests},
 		{"review_park", NULL, NULL, NULL, NULL, ring_test_review_park_tests},
 		{"review_laps", NULL, NULL, NULL, NULL, ring_test_review_laps_tests},
+		{"review_epochs", NULL, NULL, NULL, NULL, ring_test_review_epochs_tests},
 		CU_SUITE_INFO_NULL,
 	};
 	if (CU_register_suites(suites) != CUE_SUCCESS) {
