@@ -55,7 +55,7 @@ RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c ring/metrics.c ring/sd_notify.
 DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/metrics_http.c ring/main.c
 # ringctl ring and watch: the UDP status poll and the pure view of its rounds.
 WATCH_SRC = ring/status_poll.c ring/watch.c
-RINGCTL_SRC = ring/ringctl.c ring/metrics_fetch.c ring/watch_loop.c
+RINGCTL_SRC = ring/ringctl.c ring/job.c ring/metrics_fetch.c ring/watch_loop.c
 # --version, for both programs: the one object built with the version string.
 VERSION_SRC = ring/version.c
 

@@ -2,6 +2,7 @@
  * socket (status, run, inject), to every member over UDP (ring), or to no
  * member at all (fenced-append, the reference fenced resource). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include "fence_file.h"
 #include "metrics_fetch.h"
 #include "follow.h"
+#include "job.h"
 #include "net.h"
 #include "node.h"
 #include "status_poll.h"
@@ -50,7 +52,7 @@ static void usage(FILE *out)
 		"       ringctl -c CONFIG ring [--json]               every member's state, over UDP\n"
 		"       ringctl -c CONFIG watch [--interval MS] [--count N] [--plain] [--stats]\n"
 		"                                   live view of every member, over UDP\n"
-		"       ringctl -c CONFIG -n ID run [-t MS] -- CMD [ARG...]\n"
+		"       ringctl -c CONFIG -n ID run [-t MS] [--kill-after MS] -- CMD [ARG...]\n"
 		"                                   run CMD inside the critical region at member ID\n"
 		"       ringctl fenced-append FILE TEXT [--fence N]   the reference fenced resource\n"
 		"       ringctl -c CONFIG -n ID inject WHAT [ARG]     fault drills (allow_inject = true)\n"
@@ -65,9 +67,13 @@ static void usage(FILE *out)
 		"       ringctl --version                             print the version and exit\n"
 		"\n"
 		"run: waits (at most MS milliseconds with -t) for the critical region, runs CMD\n"
-		"with RING_FENCE, RING_EPOCH and RING_NODE set, releases when CMD exits and exits\n"
-		"with its status. If the lease ends first, CMD gets SIGTERM and run exits 70.\n"
-		"SIGINT and SIGTERM are passed on to CMD.\n"
+		"in its own process group with RING_FENCE, RING_EPOCH, RING_NODE, RING_LEASE_MS\n"
+		"and RING_DEADLINE_MS (Unix ms when the grant ends) set, releases when CMD\n"
+		"exits and exits with its status. If the grant ends first, the group gets\n"
+		"SIGTERM, SIGKILL --kill-after MS later (default lease_ms/10, at most 1000;\n"
+		"0: SIGKILL at once), and run exits 70. Processes CMD leaves behind are\n"
+		"stopped the same way before the release. SIGINT, SIGTERM and SIGHUP are\n"
+		"passed on to the group (a second one kills it); if run dies, so does the job.\n"
 		"\n"
 		"fenced-append: appends TEXT as one line to FILE only if the fence (--fence or\n"
 		"$RING_FENCE) is not older than the newest fence FILE has accepted; otherwise\n"
@@ -433,17 +439,23 @@ static int exit_status(int status)
 	return EXIT_FAIL;
 }
 
-/* SIGINT, SIGTERM and SIGCHLD become bytes on sig_pipe, for poll. */
+/* SIGINT, SIGTERM, SIGHUP and SIGCHLD become bytes on sig_pipe, for poll.
+ * The write end does not block: a burst of SIGCHLD from a job's many
+ * children must not hang the handler on a full pipe (one byte wakes us). */
 static int catch_signals(void)
 {
 	if (pipe(sig_pipe) != 0) {
 		perror("ringctl: pipe");
 		return EXIT_FAIL;
 	}
+	fcntl(sig_pipe[1], F_SETFL, O_NONBLOCK);
+	fcntl(sig_pipe[0], F_SETFD, FD_CLOEXEC);
+	fcntl(sig_pipe[1], F_SETFD, FD_CLOEXEC);
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	return 0;
 }
@@ -518,78 +530,127 @@ static int wait_grant(int fd, uint16_t id, bool has_t, uint64_t t_ms, struct lin
 	return 0;
 }
 
-/* Forks CMD with RING_FENCE, RING_EPOCH and RING_NODE set and the default
- * signal handlers back. Returns its pid, or -1 after fork failed. */
-static pid_t spawn(char **cmd, int fd, unsigned long long fence, unsigned epoch, uint16_t id)
+/* What CMD is told of its grant, in its environment (SPEC.md, `run`). */
+struct grant {
+	unsigned long long fence;
+	unsigned epoch;
+	uint16_t node;
+	uint32_t lease_ms;
+	uint64_t lease_end;   /* CLOCK_MONOTONIC ms: our own timer ends the grant here */
+	uint64_t deadline_ms; /* the same instant on the wall clock, Unix ms */
+};
+
+/* Starts CMD as a job (job.c) with RING_FENCE, RING_EPOCH, RING_NODE,
+ * RING_LEASE_MS and RING_DEADLINE_MS. The deadline is when ringctl's own
+ * timer ends the grant at the latest (the member may end it a little
+ * sooner: its lease started when it granted, ours when the grant reached
+ * us): SIGTERM comes then, SIGKILL kill_after_ms later. */
+static int start_job(struct ring_job *j, char **cmd, int fd, const struct grant *g,
+		     uint32_t kill_after_ms)
 {
-	char env_fence[32], env_epoch[16], env_node[8];
-	snprintf(env_fence, sizeof env_fence, "%llu", fence);
-	snprintf(env_epoch, sizeof env_epoch, "%u", epoch);
-	snprintf(env_node, sizeof env_node, "%u", id);
-	pid_t child = fork();
-	if (child != 0)
-		return child;
-	close(fd);
-	close(sig_pipe[0]);
-	close(sig_pipe[1]);
-	struct sigaction dfl = {.sa_handler = SIG_DFL};
-	sigaction(SIGINT, &dfl, NULL);
-	sigaction(SIGTERM, &dfl, NULL);
-	sigaction(SIGCHLD, &dfl, NULL);
-	setenv("RING_FENCE", env_fence, 1);
-	setenv("RING_EPOCH", env_epoch, 1);
-	setenv("RING_NODE", env_node, 1);
-	execvp(cmd[0], cmd);
-	fprintf(stderr, "ringctl: cannot run %s: %s\n", cmd[0], strerror(errno));
-	_exit(127);
+	char fence[48], epoch[32], node[24], lease[32], deadline[48], err[256];
+	snprintf(fence, sizeof fence, "RING_FENCE=%llu", g->fence);
+	snprintf(epoch, sizeof epoch, "RING_EPOCH=%u", g->epoch);
+	snprintf(node, sizeof node, "RING_NODE=%u", g->node);
+	snprintf(lease, sizeof lease, "RING_LEASE_MS=%u", g->lease_ms);
+	snprintf(deadline, sizeof deadline, "RING_DEADLINE_MS=%llu",
+		 (unsigned long long)g->deadline_ms);
+	char *env[] = {fence, epoch, node, lease, deadline, NULL};
+	const int keep_out[] = {fd, sig_pipe[0], sig_pipe[1]};
+	if (ring_job_start(j, cmd, env, keep_out, 3, kill_after_ms, err, sizeof err) < 0) {
+		fprintf(stderr, "ringctl: %s\n", err);
+		return -1;
+	}
+	return 0;
 }
 
-/* Waits for CHILD to end, forwarding SIGINT and SIGTERM, and stops it when
- * the lease ends first. Returns whether the lease was lost; *STATUS is the
- * child's wait status. */
-static bool watch_child(const struct ring_conf *conf, int fd, struct line_reader *r, pid_t child,
-			const char *name, int *status)
+/* The grant is over before the job is: stop its whole group. */
+static void grant_over(struct ring_job *j, const char *why, const char *name, uint64_t now)
 {
-	/* The lease is timed here too: a member stalled past it (a pause)
-	 * cannot send REVOKED in time, and CMD must stop all the same. The
-	 * grant reached us after it was made, so our clock ends it no later. */
-	uint64_t lease_end = mono_ms() + conf->layout.lease_ms;
-	bool lost = false;
+	if (j->stopping)
+		return; /* already on its way down, on its own clock */
+	if (j->kill_after_ms)
+		fprintf(stderr, "ringctl: %s; stopping %s (SIGTERM to its process group, SIGKILL "
+			"after %u ms)\n", why, name, j->kill_after_ms);
+	else
+		fprintf(stderr, "ringctl: %s; killing %s's process group\n", why, name);
+	ring_job_stop(j, SIGTERM, now);
+}
+
+/* Takes in what the member says while the job runs. Returns whether the
+ * grant is over: REVOKED, or the member went away. */
+static bool member_says(int fd, struct line_reader *r, char *why, size_t whylen)
+{
 	char line[1024];
-	*status = 0;
+	int n = read_line(fd, r, line, sizeof line);
+	if (n == -2)
+		return false;
+	if (n <= 0) {
+		snprintf(why, whylen, "lease lost (member went away)");
+		return true;
+	}
+	if (strncmp(line, "REVOKED", 7) == 0) {
+		snprintf(why, whylen, "lease lost (%s)", line);
+		return true;
+	}
+	return false;
+}
+
+/* Runs the job to its end: until CMD has exited and no process of its
+ * group is left. The group is stopped when the grant ends first, when
+ * ringctl gets SIGINT, SIGTERM or SIGHUP (passed on to the group; a second
+ * one kills it), and when CMD exits leaving processes behind, since once
+ * we release they would work without the lock. Returns whether the grant
+ * ended before CMD exited. */
+static bool watch_job(const struct grant *g, int fd, struct line_reader *r, struct ring_job *j,
+		      const char *name)
+{
+	bool lost = false, over = false;
+	char why[1100];
 	for (;;) {
-		pid_t w = waitpid(child, status, WNOHANG);
-		if (w == child)
-			break;
+		ring_job_reap(j);
+		bool alive = ring_job_group_alive(j);
 		uint64_t now = mono_ms();
-		if (!lost && now >= lease_end) {
-			fprintf(stderr, "ringctl: lease of %u ms is over; stopping %s\n",
-				conf->layout.lease_ms, name);
-			lost = true;
-			kill(child, SIGTERM);
+		if (j->cmd_done && !alive)
+			break;
+		if (j->killed && now - j->killed_at >= 2000) {
+			fprintf(stderr, "ringctl: process group %ld still has processes 2 s after "
+				"SIGKILL; giving up on them\n", (long)j->pgid);
+			break;
 		}
-		int wait_ms = lost ? 1000 : (int)(lease_end - now < 1000 ? lease_end - now : 1000);
-		struct pollfd p[2] = {{.fd = fd, .events = lost ? 0 : POLLIN},
+		if (j->cmd_done && !j->stopping) {
+			fprintf(stderr, "ringctl: %s exited, leaving processes in its group; stopping "
+				"them before releasing\n", name);
+			ring_job_stop(j, SIGTERM, now);
+		}
+		if (!over && now >= g->lease_end) {
+			/* Our clock ends the lease too: a member stalled past it (a
+			 * pause) cannot send REVOKED in time. */
+			over = true;
+			lost = !j->cmd_done;
+			snprintf(why, sizeof why, "lease of %u ms is over", g->lease_ms);
+			grant_over(j, why, name, now);
+		}
+		ring_job_tick(j, now);
+		int wait_ms = ring_job_wait_ms(j, now, 1000);
+		if (!over && g->lease_end - now < (uint64_t)wait_ms)
+			wait_ms = (int)(g->lease_end - now);
+		struct pollfd p[2] = {{.fd = fd, .events = over ? 0 : POLLIN},
 				      {.fd = sig_pipe[0], .events = POLLIN}};
 		if (poll(p, 2, wait_ms) < 0 && errno != EINTR)
-			break;
-		if (p[1].revents & POLLIN) {
-			unsigned char s;
-			if (read(sig_pipe[0], &s, 1) == 1 && (s == SIGINT || s == SIGTERM))
-				kill(child, s); /* forwarded; CMD decides */
+			continue; /* bounded anyway: the timers above still run */
+		unsigned char s;
+		if ((p[1].revents & POLLIN) && read(sig_pipe[0], &s, 1) == 1 &&
+		    (s == SIGINT || s == SIGTERM || s == SIGHUP)) {
+			/* Passed on to the whole group, since CMD is no longer in
+			 * ours; a second one while it stops kills it. */
+			ring_job_stop(j, s, mono_ms());
 		}
-		if (!lost && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-			int n = read_line(fd, r, line, sizeof line);
-			if (n == -2)
-				continue;
-			/* REVOKED, or the member died: either way the lease is
-			 * gone and CMD must stop. */
-			if (n <= 0 || strncmp(line, "REVOKED", 7) == 0) {
-				fprintf(stderr, "ringctl: lease lost (%s); stopping %s\n",
-					n <= 0 ? "member went away" : line, name);
-				lost = true;
-				kill(child, SIGTERM);
-			}
+		if (!over && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    member_says(fd, r, why, sizeof why)) {
+			over = true;
+			lost = !j->cmd_done;
+			grant_over(j, why, name, mono_ms());
 		}
 	}
 	return lost;
@@ -617,7 +678,7 @@ static void release(int fd, struct line_reader *r)
 }
 
 static int cmd_run(const struct ring_conf *conf, uint16_t id, bool has_t, uint64_t t_ms,
-		   char **cmd)
+		   bool has_kill_after, uint32_t kill_after_ms, char **cmd)
 {
 	int fd, rc = catch_signals();
 	if (rc || (rc = control_connect(conf, id, &fd)))
@@ -627,20 +688,30 @@ static int cmd_run(const struct ring_conf *conf, uint16_t id, bool has_t, uint64
 	unsigned epoch;
 	if ((rc = wait_grant(fd, id, has_t, t_ms, &r, &fence, &epoch)) != 0)
 		return rc;
-	pid_t child = spawn(cmd, fd, fence, epoch, id);
-	if (child < 0) {
-		perror("ringctl: fork");
+	uint32_t lease_ms = conf->layout.lease_ms;
+	struct grant g = {.fence = fence, .epoch = epoch, .node = id, .lease_ms = lease_ms,
+			  .lease_end = mono_ms() + lease_ms,
+			  .deadline_ms = ring_wall_us() / 1000u + lease_ms};
+	/* The default grace: a tenth of the lease, at most a second. The next
+	 * holder may be granted as soon as the member revokes, so whatever of
+	 * the job outlives that is a second writer: the grace must be short
+	 * next to the lease, yet long enough for a prompt cleanup. */
+	if (!has_kill_after)
+		kill_after_ms = lease_ms / 10 < 1000 ? lease_ms / 10 : 1000;
+	struct ring_job job;
+	if (start_job(&job, cmd, fd, &g, kill_after_ms) < 0) {
 		send_line(fd, "RELEASE\n");
 		return EXIT_FAIL;
 	}
-	int status;
-	if (watch_child(conf, fd, &r, child, cmd[0], &status)) {
+	bool lost = watch_job(&g, fd, &r, &job, cmd[0]);
+	ring_job_end(&job);
+	if (lost) {
 		close(fd);
 		return EXIT_LEASE_LOST;
 	}
 	release(fd, &r);
 	close(fd);
-	return exit_status(status);
+	return job.cmd_done ? exit_status(job.status) : EXIT_FAIL;
 }
 
 /* ---- fenced-append ---- */
@@ -1007,13 +1078,20 @@ static int main_status(const struct globals *g, int argc, char **argv)
 
 static int main_run(const struct globals *g, int argc, char **argv)
 {
-	bool has_t = false;
-	uint64_t t_ms = 0;
+	bool has_t = false, has_kill_after = false;
+	uint64_t t_ms = 0, kill_after = 0;
 	int k = 0;
 	for (; k < argc && strcmp(argv[k], "--") != 0; k++) {
 		if (strcmp(argv[k], "-t") == 0 && k + 1 < argc &&
 		    ring_parse_u64(argv[k + 1], UINT32_MAX, &t_ms)) {
 			has_t = true;
+			k++;
+		} else if (strcmp(argv[k], "--kill-after") == 0) {
+			if (k + 1 >= argc || !ring_parse_u64(argv[k + 1], 3600000, &kill_after)) {
+				fprintf(stderr, "ringctl: --kill-after wants milliseconds, 0..3600000\n");
+				return EXIT_USAGE;
+			}
+			has_kill_after = true;
 			k++;
 		} else {
 			break;
@@ -1022,11 +1100,14 @@ static int main_run(const struct globals *g, int argc, char **argv)
 	if (k < argc && strcmp(argv[k], "--") == 0)
 		k++;
 	if (k >= argc) {
-		fprintf(stderr, "ringctl: run needs a command: run [-t MS] -- CMD [ARG...]\n");
+		fprintf(stderr, "ringctl: run needs a command: run [-t MS] [--kill-after MS] -- CMD "
+			"[ARG...]\n");
 		return EXIT_USAGE;
 	}
 	int rc = load_conf(g->config, &conf);
-	return rc ? rc : cmd_run(&conf, g->id, has_t, t_ms, argv + k);
+	return rc ? rc
+		  : cmd_run(&conf, g->id, has_t, t_ms, has_kill_after, (uint32_t)kill_after,
+			    argv + k);
 }
 
 static int main_inject(const struct globals *g, int argc, char **argv)
