@@ -734,6 +734,7 @@ static int fill_members(struct conf_parse *st, const size_t *order)
 		m->port = node->port;
 		memcpy(m->host, node->host, sizeof m->host);
 		conf->metrics[r] = node->metrics;
+		conf->port_line[r] = node->line[KEY_port];
 		if (node->control[0]) {
 			memcpy(conf->control[r], node->control, sizeof conf->control[r]);
 			continue;

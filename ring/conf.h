@@ -43,6 +43,9 @@ struct ring_conf {
 	bool allow_inject;
 	char control[RING_MAX_MEMBERS][RING_SOCK_MAX]; /* per ring index */
 	struct ring_listen metrics[RING_MAX_MEMBERS];  /* per ring index */
+	/* Per ring index: the line that set the member's port, for what is
+	 * found wrong after loading (ring_net_check_conf). */
+	unsigned port_line[RING_MAX_MEMBERS];
 };
 
 /* Reads and validates PATH into CONF. Returns 0, or -RING_ECONFIG with ERR

@@ -301,9 +301,19 @@ static void on_release(struct client *c)
 	}
 	if (c->timeout)
 		event_del(c->timeout);
+	/* The state stays as it is while the RELEASE is stepped: the step
+	 * checks the lease and pauses before anything else, and may end the
+	 * grant itself (ring_ctl_server_revoke, which says REVOKED and makes
+	 * the client idle). Then this RELEASE ended nothing: ERR not holding,
+	 * as after any REVOKED (docs/control.md), never OK for a region the
+	 * client had lost. */
+	c->s->h.client(c->s->h.arg, RING_EVENT_RELEASE, c->handle);
+	if (c->state == CLIENT_IDLE) {
+		reply(c, "ERR not holding\n");
+		return;
+	}
 	bool held = c->state == CLIENT_GRANTED;
 	c->state = CLIENT_IDLE;
-	c->s->h.client(c->s->h.arg, RING_EVENT_RELEASE, c->handle);
 	if (held)
 		hold_ended(c);
 	reply(c, "OK\n");

@@ -12,6 +12,7 @@
 #include "daemon.h"
 #include "err.h"
 #include "log.h"
+#include "net.h"
 #include "sd_notify.h"
 #include "version.h"
 
@@ -230,7 +231,8 @@ int main(int argc, char **argv)
 		return rc;
 	static struct ring_conf conf; /* large: not on the stack */
 	char err[1024];
-	if (ring_conf_load(o.config, &conf, err, sizeof err) < 0) {
+	if (ring_conf_load(o.config, &conf, err, sizeof err) < 0 ||
+	    ring_net_check_conf(&conf, err, sizeof err) < 0) {
 		fprintf(stderr, "%s%s\n", err_prefix(), err);
 		return EXIT_CONFIG;
 	}

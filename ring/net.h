@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "conf.h"
 #include "layout.h"
 
 struct ring_addr {
@@ -24,6 +25,15 @@ int ring_net_resolve(const char *host, uint16_t port, int family, struct ring_ad
 /* Whether A and B are the same IPv4 or IPv6 address and port; only those
  * fields count, not padding or IPv6 flow labels. */
 bool ring_net_same_addr(const struct ring_addr *a, const struct ring_addr *b);
+
+/* Refuses two members of CONF at one address and port once their hosts
+ * are resolved: "localhost" and "127.0.0.1" are one place, which the
+ * file's text does not show (ring_conf_load compares the text only). Every
+ * answer of the resolver counts, an IPv4-mapped IPv6 address as the IPv4
+ * one. A host that does not resolve is left to ring_net_open_ring. Returns
+ * 0, or -RING_ECONFIG with ERR set to "PATH:LINE: ..." at the port of the
+ * member written later in the file. */
+int ring_net_check_conf(const struct ring_conf *conf, char *err, size_t errlen);
 
 /* The index in ADDRS[0..N) of FROM, or N when none is at that address. */
 size_t ring_net_index_of(const struct ring_addr *addrs, size_t n, const struct ring_addr *from);

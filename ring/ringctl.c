@@ -117,7 +117,8 @@ static int load_conf(const char *path, struct ring_conf *conf)
 		fprintf(stderr, "ringctl: this command needs -c CONFIG\n");
 		return EXIT_USAGE;
 	}
-	if (ring_conf_load(path, conf, err, sizeof err) < 0) {
+	if (ring_conf_load(path, conf, err, sizeof err) < 0 ||
+	    ring_net_check_conf(conf, err, sizeof err) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return EXIT_CONFIG;
 	}

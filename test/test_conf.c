@@ -12,6 +12,7 @@
 
 #include "conf.h"
 #include "err.h"
+#include "net.h"
 #include "suites.h"
 
 /* ~110 KB: kept off the stack, and the tests run one at a time. */
@@ -550,6 +551,54 @@ static void test_errors_in_membership(void)
 	free(text);
 }
 
+/* Loads TEXT (which must load) and runs ring_net_check_conf on it: the
+ * check ringd makes once host names are resolved. */
+static int check_resolved(const char *text, char *path, size_t size)
+{
+	if (load_text(text, path, size) != 0) {
+		fprintf(stderr, "\n  test_conf.c: does not load: %s\n", err);
+		return 1;
+	}
+	err[0] = '\0';
+	return ring_net_check_conf(&conf, err, sizeof err);
+}
+
+#define HOST_NODE(id, host, port) "[node." #id "]\nhost = " host "\nport = " #port "\n"
+
+static void test_one_address_under_two_names_is_refused(void)
+{
+	char path[64], prefix[96];
+	/* localhost is 127.0.0.1 in every /etc/hosts: one member twice. */
+	int rc = check_resolved(RING_OPEN HOST_NODE(1, "127.0.0.1", 7301)
+				HOST_NODE(2, "127.0.0.2", 7301) HOST_NODE(3, "localhost", 7301),
+				path, sizeof path);
+	snprintf(prefix, sizeof prefix, "%s:12: ", path);
+	CU_ASSERT_EQUAL(rc, -RING_ECONFIG);
+	CU_ASSERT_EQUAL(strncmp(err, prefix, strlen(prefix)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "[node.3] (host localhost, port 7301) is at 127.0.0.1:7301"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "as [node.1] (host 127.0.0.1, line 6)"));
+	/* Said at the member written later in the file, whatever the ring
+	 * order (successor puts node.2 first here). */
+	rc = check_resolved(RING_OPEN HOST_NODE(1, "localhost", 7301) "successor = 2\n"
+			    HOST_NODE(2, "127.0.0.1", 7301) "successor = 1\n",
+			    path, sizeof path);
+	snprintf(prefix, sizeof prefix, "%s:10: ", path);
+	CU_ASSERT_EQUAL(rc, -RING_ECONFIG);
+	CU_ASSERT_EQUAL(strncmp(err, prefix, strlen(prefix)), 0);
+	/* An IPv4-mapped IPv6 address is the IPv4 one. */
+	CU_ASSERT_EQUAL(check_resolved(RING_OPEN HOST_NODE(1, "127.0.0.1", 7301)
+				       HOST_NODE(2, "::ffff:127.0.0.1", 7301), path, sizeof path),
+			-RING_ECONFIG);
+	/* Another port, or another address, is another member. */
+	CU_ASSERT_EQUAL(check_resolved(RING_OPEN HOST_NODE(1, "127.0.0.1", 7301)
+				       HOST_NODE(2, "localhost", 7302), NULL, 0), 0);
+	CU_ASSERT_EQUAL(check_resolved(RING_OPEN HOST_NODE(1, "127.0.0.1", 7301)
+				       HOST_NODE(2, "::1", 7301), NULL, 0), 0);
+	/* A host that does not resolve is ringd's start's to report. */
+	CU_ASSERT_EQUAL(check_resolved(RING_OPEN HOST_NODE(1, "127.0.0.1", 7301)
+				       HOST_NODE(2, "no-such-host.invalid", 7301), NULL, 0), 0);
+}
+
 static void test_errors_in_successors(void)
 {
 	/* Not a member: the successor key's line. */
@@ -813,6 +862,7 @@ CU_TestInfo ring_test_conf_tests[] = {
 	T_(test_errors_in_words),
 	T_(test_errors_in_required_keys),
 	T_(test_errors_in_membership),
+	T_(test_one_address_under_two_names_is_refused),
 	T_(test_errors_in_successors),
 	T_(test_errors_in_timings),
 	T_(test_errors_in_paths),

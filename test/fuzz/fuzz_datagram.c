@@ -3,18 +3,32 @@
  * prefixed by its length, its sender (ring index, or a stranger) and a time
  * step, fed to a started member of a 5-member ring. Besides crashes and
  * sanitizer reports, it checks that the member's epoch never goes back and
- * that every action it returns is well formed. */
+ * that every action it returns is well formed.
+ *
+ * Two fields no fuzzer guesses are filled in, as an attacker on the path
+ * would (PROTOCOL.md §5.3: the nonce travels in clear): a header whose
+ * fingerprint is 0 gets the ring's, and an EPOCH_REPLY whose nonce is 0
+ * gets the member's latest EPOCH_QUERY nonce (1: its first of this life,
+ * a late answer), so on_epoch_reply runs for real. With
+ * RING_FUZZ_EPOCH_REACH=1 it also checks that a member that started from
+ * a stored epoch never moves more than 2^16 + 1 generations in one step
+ * (the reach of any datagram, §4.2, plus one mint): issue 26's hole. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "err.h"
 #include "layout.h"
 #include "node.h"
 #include "wire.h"
 
 static struct ring_layout layout;
+static uint64_t fingerprint;
+static bool check_reach;
+/* This run's EPOCH_QUERY nonces, from the member's SEND actions. */
+static uint64_t first_nonce, last_nonce;
 
 static void setup(void)
 {
@@ -26,6 +40,41 @@ static void setup(void)
 		strcpy(layout.members[i].host, "h");
 		layout.members[i].port = (uint16_t)(7000 + i);
 	}
+	fingerprint = ring_layout_fingerprint(&layout);
+	const char *reach = getenv("RING_FUZZ_EPOCH_REACH");
+	check_reach = reach && strcmp(reach, "1") == 0;
+}
+
+/* Records the nonces of the queries the member sends. */
+static void note_queries(const struct ring_update *up)
+{
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		struct ring_msg m;
+		if (a->type != RING_ACTION_SEND ||
+		    ring_wire_decode(a->u.send.buf, a->u.send.len, &m) != 0 ||
+		    m.type != RING_MSG_EPOCH_QUERY)
+			continue;
+		if (!first_nonce)
+			first_nonce = m.u.epoch_query.nonce;
+		last_nonce = m.u.epoch_query.nonce;
+	}
+}
+
+/* Fills in what an attacker reads off the wire (see the top). */
+static void patch(uint8_t *buf, size_t len)
+{
+	if (len < RING_WIRE_HEADER)
+		return;
+	if (ring_get_be64(buf + 8) == 0)
+		ring_put_be64(buf + 8, fingerprint);
+	if (buf[3] != RING_MSG_EPOCH_REPLY || len < RING_WIRE_HEADER + 8)
+		return;
+	uint64_t n = ring_get_be64(buf + RING_WIRE_HEADER);
+	if (n == 0)
+		ring_put_be64(buf + RING_WIRE_HEADER, last_nonce);
+	else if (n == 1)
+		ring_put_be64(buf + RING_WIRE_HEADER, first_nonce);
 }
 
 /* A FATAL stands alone in its update. Whatever it is fed, the core never
@@ -71,11 +120,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!node)
 		abort();
 	static struct ring_update up;
+	static uint8_t dgram[256];
 	bool broken = false;
+	first_nonce = last_nonce = 0;
 	up.cap = RING_UPDATE_MAX / 2;
 	uint64_t now = 1000000;
 	struct ring_event ev = {.type = RING_EVENT_START, .now_us = now};
 	ring_node_step(node, &ev, &up);
+	note_queries(&up);
 	struct ring_status st;
 	uint32_t epoch = stored;
 	size_t off = 1;
@@ -99,7 +151,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ev = (struct ring_event){.type = RING_EVENT_TICK, .now_us = now};
 		} else {
 			ev = (struct ring_event){.type = RING_EVENT_DATAGRAM, .now_us = now};
-			ev.u.datagram.buf = data + off;
+			memcpy(dgram, data + off, len);
+			patch(dgram, len);
+			ev.u.datagram.buf = dgram;
 			ev.u.datagram.len = len;
 			/* Mostly members, sometimes strangers (id 0 or unknown). */
 			ev.u.datagram.from_id = who < 5 * 40 ? (uint16_t)(10 * (who % 5 + 1))
@@ -108,9 +162,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		ring_node_step(node, &ev, &up);
 		check_update(&up, &broken);
+		note_queries(&up);
 		ring_node_status(node, now, &st);
 		if (st.epoch < epoch)
 			abort(); /* epochs never go back */
+		if (check_reach && stored && (st.epoch >> 8) > (epoch >> 8) + 0x10000u + 1u)
+			abort(); /* one step carried the member beyond reach */
 		epoch = st.epoch;
 	}
 	ring_node_free(node);

@@ -104,6 +104,26 @@ bad duplicate_port 12 'port|same|duplicate' <<-END
 	port = $P
 END
 
+# One address under two names: localhost is 127.0.0.1 (in every
+# /etc/hosts), so these are one member twice. Caught once the hosts are
+# resolved (net.c ring_net_check_conf); --check must refuse it too.
+bad same_address_two_names 13 'one address, two members' <<-END
+	$HEAD
+	authentication = off
+
+	[node.1]
+	host = 127.0.0.1
+	port = $P
+
+	[node.2]
+	host = localhost
+	port = $P
+END
+out=$(timeout $SAFETY_S "$RINGD" -c "$T/same_address_two_names.ini" --check 2>&1 >/dev/null)
+rc=$?
+((rc == 78)) && [[ $out == "$T/same_address_two_names.ini:13: "* ]] ||
+	fail "ringd --check of one address under two names: exit $rc, '$out'; want 78 and FILE:13"
+
 # 1 -> 2 -> 1 and 3 -> 4 -> 3: every member has one predecessor, but the
 # order is two cycles. The line is the successor that closes 1 -> 2 -> 1.
 bad broken_cycle 14 'cycle|missing' <<-END

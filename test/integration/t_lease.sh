@@ -65,4 +65,38 @@ rc=$?
 ((rc == 7)) || fail "run of a CMD exiting 7 exited $rc"
 "$RINGCTL" -c "$CONF" -n 3 run -t 5000 -- sh -c '[ -n "$RING_FENCE" ] && [ -n "$RING_EPOCH" ] && [ "$RING_NODE" = 3 ]' ||
 	fail "CMD lacks RING_FENCE, RING_EPOCH or RING_NODE"
-pass "exit 70 on lease loss ($LEASE_MS ms), 75 on -t, CMD's own status otherwise"
+# ---- 4. a RELEASE read in the step that ends the grant: ERR not holding ----
+# One client at member 1: ACQUIRE; once GRANTED, "INJECT pause 700" and
+# "RELEASE" in one write. The member stalls 700 ms inside the INJECT (more
+# than the lease) and handles the RELEASE right after it, before any timer:
+# that step ends the grant first (the lease, or the pause, ran out) and
+# says REVOKED; the RELEASE then ends nothing and must be answered
+# `ERR not holding` (docs/control.md), never OK for a region it had lost.
+out=$(perl -e '
+	use strict; use IO::Socket::UNIX; use IO::Select;
+	my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $ARGV[0]) or die "connect: $!\n";
+	my $sel = IO::Select->new($s);
+	my $got = "";
+	my $read = sub { # until RE matches or 5 s
+		my ($re) = @_;
+		for (my $n = 100; $n > 0 && $got !~ $re; $n--) {
+			next unless $sel->can_read(0.05);
+			my $r = sysread($s, my $chunk, 4096);
+			if (!$r) { $got .= "<EOF>\n"; last }
+			$got .= $chunk;
+		}
+	};
+	syswrite($s, "ACQUIRE 5000\n");
+	$read->(qr/^GRANTED .*\n/m);
+	syswrite($s, "INJECT pause 700\nRELEASE\n") if $got =~ /^GRANTED/m;
+	$read->(qr/^GRANTED .*\n(.*\n){3}/m);
+	print $got;' "$T/state/node-1.sock")
+replies=$(sed -n '2,4p' <<<"$out" | sed 's/^REVOKED [0-9]*$/REVOKED F/' | paste -sd '|')
+echo "| RELEASE after the lease ran out in the same step: $(paste -sd '|' <<<"$out")"
+[[ $(head -1 <<<"$out") == GRANTED\ * ]] || fail "the client at member 1 was not granted: $out"
+[[ $replies == "OK|REVOKED F|ERR not holding" ]] ||
+	fail "RELEASE read in the step that revoked the grant: replies '$replies' after GRANTED, want 'OK|REVOKED F|ERR not holding' (INJECT's OK, the revoke, the RELEASE)"
+wait_until 2 log_has 1 pause_detected || fail "member 1 did not log pause_detected for the 700 ms stall"
+"$RINGCTL" -c "$CONF" -n 1 run -t 5000 -- true || fail "run at member 1 after the stall exited $?"
+
+pass "exit 70 on lease loss ($LEASE_MS ms), 75 on -t, CMD's own status otherwise; RELEASE after a revoke in its step: ERR not holding"

@@ -1,6 +1,8 @@
 /* hostile: attacks a ring on 127.0.0.1 with every datagram SPEC.md "Hostile
  * input" says a member must drop and count, predicting the counter each lands
- * in, and its control sockets with junk. Driven by test/security/t_*.sh. */
+ * in, and its control sockets with junk; or (--stranger) stands on a down
+ * member's port and answers its peers' EPOCH_QUERY with a forged epoch.
+ * Driven by test/security/t_*.sh. */
 #define _DEFAULT_SOURCE /* AF_PACKET, IPPROTO_RAW and strdup under -std=c11 */
 
 #include <arpa/inet.h>
@@ -50,13 +52,14 @@ enum bucket {
 	B_MISMATCH,  /* config_mismatches: a member's address, another fingerprint */
 	B_VERSION,   /* version_mismatches: our magic, another wire version, from anyone */
 	B_UNCOUNTED, /* dropped without any counter (a STATUS_REQ that is not one) */
+	B_ANSWERED,  /* a good STATUS_REQ: answered, as for ringctl ring */
 	B_ACCEPTED,  /* reaches the protocol: must never happen for an attack */
 	B_COUNT
 };
 
 static const char *const bucket_name[B_COUNT] = {"auth_failures", "bad_packets",
 						 "config_mismatches", "version_mismatches",
-						 "uncounted", "accepted"};
+						 "uncounted", "answered", "accepted"};
 
 #define KINDS(X)                                                                          \
 	X(RANDOM, "random", "random bytes, 0..400 long")                                  \
@@ -81,7 +84,10 @@ static const char *const bucket_name[B_COUNT] = {"auth_failures", "bad_packets",
 	X(REPLAY_TS, "replay_ts", "captured datagram, timestamp changed, original source") \
 	X(REPLAY_CROSS, "replay_cross", "captured datagram to B, sent from its sender to C") \
 	X(REPLAY_OLD, "replay_old", "captured datagram, once its sender sent a 2.1 s newer one") \
-	X(REPLAY_GAP, "replay_gap", "captured datagram, once 100 newer came from its sender, within 1.5 s")
+	X(REPLAY_GAP, "replay_gap", "captured datagram, once 100 newer came from its sender, within 1.5 s") \
+	X(EACH_TYPE, "each_type", "every message type in turn, well-formed, sealed with the key, from an ephemeral port") \
+	X(PROVOKE_QUERY, "provoke_query", "HEARTBEAT epoch 0xffffffff from a member's address, sealed: refused as a jump, starts a catch-up EPOCH_QUERY") \
+	X(EPOCH_NONCE, "epoch_nonce", "EPOCH_REPLY with a sniffed query's real nonce, epoch 0xffffffff, +2^16+1 or +256 generations; garbage MAC, other key, or sealed from a stranger")
 
 enum kind {
 #define KIND_ENUM_(name, word, help) K_##name,
@@ -135,6 +141,8 @@ struct ctx {
 	uint64_t sent_hash[SENT_MAX];
 	size_t n_sent_hash;
 	uint32_t pair_count[RING_MAX_MEMBERS][RING_MAX_MEMBERS]; /* captured, src x dst */
+	uint32_t epoch_of[RING_MAX_MEMBERS]; /* each member's stored epoch, at start */
+	uint64_t nonces; /* EPOCH_QUERY nonces sniffed for epoch_nonce */
 };
 
 static void nap_us(uint64_t us)
@@ -178,6 +186,48 @@ static uint64_t fnv(const uint8_t *p, size_t len)
 
 /* ---- what the member will do with it (daemon.c udp_cb, node.c on_datagram) ---- */
 
+/* The highest epoch among the fields node.c epochs_ok() bounds (§4.2); 0
+ * for the types it lets through unbounded (EPOCH_REPLY among them). */
+static uint32_t bounded_epoch(const struct ring_msg *m)
+{
+	uint32_t e[3] = {0, 0, 0};
+	switch (m->type) {
+	case RING_MSG_TOKEN:
+		e[0] = m->u.token.epoch;
+		break;
+	case RING_MSG_TOKEN_ACK:
+		e[0] = m->u.token_ack.epoch, e[1] = m->u.token_ack.known_epoch;
+		break;
+	case RING_MSG_HEARTBEAT:
+		e[0] = m->u.heartbeat.epoch;
+		break;
+	case RING_MSG_ELECTION:
+		e[0] = m->u.election.max_epoch;
+		break;
+	case RING_MSG_JOIN:
+		e[0] = m->u.join.epoch, e[1] = m->u.join.refused.epoch;
+		break;
+	case RING_MSG_LEAVE:
+		e[0] = m->u.leave.epoch, e[1] = m->u.leave.accepted.epoch;
+		e[2] = m->u.leave.refused.epoch;
+		break;
+	case RING_MSG_WANT:
+		e[0] = m->u.want.epoch;
+		break;
+	default:
+		break;
+	}
+	uint32_t top = e[0] > e[1] ? e[0] : e[1];
+	return top > e[2] ? top : e[2];
+}
+
+/* Whether node.c would refuse epoch E at a member whose epoch is MINE as
+ * further ahead than a datagram may jump (RING_GEN_JUMP generations). */
+static bool jumps(uint32_t e, uint32_t mine)
+{
+	return e != 0 && (e >> 8) > (mine >> 8) + 0x10000u;
+}
+
 /* SRC: member index of the source address, or -1 for a stranger. MAC_OK:
  * the trailer is a valid, fresh, never-seen seal under the ring's key (only
  * meaningful when the ring is keyed). */
@@ -198,7 +248,7 @@ static enum bucket predict(const struct ctx *c, const uint8_t *buf, size_t len, 
 		return B_VERSION;
 	if (n > 3 && buf[3] == RING_MSG_STATUS_REQ)
 		/* answer_status() answers a good one and drops the rest silently */
-		return rc == 0 && m.fingerprint == c->fp ? B_ACCEPTED : B_UNCOUNTED;
+		return rc == 0 && m.fingerprint == c->fp ? B_ANSWERED : B_UNCOUNTED;
 	if (rc < 0 || src < 0)
 		return B_BAD;
 	if (m.fingerprint != c->fp)
@@ -206,6 +256,8 @@ static enum bucket predict(const struct ctx *c, const uint8_t *buf, size_t len, 
 	uint16_t src_id = c->l->members[src].id, dst_id = c->l->members[dst].id;
 	if (m.from != src_id || src_id == dst_id || (m.to != 0 && m.to != dst_id))
 		return B_BAD;
+	if (jumps(bounded_epoch(&m), c->epoch_of[dst]))
+		return B_BAD; /* bad_packet(-RING_EJUMP), and a catch-up query */
 	return B_ACCEPTED;
 }
 
@@ -358,9 +410,12 @@ static size_t other_member(struct ctx *c, size_t dst)
 static const enum ring_msg_type member_types[] = {
 	RING_MSG_TOKEN, RING_MSG_TOKEN_ACK, RING_MSG_HEARTBEAT, RING_MSG_ELECTION,
 	RING_MSG_ELECTION_ACK, RING_MSG_JOIN, RING_MSG_LEAVE, RING_MSG_EPOCH_QUERY,
-	RING_MSG_EPOCH_REPLY, RING_MSG_WANT,
+	RING_MSG_EPOCH_REPLY, RING_MSG_WANT, RING_MSG_STATUS_RESP,
 };
 #define N_MEMBER_TYPES (sizeof member_types / sizeof member_types[0])
+/* Every type of RING_MSG_TYPES, numbered 1..N_WIRE_TYPES. */
+#define RING_MSG_COUNT_(name, code, str) +1
+#define N_WIRE_TYPES (0 RING_MSG_TYPES(RING_MSG_COUNT_))
 
 /* A well-formed message of TYPE from FROM to TO, with fields that would
  * hurt if a member believed them: epochs near the top, every member alive. */
@@ -418,6 +473,12 @@ static int craft(struct ctx *c, enum ring_msg_type type, uint16_t from, uint16_t
 		m.u.status_req.nonce = rnd(c);
 		break;
 	case RING_MSG_STATUS_RESP:
+		/* What a member answers ringctl, claiming the token at the top. */
+		m.u.status_resp = (struct ring_msg_status_resp){
+			.nonce = rnd(c), .state = 2 /* holding */, .flags = RING_STATUS_HAS_TOKEN,
+			.successor = to, .epoch = high, .fence = (uint64_t)high << 32 | 1,
+			.seen_ms = 0, .queued = 1, .alive = all};
+		m.u.status_resp.counters.cs_entries = 1;
 		break;
 	}
 	return ring_wire_encode(&m, buf, cap);
@@ -455,6 +516,28 @@ static size_t other_key_mac(struct ctx *c, uint8_t *buf, size_t len)
 	ring_put_be64(buf + len, ring_wall_us());
 	crypto_auth(buf + len + 8, buf, len + 8, c->other_key);
 	return len + RING_AUTH_TRAILER;
+}
+
+/* A HEARTBEAT of epoch 0xffffffff from member SRC to DST, sealed when the
+ * ring is keyed: an epoch beyond reach from a member, which DST refuses
+ * as a jump and answers by asking the others what they know (a catch-up
+ * EPOCH_QUERY, §5.3), whose nonce travels in clear for epoch_nonce. */
+static size_t craft_provoke(struct ctx *c, size_t src, size_t dst, uint8_t *buf, size_t cap)
+{
+	struct ring_msg m = {.type = RING_MSG_HEARTBEAT, .from = c->l->members[src].id,
+			     .to = c->l->members[dst].id, .fingerprint = c->fp};
+	m.u.heartbeat.epoch = UINT32_MAX;
+	m.u.heartbeat.seq = 1;
+	for (size_t j = 0; j < c->l->n; j++)
+		ring_set_add(&m.u.heartbeat.alive, j);
+	int n = ring_wire_encode(&m, buf, cap);
+	size_t len = n > 0 ? (size_t)n : 0;
+	/* Sealed now, not SPOOF_AGE_US ago: it must pass the replay window
+	 * of a busy sender's slot to reach the core (an old timestamp is
+	 * refused once the slot's 64 are newer). One now-sealed datagram
+	 * cannot make the member's own look like replays: they are newer,
+	 * or older but not older than its 64th newest. */
+	return c->keyed ? seal(c, buf, len, cap) : len;
 }
 
 static void attack_kind(struct ctx *c, enum kind k)
@@ -569,6 +652,22 @@ static void attack_kind(struct ctx *c, enum kind k)
 			if (c->keyed)
 				len = seal(c, buf, len, sizeof buf), mac_ok = true;
 			break;
+		case K_EACH_TYPE:
+			/* Every type of wire.h in turn (STATUS_REQ from id 0, as
+			 * ringctl sends it): well-formed, but from no member. */
+			t = (enum ring_msg_type)(RING_MSG_TOKEN + i % N_WIRE_TYPES);
+			n = craft(c, t, t == RING_MSG_STATUS_REQ ? 0 : some, to, c->fp, buf, sizeof buf);
+			len = (size_t)n;
+			if (c->keyed)
+				len = seal(c, buf, len, sizeof buf), mac_ok = true;
+			break;
+		case K_PROVOKE_QUERY:
+			if (l->n < 2)
+				continue;
+			src = (long)other_member(c, dst);
+			len = craft_provoke(c, (size_t)src, dst, buf, sizeof buf);
+			mac_ok = true;
+			break;
 		case K_STATUS_JUNK:
 			n = craft(c, RING_MSG_STATUS_REQ, 0, to, i % 2 ? c->other_fp : c->fp, buf,
 				  sizeof buf);
@@ -606,7 +705,7 @@ static bool sent_by_us(const struct ctx *c, const uint8_t *buf, size_t len)
 
 /* Reads one IPv4/UDP packet from the capture socket that went from one
  * member's port to another's: what the ring itself sent. */
-static bool capture_one(struct ctx *c, int cap, struct captured *out)
+static bool capture_one(struct ctx *c, int cap, struct captured *out, size_t min_len)
 {
 	uint8_t pkt[20 + 60 + 8 + CAPTURE_MAX];
 	struct sockaddr_ll sll;
@@ -627,7 +726,7 @@ static bool capture_one(struct ctx *c, int cap, struct captured *out)
 	if (s < 0 || d < 0 || ulen < 8 || ihl + ulen > (size_t)n)
 		return false;
 	size_t len = ulen - 8;
-	if (len < RING_AUTH_TRAILER + RING_WIRE_HEADER || len > CAPTURE_MAX)
+	if (len < min_len || len > CAPTURE_MAX)
 		return false;
 	if (sent_by_us(c, udp + 8, len))
 		return false;
@@ -706,7 +805,7 @@ static int replay(struct ctx *c, uint64_t limit_us)
 		struct pollfd pfd = {.fd = cap, .events = POLLIN};
 		if (poll(&pfd, 1, 100) <= 0)
 			continue;
-		if (!capture_one(c, cap, &p))
+		if (!capture_one(c, cap, &p, RING_AUTH_TRAILER + RING_WIRE_HEADER))
 			continue;
 		captured++;
 		if (c->only >= 0 && p.dst != (size_t)c->only)
@@ -786,6 +885,231 @@ static int replay(struct ctx *c, uint64_t limit_us)
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- EPOCH_REPLY with the real nonce ---- */
+
+/* A member's EPOCH_QUERY nonce travels in clear (§5.3), so whoever sees one
+ * can answer it. Captures the queries on lo, provoking a catch-up query
+ * from each member (provoke_query's datagram, every 0.5 s for at most
+ * 3 s) until one is seen, then answers each member's nonce from another
+ * member's address with wild epochs: 0xffffffff; 2^16 + 1 generations above
+ * its stored epoch (beyond reach); 256 above it (within reach, plausible).
+ * A keyed ring refuses them all at authentication (no MAC, a garbage one,
+ * another ring's key), or, sealed with the ring's key from a stranger's
+ * port, as a bad packet. Returns -1 when no nonce was seen. */
+static int epoch_nonce(struct ctx *c)
+{
+	if (!c->keyed) {
+		fprintf(stderr, "hostile: epoch_nonce skipped: the ring has no secret_file, and "
+			"without one a reply with the real nonce is believed "
+			"(test/security/t_forged_epoch.sh plays that)\n");
+		return 0;
+	}
+	if (c->l->n < 2)
+		return 0;
+	int cap = open_capture();
+	if (cap < 0) {
+		fprintf(stderr, "hostile: capture on lo: %s (needs root)\n", strerror(-cap));
+		return -1;
+	}
+	static uint8_t buf[UDP_MAX];
+	uint64_t nonce[RING_MAX_MEMBERS] = {0};
+	bool have[RING_MAX_MEMBERS] = {false};
+	size_t victims[RING_MAX_MEMBERS], n_victims = 0;
+	for (size_t v = 0; v < c->l->n; v++) {
+		if (c->only >= 0 && v != (size_t)c->only)
+			continue;
+		uint64_t until = ring_mono_us() + 3000000u, next = 0;
+		while (!have[v] && ring_mono_us() < until) {
+			if (ring_mono_us() >= next) {
+				size_t src = other_member(c, v);
+				size_t len = craft_provoke(c, src, v, buf, sizeof buf);
+				send_one(c, K_PROVOKE_QUERY, (long)src, v, buf, len, true);
+				next = ring_mono_us() + 500000u;
+			}
+			struct pollfd pfd = {.fd = cap, .events = POLLIN};
+			if (poll(&pfd, 1, 50) <= 0)
+				continue;
+			struct captured p;
+			for (int k = 0; k < 256 && capture_one(c, cap, &p, RING_WIRE_HEADER); k++) {
+				size_t body = p.len;
+				if (c->keyed && body >= RING_AUTH_TRAILER)
+					body -= RING_AUTH_TRAILER;
+				struct ring_msg m;
+				if (ring_wire_decode(p.buf, body, &m) != 0 ||
+				    m.type != RING_MSG_EPOCH_QUERY)
+					continue;
+				if (!have[p.src]) {
+					c->nonces++;
+					if (c->verbose)
+						fprintf(stderr, "hostile: member %u asks, nonce %" PRIu64 "\n",
+							c->l->members[p.src].id, m.u.epoch_query.nonce);
+				}
+				nonce[p.src] = m.u.epoch_query.nonce;
+				have[p.src] = true;
+			}
+		}
+		if (have[v])
+			victims[n_victims++] = v;
+	}
+	close(cap);
+	for (size_t i = 0; i < c->n_each && n_victims > 0; i++) {
+		size_t v = victims[i % n_victims];
+		size_t src = other_member(c, v);
+		uint32_t mine = c->epoch_of[v] == UINT32_MAX ? 0x100u : c->epoch_of[v];
+		uint32_t wild[3] = {UINT32_MAX, mine + ((0x10000u + 1u) << 8), mine + (0x100u << 8)};
+		struct ring_msg m = {.type = RING_MSG_EPOCH_REPLY, .from = c->l->members[src].id,
+				     .to = c->l->members[v].id, .fingerprint = c->fp};
+		m.u.epoch_reply.nonce = nonce[v];
+		m.u.epoch_reply.epoch = wild[(i / n_victims) % 3];
+		int n = ring_wire_encode(&m, buf, sizeof buf);
+		if (n < 0)
+			continue;
+		size_t len = (size_t)n;
+		long from = (long)src;
+		bool mac_ok = false;
+		switch ((i / n_victims / 3) % 4) {
+		case 0:
+			break; /* no trailer */
+		case 1:
+			len = garbage_mac(c, buf, len);
+			break;
+		case 2:
+			len = other_key_mac(c, buf, len);
+			break;
+		default: /* the ring's key, but from no member's address */
+			len = seal(c, buf, len, sizeof buf);
+			mac_ok = true;
+			from = -1;
+			break;
+		}
+		send_one(c, K_EPOCH_NONCE, from, v, buf, len, mac_ok);
+	}
+	printf("hostile-nonce: members=%zu nonces=%" PRIu64 "\n", n_victims, c->nonces);
+	if (n_victims == 0) {
+		fprintf(stderr, "hostile: epoch_nonce: no EPOCH_QUERY seen on lo in 3 s per member\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- a stranger on a down member's port (--stranger) ---- */
+
+/* EPOCH_REPLY (NONCE, EPOCH) from member IDX, through FD bound to its
+ * port, to member Q; with a garbage MAC when the ring is keyed. */
+static bool stranger_reply(struct ctx *c, int fd, size_t idx, size_t q, uint64_t nonce,
+			   uint32_t epoch)
+{
+	static uint8_t out[RING_WIRE_MAX + RING_AUTH_TRAILER];
+	struct ring_msg r = {.type = RING_MSG_EPOCH_REPLY, .from = c->l->members[idx].id,
+			     .to = c->l->members[q].id, .fingerprint = c->fp};
+	r.u.epoch_reply = (struct ring_msg_epoch_reply){.nonce = nonce, .epoch = epoch};
+	int len = ring_wire_encode(&r, out, RING_WIRE_MAX);
+	if (len <= 0)
+		return false;
+	size_t w = (size_t)len;
+	if (c->keyed)
+		w = garbage_mac(c, out, w);
+	return sendto(fd, out, w, 0, (struct sockaddr *)&c->member[q], sizeof c->member[q]) ==
+	       (ssize_t)w;
+}
+
+/* Binds member IDX's port, which must be free (the member down), and answers
+ * every EPOCH_QUERY that comes from a member with its own nonce and
+ * EPOCH: to the querier, this is member IDX answering. With LATE_FILE,
+ * answers nothing until LATE_FILE exists, then answers each querier's
+ * latest nonce once and returns: a late reply, for a member that has
+ * stopped asking. Stops when UNTIL_FILE exists or after SECONDS. Prints a
+ * line per reply and a summary; returns 0, or 1 when the port is taken. */
+static int stranger(struct ctx *c, size_t idx, uint32_t epoch, const char *late_file,
+		    const char *until_file, double seconds)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&c->member[idx], sizeof c->member[idx]) != 0) {
+		fprintf(stderr, "hostile: --stranger: bind 127.0.0.1:%u: %s (is member %u up?)\n",
+			c->l->members[idx].port, strerror(errno), c->l->members[idx].id);
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	printf("hostile-stranger: on 127.0.0.1:%u as member %u, answering epoch %" PRIu32 "%s\n",
+	       c->l->members[idx].port, c->l->members[idx].id, epoch,
+	       late_file ? " late" : "");
+	fflush(stdout);
+	uint64_t nonce[RING_MAX_MEMBERS] = {0};
+	bool asked[RING_MAX_MEMBERS] = {false};
+	unsigned queries = 0, replies = 0;
+	uint64_t until = ring_mono_us() + (uint64_t)(seconds * 1e6);
+	static uint8_t buf[RECV_BUF];
+	bool done = false;
+	while (!done && ring_mono_us() < until && !(until_file && access(until_file, F_OK) == 0)) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		int ready = poll(&pfd, 1, 20);
+		for (int k = 0; ready > 0 && k < 256; k++) {
+			struct sockaddr_in from;
+			socklen_t flen = sizeof from;
+			ssize_t n = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from,
+					     &flen);
+			if (n <= 0)
+				break;
+			long q = member_by_port(c, ntohs(from.sin_port));
+			size_t body = (size_t)n;
+			if (c->keyed && body >= RING_AUTH_TRAILER)
+				body -= RING_AUTH_TRAILER; /* read, not checked: no key */
+			struct ring_msg m;
+			if (q < 0 || (size_t)q == idx || ring_wire_decode(buf, body, &m) != 0 ||
+			    m.type != RING_MSG_EPOCH_QUERY)
+				continue;
+			queries++;
+			nonce[q] = m.u.epoch_query.nonce;
+			asked[q] = true;
+			if (late_file)
+				continue;
+			if (stranger_reply(c, fd, idx, (size_t)q, nonce[q], epoch)) {
+				replies++;
+				printf("hostile-stranger: answered member %u nonce %" PRIu64
+				       " epoch %" PRIu32 "\n",
+				       c->l->members[q].id, nonce[q], epoch);
+				fflush(stdout);
+			}
+		}
+		if (!late_file || access(late_file, F_OK) != 0)
+			continue;
+		for (size_t q = 0; q < c->l->n; q++) {
+			if (!asked[q])
+				continue;
+			if (stranger_reply(c, fd, idx, q, nonce[q], epoch)) {
+				replies++;
+				printf("hostile-stranger: late reply to member %u nonce %" PRIu64
+				       " epoch %" PRIu32 "\n",
+				       c->l->members[q].id, nonce[q], epoch);
+			}
+		}
+		done = true;
+	}
+	printf("hostile-stranger: queries=%u replies=%u\n", queries, replies);
+	close(fd);
+	return 0;
+}
+
+/* Each member's stored epoch (state_dir/node-ID.epoch, "epoch N"), for the
+ * predictions and the wild epochs; UINT32_MAX where it cannot be read. */
+static void read_epochs(struct ctx *c)
+{
+	for (size_t i = 0; i < c->l->n; i++) {
+		char path[RING_PATH_MAX + 32];
+		snprintf(path, sizeof path, "%s/node-%u.epoch", c->conf.state_dir,
+			 c->l->members[i].id);
+		c->epoch_of[i] = UINT32_MAX;
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		unsigned long e;
+		if (fscanf(f, "epoch %lu", &e) == 1 && e <= UINT32_MAX)
+			c->epoch_of[i] = (uint32_t)e;
+		fclose(f);
+	}
 }
 
 /* ---- the control socket ---- */
@@ -1004,6 +1328,8 @@ static void usage(FILE *out)
 		"usage: hostile -c CONFIG [-N COUNT] [--only ID] [--kinds K,K...|--skip K,K...]\n"
 		"               [--seed S] [--control] [--no-udp] [--replay-s S] [-v]\n"
 		"       hostile -c CONFIG --only ID --hold N UNTIL_FILE\n"
+		"       hostile -c CONFIG --stranger ID --reply-epoch E [--late FILE] [--until FILE]\n"
+		"               [--seconds S]\n"
 		"       hostile --list\n\n"
 		"Attacks the ring of CONFIG on 127.0.0.1 (as root: raw and packet sockets)\n"
 		"with COUNT datagrams of each kind (default 100) and, with --control, every\n"
@@ -1016,7 +1342,11 @@ static void usage(FILE *out)
 		"and one hostile-kind: line per kind with the same fields. --list: the kinds.\n"
 		"The replays capture the ring's traffic for at most --replay-s seconds (15).\n"
 		"--hold opens N connections to member ID's control socket and keeps them\n"
-		"until UNTIL_FILE exists (at most 120 s).\n");
+		"until UNTIL_FILE exists (at most 120 s).\n"
+		"--stranger binds member ID's port (the member down) and answers every\n"
+		"EPOCH_QUERY from a member with its nonce and epoch E (0xffffffff...);\n"
+		"with --late, nothing until FILE exists, then each querier's latest nonce\n"
+		"once. Until --until FILE exists or S seconds (60) have passed.\n");
 }
 
 /* --kinds K,K (only those) or, with SKIP, --skip K,K (all but those). */
@@ -1054,7 +1384,10 @@ int main(int argc, char **argv)
 	bool control = false, udp = true;
 	size_t hold = 0;
 	const char *hold_until = NULL;
-	double replay_s = 15;
+	double replay_s = 15, seconds = 60;
+	long stranger_id = -1;
+	unsigned long long reply_epoch = UINT32_MAX;
+	const char *late_file = NULL, *until_file = NULL;
 	c->n_each = 100;
 	c->only = -1;
 	long only_id = -1;
@@ -1087,6 +1420,16 @@ int main(int argc, char **argv)
 			hold = strtoul(v, NULL, 10);
 			hold_until = argv[i + 2];
 			i += 2;
+		} else if (strcmp(a, "--stranger") == 0 && v) {
+			stranger_id = strtol(v, NULL, 10), i++;
+		} else if (strcmp(a, "--reply-epoch") == 0 && v) {
+			reply_epoch = strtoull(v, NULL, 0), i++;
+		} else if (strcmp(a, "--late") == 0 && v) {
+			late_file = v, i++;
+		} else if (strcmp(a, "--until") == 0 && v) {
+			until_file = v, i++;
+		} else if (strcmp(a, "--seconds") == 0 && v) {
+			seconds = strtod(v, NULL), i++;
 		} else if (strcmp(a, "--control") == 0) {
 			control = true;
 		} else if (strcmp(a, "--no-udp") == 0) {
@@ -1099,7 +1442,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!config || c->n_each == 0 || c->n_each > 100000 || replay_s <= 0 || replay_s > 120 ||
-	    (hold_until && (hold == 0 || hold > 100000 || only_id < 0))) {
+	    (hold_until && (hold == 0 || hold > 100000 || only_id < 0)) ||
+	    reply_epoch > UINT32_MAX || !(seconds > 0 && seconds <= 600)) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -1148,6 +1492,15 @@ int main(int argc, char **argv)
 		c->rng = 1;
 	if (hold_until)
 		return hold_control(c, (size_t)c->only, hold, hold_until) > 0 ? 0 : 1;
+	if (stranger_id >= 0) {
+		int idx = stranger_id <= 65535 ? ring_layout_index(c->l, (uint16_t)stranger_id) : -1;
+		if (idx < 0) {
+			fprintf(stderr, "hostile: no member %ld\n", stranger_id);
+			return EXIT_USAGE;
+		}
+		return stranger(c, (size_t)idx, (uint32_t)reply_epoch, late_file, until_file, seconds);
+	}
+	read_epochs(c);
 	printf("hostile: ring \"%s\", %zu members, %s, seed %" PRIu64 ", %zu of each kind%s\n",
 	       c->l->name, c->l->n, c->keyed ? "keyed" : "no secret_file", c->rng, c->n_each,
 	       c->only >= 0 ? " (one member)" : "");
@@ -1174,9 +1527,16 @@ int main(int argc, char **argv)
 				fprintf(stderr, "hostile: nothing listens on 127.0.0.1:%u (member %u)\n",
 					c->l->members[i].port, c->l->members[i].id);
 		}
-		for (size_t k = 0; k < K_COUNT; k++)
-			if (c->want[k])
+		for (size_t k = 0; k < K_COUNT; k++) {
+			if (!c->want[k])
+				continue;
+			if (k == K_EPOCH_NONCE) {
+				if (epoch_nonce(c) < 0)
+					rc = 1;
+			} else {
 				attack_kind(c, (enum kind)k);
+			}
+		}
 		if (replay(c, (uint64_t)(replay_s * 1e6)) < 0)
 			rc = 1;
 	}

@@ -3,7 +3,10 @@
 # 5-member ring under a fenced workload is attacked by build/hostile with
 # every kind of bad datagram — random, short, long, unknown version and
 # type, another ring's, forged without the key, sealed from a non-member,
-# captured and replayed — and every control socket with junk. Then: every
+# every message type of ring/wire.h well-formed, captured and replayed,
+# EPOCH_REPLY with the real nonce of a sniffed EPOCH_QUERY (provoked by an
+# epoch beyond reach) and a wild epoch — and every control socket with
+# junk. Then: every
 # member still runs, the ring answers with at most one holder, grants go
 # on, each kind landed in the counter the code puts it in, no fence was
 # granted twice (ringctl trace) and the fenced file only grew.
@@ -181,6 +184,20 @@ for k in bad_type_keyed other_ring_ourkey keyed_stranger replay_cross; do
 done
 s=$(kv other_ring_member sent) c=$(kv other_ring_member config_mismatches)
 [[ -z $s ]] || ((s == c)) || fail "other_ring_member: $s sent but $c predicted as config mismatches"
+# Every type of wire.h, well-formed from no member: bad packets, but for
+# STATUS_REQ, which is answered (ringctl ring is a stranger too).
+s=$(kv each_type sent) b=$(kv each_type bad_packets) a=$(kv each_type answered)
+((s > 0 && s == b + a)) || fail "each_type: $s sent, $b predicted as bad packets and $a answered"
+n_types=$(grep '^  each_type ' "$T/hostile.out" | sed 's/.*by type://' | wc -w)
+((n_types == 2 * 12)) || fail "each_type: only $((n_types / 2)) of the 12 message types sent: $(grep '^  each_type ' "$T/hostile.out")"
+s=$(kv provoke_query sent) b=$(kv provoke_query bad_packets)
+((s > 0 && s == b)) || fail "provoke_query: $s sent but $b predicted as bad packets (an epoch beyond reach)"
+# EPOCH_REPLY with the real nonce: refused at authentication, or from a
+# stranger's port as a bad packet; never believed (the epochs, below).
+nonces=$(sed -n 's/^hostile-nonce: .* nonces=\([0-9]*\).*/\1/p' "$T/hostile.out")
+((${nonces:-0} == MEMBERS)) || fail "epoch_nonce: EPOCH_QUERY nonces sniffed from ${nonces:-0} of $MEMBERS members"
+s=$(kv epoch_nonce sent) a=$(kv epoch_nonce auth_failures) b=$(kv epoch_nonce bad_packets)
+((s > 0 && s == a + b)) || fail "epoch_nonce: $s sent, $a predicted as auth failures and $b as bad packets"
 # ---- the control sockets ----
 while read -r line; do
 	[[ $line == *" mode=0600 "* ]] || fail "control socket not mode 0600: $line"
@@ -207,6 +224,10 @@ fi
 say "ringctl ring: $MEMBERS of $MEMBERS answer, at most $max_holding holding"
 epochs=$(jq '[.[].epoch] | max' "$T/after.json")
 ((epochs < 4278190080)) || fail "a member's epoch is $epochs: a forged epoch (0xffffff00+) was believed"
+# epoch_nonce's wild epochs are 2^16 + 1 and 256 generations above a
+# member's epoch: none may have been adopted either.
+e0=$(jq '[.[].epoch] | max' "$T/before.json")
+(((epochs >> 8) - (e0 >> 8) < 256)) || fail "the ring's epoch went from $e0 to $epochs over the attack: a forged EPOCH_REPLY was believed"
 grants_since() { (($(fenced_lines "$FENCED") >= lines_after_attack + 25)); }
 wait_until 30 grants_since || fail "fewer than 25 grants in the 30 s after the attack ($(fenced_lines "$FENCED") lines, $lines_after_attack at its end)"
 say "grants continue: $(fenced_lines "$FENCED") in the fenced file ($lines_after_attack at the attack's end)"
