@@ -756,7 +756,8 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	rc = ring_ctl_server_new(&d->ctl, d->base, conf->control[d->me], id, &h, log, err, errlen);
 	if (rc == 0 && conf->metrics[d->me].port)
 		rc = ring_metrics_http_new(&d->http, d->base, conf->metrics[d->me].host,
-					   conf->metrics[d->me].port, ctl_metrics, d, err, errlen);
+					   conf->metrics[d->me].port, ctl_metrics, d, log, err,
+					   errlen);
 	if (rc < 0 ||
 	    (rc = ring_net_open_ring(d->layout, d->me, d->peer, &d->udp_fd, err, errlen)) < 0)
 		return rc;
