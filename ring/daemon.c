@@ -282,7 +282,15 @@ static void carry_out(struct ring_daemon *d)
 			break;
 		case RING_ACTION_FATAL:
 			/* The core cannot go on without repeating an epoch or
-			 * acting on one it did not store: a crash is safe. */
+			 * acting on one it did not store: a crash is safe. A
+			 * FATAL stands alone in its update, so the core's own
+			 * epoch_exhausted line went with the rest: say it here. */
+			if (a->u.fatal.reason == -RING_EEXHAUSTED) {
+				struct ring_status st;
+				ring_node_status(d->node, now_us(d), &st);
+				struct ring_log_field f = RING_LF_N("epoch", st.epoch);
+				ring_log_emit(d->log, "epoch_exhausted", false, &f, 1);
+			}
 			snprintf(d->fatal_msg, sizeof d->fatal_msg, "protocol core stopped: %s%s",
 				 ring_strerror(a->u.fatal.reason),
 				 a->u.fatal.reason == -RING_EEXHAUSTED
