@@ -338,7 +338,8 @@ static void print_ring(const struct ring_conf *conf, const struct ring_status_po
 		printf("ring \"%s\": %zu of %zu members answer, ", l->name, ring_status_poll_answered(p),
 		       l->n);
 		if (keyed)
-			printf("datagrams authenticated (%s)\n", conf->secret_file);
+			printf("datagrams authenticated (%s%s)\n",
+			       conf->auto_key ? "the ring's own key " : "", conf->secret_file);
 		else
 			printf("datagrams NOT authenticated (%s)\n", ring_conf_auth_off_reason(conf));
 		printf("  %5s  %-22s %-10s %10s %16s %9s %10s  %s\n", "id", "address", "state", "epoch",
