@@ -181,26 +181,25 @@ int ring_state_dir_openat(const struct ring_state_dir *d, const char *name, int 
 		return -RING_EIO;
 	}
 	struct stat st;
-	const char *why = NULL;
-	if (fstat(fd, &st) != 0)
-		why = strerror(errno);
-	else if (!S_ISREG(st.st_mode))
-		why = "not a regular file; refusing it";
-	else if (st.st_uid != geteuid())
-		why = "owned by another user; refusing it";
-	else if (st.st_mode & (S_IWGRP | S_IWOTH))
-		why = "writable by group or others; refusing it";
-	if (why) {
+	int rc = 0;
+	if (fstat(fd, &st) != 0) {
+		snprintf(err, errlen, "%s/%s: %s", d->path, name, strerror(errno));
+		rc = -RING_EIO;
+	} else if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s/%s: not a regular file; refusing it", d->path, name);
+		rc = -RING_ECONFIG;
+	} else if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s/%s: owned by uid %u, not %u (ringd's user); refusing it",
+			 d->path, name, (unsigned)st.st_uid, (unsigned)geteuid());
+		rc = -RING_ECONFIG;
+	} else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(err, errlen, "%s/%s: mode %04o lets others write it; refusing it", d->path,
+			 name, (unsigned)(st.st_mode & 07777));
+		rc = -RING_ECONFIG;
+	}
+	if (rc < 0) {
 		close(fd);
-		if (S_ISREG(st.st_mode) && st.st_uid != geteuid())
-			snprintf(err, errlen, "%s/%s: owned by uid %u, not %u (ringd's user); refusing it",
-				 d->path, name, (unsigned)st.st_uid, (unsigned)geteuid());
-		else if (S_ISREG(st.st_mode) && (st.st_mode & (S_IWGRP | S_IWOTH)))
-			snprintf(err, errlen, "%s/%s: mode %04o lets others write it; refusing it",
-				 d->path, name, (unsigned)(st.st_mode & 07777));
-		else
-			snprintf(err, errlen, "%s/%s: %s", d->path, name, why);
-		return -RING_ECONFIG;
+		return rc;
 	}
 	return fd;
 }
