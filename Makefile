@@ -40,8 +40,10 @@ HIREDIS_LIBS   := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredi
 # link it alone, so the build itself keeps the core pure.
 CORE_SRC  = ring/err.c ring/layout.c ring/wire.c ring/node.c
 # Libevent-free code ringd and ringctl share: the INI file (inih), the control
-# protocol, the log, the fenced resource, datagram auth (libsodium), addresses.
-TOOL_SRC  = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c ring/net.c
+# protocol, the log, the fenced resource, datagram auth (libsodium), addresses,
+# and the owner and mode checks of state_dir and control sockets.
+TOOL_SRC  = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c ring/net.c \
+	    ring/state_dir.c
 # ringctl trace, on jansson.
 TRACE_SRC = ring/trace.c ring/trace_faults.c
 # ringctl follow and timeline: the JSON log reader and the two views, on jansson.
@@ -63,7 +65,7 @@ VERSION_SRC = ring/version.c
 # suite; the simulator and compare run cores on the one test cluster.
 UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c test/simcheck.c \
 	   test/test_wire.c test/test_node.c test/test_layout.c test/test_fence_file.c \
-	   test/test_epoch_store.c test/test_inject.c test/test_log.c test/test_metrics.c test/test_watch.c test/test_status_poll.c test/test_net.c test/test_sd_notify.c test/test_conf.c test/test_control.c \
+	   test/test_epoch_store.c test/test_state_dir.c test/test_inject.c test/test_log.c test/test_metrics.c test/test_watch.c test/test_status_poll.c test/test_net.c test/test_sd_notify.c test/test_conf.c test/test_control.c \
 	   test/test_trace.c test/test_logview.c test/test_auth.c test/test_simcheck.c test/test_rules_token.c \
 	   test/test_rules_members.c test/test_rules_election.c \
 	   test/test_rules_park.c test/test_review_park.c test/test_review_laps.c \

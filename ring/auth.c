@@ -51,18 +51,30 @@ static bool key_text(const char *buf, size_t n, size_t *at)
 
 /* Keys from PATH into KEY; the key is BLAKE2b of the line, so any text line
  * of at least 32 bytes (hex, base64, a passphrase) serves. */
-static int read_keys(const char *path, unsigned char key[][crypto_auth_KEYBYTES],
-		     size_t *nkeys, char *err, size_t errlen)
+static int read_keys(int dirfd, const char *name, const char *path,
+		     unsigned char key[][crypto_auth_KEYBYTES], size_t *nkeys, char *err,
+		     size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* In a folder of ours (the auto key in state_dir) the file is ours
+	 * and never reached through a link; a secret_file the operator
+	 * named may be a link they made. */
+	bool in_ours = dirfd != AT_FDCWD;
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | (in_ours ? O_NOFOLLOW : 0));
 	if (fd < 0) {
-		snprintf(err, errlen, "secret_file %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "secret_file %s: %s", path,
+			 in_ours && errno == ELOOP ? "a symbolic link; refusing to follow it" : strerror(errno));
 		return -RING_EAUTH;
 	}
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		snprintf(err, errlen, "secret_file %s: not a regular file", path);
+		return -RING_EAUTH;
+	}
+	if (in_ours && st.st_uid != geteuid()) {
+		close(fd);
+		snprintf(err, errlen, "secret_file %s: owned by uid %u, not %u (ringd's user); refusing it",
+			 path, (unsigned)st.st_uid, (unsigned)geteuid());
 		return -RING_EAUTH;
 	}
 	if (st.st_mode & 077) {
@@ -130,6 +142,12 @@ static int read_keys(const char *path, unsigned char key[][crypto_auth_KEYBYTES]
 int ring_auth_load(struct ring_auth **out, const char *path, size_t slots, char *err,
 		   size_t errlen)
 {
+	return ring_auth_load_at(out, AT_FDCWD, path, path, slots, err, errlen);
+}
+
+int ring_auth_load_at(struct ring_auth **out, int dirfd, const char *name, const char *path,
+		      size_t slots, char *err, size_t errlen)
+{
 	*out = NULL;
 	if (sodium_init() < 0) {
 		snprintf(err, errlen, "libsodium failed to initialise");
@@ -141,7 +159,7 @@ int ring_auth_load(struct ring_auth **out, const char *path, size_t slots, char 
 		return -RING_ENOMEM;
 	}
 	a->slots = slots;
-	int rc = read_keys(path, a->key, &a->nkeys, err, errlen);
+	int rc = read_keys(dirfd, name, path, a->key, &a->nkeys, err, errlen);
 	if (rc < 0) {
 		ring_auth_free(a);
 		return rc;
@@ -152,9 +170,15 @@ int ring_auth_load(struct ring_auth **out, const char *path, size_t slots, char 
 
 int ring_auth_reload(struct ring_auth *a, const char *path, char *err, size_t errlen)
 {
+	return ring_auth_reload_at(a, AT_FDCWD, path, path, err, errlen);
+}
+
+int ring_auth_reload_at(struct ring_auth *a, int dirfd, const char *name, const char *path,
+			char *err, size_t errlen)
+{
 	unsigned char key[RING_AUTH_KEYS][crypto_auth_KEYBYTES];
 	size_t n;
-	int rc = read_keys(path, key, &n, err, errlen);
+	int rc = read_keys(dirfd, name, path, key, &n, err, errlen);
 	if (rc == 0) {
 		memcpy(a->key, key, sizeof key);
 		a->nkeys = n;
@@ -221,19 +245,35 @@ int ring_auth_open(struct ring_auth *a, const uint8_t *buf, size_t len, size_t s
 	return (int)body;
 }
 
+/* A new key line (64 hex characters and a newline) into LINE. */
+static size_t new_key_line(char line[66])
+{
+	unsigned char raw[32];
+	randombytes_buf(raw, sizeof raw);
+	sodium_bin2hex(line, 65, raw, sizeof raw);
+	sodium_memzero(raw, sizeof raw);
+	line[64] = '\n';
+	return 65;
+}
+
+/* Writes the LEN bytes of LINE to FD and syncs them; 0 or errno. */
+static int write_all(int fd, const char *line, size_t len)
+{
+	ssize_t w = write(fd, line, len);
+	int e = w == (ssize_t)len ? 0 : (w < 0 ? errno : EIO);
+	if (!e && fsync(fd) != 0)
+		e = errno;
+	return e;
+}
+
 int ring_auth_keygen(const char *path, char *err, size_t errlen)
 {
 	if (sodium_init() < 0) {
 		snprintf(err, errlen, "libsodium failed to initialise");
 		return -RING_EAUTH;
 	}
-	unsigned char raw[32];
-	char hex[2 * sizeof raw + 2];
-	randombytes_buf(raw, sizeof raw);
-	sodium_bin2hex(hex, sizeof hex, raw, sizeof raw);
-	sodium_memzero(raw, sizeof raw);
-	size_t len = strlen(hex);
-	hex[len++] = '\n';
+	char hex[66];
+	size_t len = new_key_line(hex);
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		int e = errno;
@@ -242,15 +282,50 @@ int ring_auth_keygen(const char *path, char *err, size_t errlen)
 		sodium_memzero(hex, sizeof hex);
 		return -RING_EIO;
 	}
-	ssize_t w = write(fd, hex, len);
-	int e = w == (ssize_t)len ? 0 : (w < 0 ? errno : EIO);
-	if (!e && fsync(fd) != 0)
-		e = errno;
+	int e = write_all(fd, hex, len);
 	close(fd);
 	sodium_memzero(hex, sizeof hex);
 	if (e) {
 		unlink(path);
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -RING_EIO;
+	}
+	return 0;
+}
+
+int ring_auth_keygen_at(int dirfd, const char *name, const char *path, bool *made, char *err,
+			size_t errlen)
+{
+	*made = false;
+	if (sodium_init() < 0) {
+		snprintf(err, errlen, "libsodium failed to initialise");
+		return -RING_EAUTH;
+	}
+	/* Whole under a name of our own first, then linked to NAME, which
+	 * fails when NAME exists: of members starting at once exactly one
+	 * key wins, and nobody ever reads a key half written. */
+	char tmp[64];
+	snprintf(tmp, sizeof tmp, ".%s.%ld.tmp", name, (long)getpid());
+	unlinkat(dirfd, tmp, 0); /* one of an earlier process with our pid */
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot write a key beside %s: %s", path, strerror(errno));
+		return -RING_EIO;
+	}
+	char hex[66];
+	size_t len = new_key_line(hex);
+	int e = write_all(fd, hex, len);
+	sodium_memzero(hex, sizeof hex);
+	close(fd);
+	if (!e && linkat(dirfd, tmp, dirfd, name, 0) == 0)
+		*made = true;
+	else if (!e && errno != EEXIST)
+		e = errno;
+	unlinkat(dirfd, tmp, 0);
+	if (!e && *made && fsync(dirfd) != 0)
+		e = errno;
+	if (e) {
+		snprintf(err, errlen, "cannot make the ring's key %s: %s", path, strerror(e));
 		return -RING_EIO;
 	}
 	return 0;

@@ -5,6 +5,7 @@
 #ifndef RING_AUTH_H
 #define RING_AUTH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,8 +26,16 @@ struct ring_auth;
 int ring_auth_load(struct ring_auth **out, const char *path, size_t slots, char *err,
 		   size_t errlen);
 
+/* The same for the file NAME in the folder DIRFD (the auto key in
+ * state_dir): opened without following a link, and refused unless it is
+ * the effective uid's. PATH names it in messages. */
+int ring_auth_load_at(struct ring_auth **out, int dirfd, const char *name, const char *path,
+		      size_t slots, char *err, size_t errlen);
+
 /* Reads PATH again (SIGHUP); on error the old keys stay. */
 int ring_auth_reload(struct ring_auth *a, const char *path, char *err, size_t errlen);
+int ring_auth_reload_at(struct ring_auth *a, int dirfd, const char *name, const char *path,
+			char *err, size_t errlen);
 
 void ring_auth_free(struct ring_auth *a);
 
@@ -44,5 +53,14 @@ int ring_auth_open(struct ring_auth *a, const uint8_t *buf, size_t len, size_t s
 /* Writes a new random key file (64 hex characters) at PATH, mode 0600,
  * refusing to overwrite. Returns 0, or -RING_EIO with the reason in ERR. */
 int ring_auth_keygen(const char *path, char *err, size_t errlen);
+
+/* The auto key (docs/security.md, "The ring's own key"): makes the key
+ * file NAME in the folder DIRFD, mode 0600, unless it exists. Safe when
+ * several members start at once: each writes a key under a name of its
+ * own and links it to NAME; exactly one link succeeds (*MADE is then
+ * true), the others find the winner's whole key there. Returns 0, or
+ * -RING_EIO with the reason (naming PATH) in ERR. */
+int ring_auth_keygen_at(int dirfd, const char *name, const char *path, bool *made, char *err,
+			size_t errlen);
 
 #endif

@@ -46,7 +46,7 @@
 	  "a path, or empty", "when set, every datagram is authenticated (HMAC)")      \
 	X(RING, authentication, AUTH, R_(authentication), LITERAL, "auto", 0, 0,       \
 	  "auto, on or off",                                                           \
-	  "auto: secret_file needed unless every member is on loopback; on: always; off: never") \
+	  "auto: secret_file, or on loopback the ring's own key in state_dir; on: secret_file; off: never") \
 	X(RING, state_dir, PATH, R_(state_dir), COMPUTED, "/var/lib/ring/<name>", 1,   \
 	  RING_PATH_MAX - 1, "a path",                                                 \
 	  "durable per-member state (epoch) and control sockets")                      \
@@ -753,9 +753,12 @@ static int fill_members(struct conf_parse *st, const size_t *order)
 
 /* Whether the ring authenticates, decided once for ringd, ringctl and
  * --check. Without a key anyone who can send to a member's port can act as
- * a member (docs/security.md, "Threat model"): that is safe to default to
- * only where nobody else can send, on loopback; a ring that spans a network
- * needs a key or the words authentication = off. */
+ * a member (docs/security.md, "Threat model"), and on a host with other
+ * users that includes loopback: any local user may bind a down member's
+ * port. So a loopback ring without secret_file gets the ring's own key,
+ * made by the first ringd in the state_dir every member shares (readable
+ * by ringd's user alone); a ring that spans a network needs a key copied
+ * to every host, or the words authentication = off. */
 static int decide_authentication(struct conf_parse *st)
 {
 	struct ring_conf *conf = st->conf;
@@ -790,8 +793,24 @@ static int decide_authentication(struct conf_parse *st)
 			    "in [ring], or set authentication = off to run without (docs/security.md)",
 			    node->id, node->host, conf->layout.name, conf->layout.name);
 	}
-	conf->auth = RING_AUTH_OFF_LOOPBACK;
+	int w = snprintf(conf->secret_file, sizeof conf->secret_file, "%s/" RING_AUTO_KEY,
+			 conf->state_dir);
+	if (w < 0 || (size_t)w >= sizeof conf->secret_file) {
+		unsigned line = st->ring_key_line[KEY_state_dir];
+		return fail(st, line ? line : st->ring_line,
+			    "state_dir is too long to hold the ring's key (%s)", RING_AUTO_KEY);
+	}
+	conf->auto_key = true;
+	conf->auth = RING_AUTH_KEYED;
 	return 0;
+}
+
+const char *ring_conf_poll_key(const struct ring_conf *conf)
+{
+	if (!conf->secret_file[0] || (conf->auto_key && access(conf->secret_file, F_OK) != 0 &&
+				      errno == ENOENT))
+		return NULL;
+	return conf->secret_file;
 }
 
 const char *ring_conf_auth_off_reason(const struct ring_conf *conf)
@@ -799,8 +818,6 @@ const char *ring_conf_auth_off_reason(const struct ring_conf *conf)
 	switch (conf->auth) {
 	case RING_AUTH_KEYED:
 		break;
-	case RING_AUTH_OFF_LOOPBACK:
-		return "allowed without a key: every member is on loopback";
 	case RING_AUTH_OFF_CHOSEN:
 		return "authentication = off: anyone who can reach these ports can act as a member";
 	}
@@ -986,10 +1003,25 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 			l->n - l->n / 2, l->n - l->n / 2 == 1 ? "" : "s", l->n - l->n / 2 == 1 ? "s" : "");
 	if (l->quorum != RING_QUORUM_MAJORITY)
 		fprintf(out, "any member may regenerate (quorum none): both sides of a partition may hold a token; fencing keeps the resource safe\n");
-	if (conf->auth == RING_AUTH_KEYED)
+	if (conf->auto_key)
+		fprintf(out, "authentication: on (the ring's own key %s: every member is on loopback and\n"
+			     "  shares this state_dir; the first ringd makes it, ringctl ring and watch read it)\n",
+			conf->secret_file);
+	else if (conf->auth == RING_AUTH_KEYED)
 		fprintf(out, "authentication: on (%s)\n", conf->secret_file);
 	else
 		fprintf(out, "authentication: off (%s)\n", ring_conf_auth_off_reason(conf));
+	if (conf->auth != RING_AUTH_KEYED) {
+		bool loopback = true;
+		for (size_t i = 0; i < l->n; i++)
+			loopback = loopback && ring_conf_host_is_loopback(l->members[i].host);
+		fprintf(out, "warning: the ring has no key: %s can join it by binding a down member's\n"
+			     "  port, and forge tokens and epochs; %s (docs/security.md)\n",
+			loopback ? "any local user (loopback is not private on a shared host)"
+				 : "anyone who can reach these ports",
+			loopback ? "remove authentication = off to get the ring's own key"
+				 : "set secret_file");
+	}
 	fprintf(out, "state_dir: %s; inject: %s\n", conf->state_dir,
 		conf->allow_inject ? "allowed" : "refused");
 	for (size_t i = 0; i < l->n; i++)

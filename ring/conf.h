@@ -20,24 +20,31 @@ struct ring_listen {
 	uint16_t port;
 };
 
-/* The authentication key of [ring]: auto (the default) authenticates when
- * secret_file is set and refuses a ring beyond loopback without one; on
- * always wants secret_file; off runs without, even across a network. */
+/* The authentication key of [ring]: auto (the default) authenticates with
+ * secret_file when it is set, with the ring's own key in state_dir when
+ * every member is on loopback, and refuses a ring beyond loopback without
+ * a secret_file; on always wants secret_file; off runs without, even
+ * across a network. */
 enum ring_conf_auth { RING_CONF_AUTH_AUTO, RING_CONF_AUTH_ON, RING_CONF_AUTH_OFF };
 
 /* What ring_conf_load decided, and why: `ringd --check`, the auth_off log
  * line and `ringctl status` say it (docs/security.md, "Threat model"). */
 enum ring_auth_decision {
-	RING_AUTH_KEYED,        /* secret_file is set: every datagram is authenticated */
-	RING_AUTH_OFF_LOOPBACK, /* no key, allowed: every member is on a loopback address */
-	RING_AUTH_OFF_CHOSEN,   /* authentication = off */
+	RING_AUTH_KEYED,      /* secret_file (or the auto key): every datagram is authenticated */
+	RING_AUTH_OFF_CHOSEN, /* authentication = off */
 };
+
+/* The auto key's name in state_dir (docs/security.md, "The ring's own key"). */
+#define RING_AUTO_KEY "ring.key"
 
 struct ring_conf {
 	struct ring_layout layout;            /* members in ring order */
 	char path[RING_PATH_MAX];             /* the file, as given */
 	char state_dir[RING_PATH_MAX];        /* resolved against the file's folder */
 	char secret_file[RING_PATH_MAX];      /* "" when authentication is off */
+	/* secret_file is STATE_DIR/ring.key, which ringd makes when missing:
+	 * authentication = auto, no secret_file, every member on loopback. */
+	bool auto_key;
 	enum ring_conf_auth authentication;   /* as written */
 	enum ring_auth_decision auth;         /* as decided */
 	bool allow_inject;
@@ -55,8 +62,13 @@ struct ring_conf {
 int ring_conf_load(const char *path, struct ring_conf *conf, char *err, size_t errlen);
 
 /* Why datagrams are not authenticated, one phrase for people and for the
- * auth_off log line; NULL when they are (secret_file is set). */
+ * auth_off log line; NULL when they are (secret_file or the auto key). */
 const char *ring_conf_auth_off_reason(const struct ring_conf *conf);
+
+/* The key ringctl's UDP status poll (ring, watch, lease-advice) seals
+ * with: secret_file; NULL when there is none, or when it is the ring's
+ * own key and no member has made it yet (nobody could answer anyway). */
+const char *ring_conf_poll_key(const struct ring_conf *conf);
 
 /* True when HOST is a loopback address literal (127.0.0.0/8, ::1, or
  * ::ffff:127.x.x.x). Names are not looked up, so "localhost" is not. */

@@ -4,6 +4,7 @@
 #include "ctl_server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "err.h"
+#include "state_dir.h"
 
 #define REPLY_MAX 1024  /* control replies written at once; longer ones (a big STATUS) are queued */
 #define READ_MAX 4096   /* read per wake-up, as much as a bufferevent would take */
@@ -55,7 +57,9 @@ struct ring_ctl_server {
 	struct ring_ctl_handler h;
 	struct ring_log *log;
 	struct evconnlistener *listener;
-	char path[RING_SOCK_MAX];
+	char path[RING_SOCK_MAX];   /* for messages: where clients find it */
+	struct ring_state_dir dir;  /* its folder, checked; entries reached through it */
+	char name[RING_SOCK_MAX];   /* its name in DIR */
 	bool bound;
 	struct client *clients;
 	size_t nclients, max_clients;
@@ -526,13 +530,26 @@ static size_t client_cap(void)
 	return cap > 4096 ? 4096 : cap;
 }
 
+/* Why binding by a path is safe here: DIR was opened without following
+ * its last component and is ours, writable by nobody else, so no other
+ * user can add, remove or swap an entry in it, and the path bound goes
+ * through DIR's own descriptor (/proc/self/fd/N/NAME), so a folder
+ * swapped above it since the check is not the one used either. What is
+ * at NAME already is removed only when it is a socket of ours that does
+ * not answer: a file, a link or a stranger's socket stops the start. */
 static int listen_on(struct ring_ctl_server *s, uint16_t member, char *err, size_t errlen)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", s->path);
+	if (ring_state_dir_at_path(&s->dir, s->name, sun.sun_path, sizeof sun.sun_path) != 0) {
+		snprintf(err, errlen, "control socket %s: path too long", s->path);
+		return -RING_ECONFIG;
+	}
+	int rc = ring_state_dir_socket_check(&s->dir, s->name, err, errlen);
+	if (rc < 0)
+		return rc;
 	/* A socket file left by a crash is removed; one that answers belongs
 	 * to a running member with our id, and two of those must not run. */
-	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int probe = rc == 1 ? socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
 	if (probe >= 0) {
 		if (connect(probe, (struct sockaddr *)&sun, sizeof sun) == 0) {
 			close(probe);
@@ -542,7 +559,8 @@ static int listen_on(struct ring_ctl_server *s, uint16_t member, char *err, size
 		}
 		close(probe);
 	}
-	unlink(s->path);
+	if (rc == 1)
+		unlinkat(s->dir.fd, s->name, 0);
 	mode_t old = umask(0177); /* created 0600: only its owner may drive the lock */
 	s->listener = evconnlistener_new_bind(s->base, accept_cb, s,
 					      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 16,
@@ -553,14 +571,15 @@ static int listen_on(struct ring_ctl_server *s, uint16_t member, char *err, size
 		return -RING_EIO;
 	}
 	s->bound = true;
-	chmod(s->path, 0600);
+	fchmodat(s->dir.fd, s->name, 0600, 0);
 	evconnlistener_set_error_cb(s->listener, accept_error_cb);
 	return 0;
 }
 
-int ring_ctl_server_new(struct ring_ctl_server **out, struct event_base *base, const char *path,
-			uint16_t member, const struct ring_ctl_handler *h, struct ring_log *log,
-			char *err, size_t errlen)
+int ring_ctl_server_new(struct ring_ctl_server **out, struct event_base *base,
+			const struct ring_state_dir *dir, const char *path, uint16_t member,
+			const struct ring_ctl_handler *h, struct ring_log *log, char *err,
+			size_t errlen)
 {
 	struct ring_ctl_server *s = calloc(1, sizeof *s);
 	*out = s;
@@ -568,11 +587,23 @@ int ring_ctl_server_new(struct ring_ctl_server **out, struct event_base *base, c
 		snprintf(err, errlen, "out of memory");
 		return -RING_ENOMEM;
 	}
+	s->dir.fd = -1;
 	s->base = base;
 	s->h = *h;
 	s->log = log;
 	s->max_clients = client_cap();
 	snprintf(s->path, sizeof s->path, "%s", path);
+	char folder[RING_SOCK_MAX];
+	if (ring_path_split(path, folder, sizeof folder, s->name, sizeof s->name) != 0) {
+		snprintf(err, errlen, "control socket %s: not a usable path", path);
+		return -RING_ECONFIG;
+	}
+	snprintf(s->dir.path, sizeof s->dir.path, "%s", dir->path);
+	s->dir.fd = fcntl(dir->fd, F_DUPFD_CLOEXEC, 0);
+	if (s->dir.fd < 0) {
+		snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));
+		return -RING_EIO;
+	}
 	s->relisten = evtimer_new(base, relisten_cb, s);
 	if (!s->relisten) {
 		snprintf(err, errlen, "out of memory");
@@ -590,7 +621,8 @@ void ring_ctl_server_free(struct ring_ctl_server *s)
 	if (s->listener)
 		evconnlistener_free(s->listener);
 	if (s->bound)
-		unlink(s->path);
+		unlinkat(s->dir.fd, s->name, 0);
+	ring_state_dir_close(&s->dir);
 	if (s->relisten)
 		event_free(s->relisten);
 	free(s);

@@ -19,6 +19,7 @@
 #include "control.h"
 #include "ctl_server.h"
 #include "epoch_store.h"
+#include "state_dir.h"
 #include "err.h"
 #include "inject.h"
 #include "metrics.h"
@@ -78,10 +79,13 @@ struct ring_daemon {
 	struct ring_ctl_server *ctl;
 	struct ring_metrics metrics;       /* METRICS and the HTTP listener show it */
 	struct ring_metrics_http *http;    /* NULL unless metrics_listen is set */
+	struct ring_state_dir state;     /* state_dir, checked once, for the daemon's life */
+	struct ring_state_dir sock_dir;  /* the control socket's folder when set elsewhere */
 	struct ring_epoch_store store;
 	struct ring_faults faults; /* allow_inject: only ever drops or delays */
 
 	struct ring_auth *auth; /* NULL when secret_file is unset */
+	const char *key_source; /* "secret_file", "auto" or "auto-made" (the auth_key line) */
 	uint64_t auth_failures;
 	struct log_limit auth_log;
 	struct log_limit noisy_log[3]; /* bad_packet, config_mismatch, version_mismatch */
@@ -630,7 +634,10 @@ static void hup_cb(evutil_socket_t sig, short what, void *arg)
 			 (unsigned long long)ring_mono_us());
 		ring_sd_notify_send(&d->sd, msg);
 	}
-	int rc = ring_auth_reload(d->auth, d->conf->secret_file, err, sizeof err);
+	int rc = d->conf->auto_key
+			 ? ring_auth_reload_at(d->auth, d->state.fd, RING_AUTO_KEY, d->conf->secret_file,
+					       err, sizeof err)
+			 : ring_auth_reload(d->auth, d->conf->secret_file, err, sizeof err);
 	struct ring_log_field f = rc == 0 ? RING_LF_S("secret_file", d->conf->secret_file)
 					  : RING_LF_S("error", err);
 	ring_log_emit(d->log, rc == 0 ? "keys_reloaded" : "keys_reload_failed", false, &f, 1);
@@ -701,7 +708,8 @@ static int daemon_alloc(struct ring_daemon **out, const struct ring_conf *conf, 
 	d->log = log;
 	d->udp_fd = -1;
 	d->sd.fd = -1;
-	d->store.dir_fd = d->store.spare_fd = -1;
+	d->store.dir.fd = d->store.spare_fd = -1;
+	d->state.fd = d->sock_dir.fd = -1;
 	d->armed_us = UINT64_MAX;
 	rx_init(&d->rx);
 	d->fingerprint = ring_layout_fingerprint(d->layout);
@@ -734,6 +742,55 @@ static int add_events(struct ring_daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
+/* The ring's key: secret_file as named, or the ring's own key in
+ * state_dir, made when missing (several members may start at once: one
+ * key wins, docs/security.md). */
+static int load_key(struct ring_daemon *d, char *err, size_t errlen)
+{
+	const struct ring_conf *conf = d->conf;
+	size_t slots = d->layout->n + 1;
+	if (!conf->secret_file[0])
+		return 0;
+	d->key_source = "secret_file";
+	if (!conf->auto_key)
+		return ring_auth_load(&d->auth, conf->secret_file, slots, err, errlen) < 0
+			       ? -RING_ECONFIG /* the file is part of the configuration */
+			       : 0;
+	bool made;
+	int rc = ring_auth_keygen_at(d->state.fd, RING_AUTO_KEY, conf->secret_file, &made, err,
+				     errlen);
+	if (rc < 0)
+		return rc;
+	d->key_source = made ? "auto-made" : "auto";
+	return ring_auth_load_at(&d->auth, d->state.fd, RING_AUTO_KEY, conf->secret_file, slots,
+				 err, errlen) < 0
+		       ? -RING_ECONFIG
+		       : 0;
+}
+
+/* The folder of our control socket, checked: state_dir itself, or the
+ * one `control` names (ours or root's, writable by nobody else). */
+static int control_folder(struct ring_daemon *d, const struct ring_state_dir **out, char *err,
+			  size_t errlen)
+{
+	char folder[RING_SOCK_MAX], name[RING_SOCK_MAX];
+	const char *path = d->conf->control[d->me];
+	*out = &d->state;
+	if (ring_path_split(path, folder, sizeof folder, name, sizeof name) != 0) {
+		snprintf(err, errlen, "control socket %s: not a usable path", path);
+		return -RING_ECONFIG;
+	}
+	if (strcmp(folder, d->conf->state_dir) == 0)
+		return 0;
+	*out = &d->sock_dir;
+	return ring_state_dir_open(&d->sock_dir, folder, RING_DIR_SOCKET, false, err, errlen);
+}
+
+const char *ring_daemon_key_source(const struct ring_daemon *d)
+{
+	return d->key_source;
+}
+
 int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint16_t id,
 		    struct ring_log *log, char *err, size_t errlen)
 {
@@ -743,12 +800,11 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 		return rc;
 	struct ring_daemon *d = *out;
 	uint32_t epoch;
-	rc = ring_epoch_store_open(&d->store, conf->state_dir, id, err, errlen);
-	if (rc < 0 || (rc = ring_epoch_store_load(&d->store, &epoch, err, errlen)) < 0)
+	rc = ring_state_dir_open(&d->state, conf->state_dir, RING_DIR_STATE, true, err, errlen);
+	if (rc < 0 || (rc = ring_epoch_store_open(&d->store, &d->state, id, err, errlen)) < 0 ||
+	    (rc = ring_epoch_store_load(&d->store, &epoch, err, errlen)) < 0 ||
+	    (rc = load_key(d, err, errlen)) < 0)
 		return rc;
-	if (conf->secret_file[0] &&
-	    ring_auth_load(&d->auth, conf->secret_file, d->layout->n + 1, err, errlen) < 0)
-		return -RING_ECONFIG; /* the file is part of the configuration */
 	d->base = event_base_new();
 	if (!d->base) {
 		snprintf(err, errlen, "event_base_new failed");
@@ -761,7 +817,11 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 		.inject = ctl_inject, .stopped = ctl_stopped,
 		.metrics = ctl_metrics, .now = ctl_now, .samples = &d->metrics,
 	};
-	rc = ring_ctl_server_new(&d->ctl, d->base, conf->control[d->me], id, &h, log, err, errlen);
+	const struct ring_state_dir *sock_dir;
+	rc = control_folder(d, &sock_dir, err, errlen);
+	if (rc == 0)
+		rc = ring_ctl_server_new(&d->ctl, d->base, sock_dir, conf->control[d->me], id, &h, log,
+					 err, errlen);
 	if (rc == 0 && conf->metrics[d->me].port)
 		rc = ring_metrics_http_new(&d->http, d->base, conf->metrics[d->me].host,
 					   conf->metrics[d->me].port, ctl_metrics, d, log, err,
@@ -864,5 +924,7 @@ void ring_daemon_free(struct ring_daemon *d)
 		event_base_free(d->base);
 	ring_auth_free(d->auth);
 	ring_epoch_store_close(&d->store);
+	ring_state_dir_close(&d->sock_dir);
+	ring_state_dir_close(&d->state);
 	free(d);
 }

@@ -37,4 +37,9 @@ int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen);
 
 void ring_daemon_free(struct ring_daemon *d);
 
+/* Which key the member uses, for the auth_key log line: "secret_file",
+ * "auto" (the ring's own key in state_dir) or "auto-made" (made by this
+ * start); NULL without a key. */
+const char *ring_daemon_key_source(const struct ring_daemon *d);
+
 #endif

@@ -8,23 +8,28 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "state_dir.h"
 
 struct ring_epoch_store {
-	int dir_fd;   /* state_dir, fsynced after each rename */
-	int spare_fd; /* kept free for a save when descriptors run out */
-	char path[RING_PATH_MAX + 32];
-	char tmp[RING_PATH_MAX + 40];
+	struct ring_state_dir dir; /* state_dir, fsynced after each rename */
+	int spare_fd;              /* kept free for a save when descriptors run out */
+	char name[32];             /* node-ID.epoch, in DIR */
+	char tmp[40];              /* node-ID.epoch.tmp */
+	char path[RING_PATH_MAX + 32]; /* for messages */
 };
 
-/* Creates STATE_DIR (0700) if missing and opens it for member ID. Returns 0,
- * or -RING_EIO with the failed call in ERR. Close S even after a failure. */
-int ring_epoch_store_open(struct ring_epoch_store *s, const char *state_dir, uint16_t id,
-			  char *err, size_t errlen);
+/* Keeps the file of member ID in DIR, the state_dir as ring_state_dir_open
+ * checked it (S takes its own descriptor of it). Returns 0, or -RING_EIO
+ * with the failed call in ERR. Close S even after a failure; set
+ * S->dir.fd and S->spare_fd to -1 before when it may not be opened. */
+int ring_epoch_store_open(struct ring_epoch_store *s, const struct ring_state_dir *dir,
+			  uint16_t id, char *err, size_t errlen);
 
 /* Reads the stored epoch into *EPOCH: 0 when the file does not exist (the
  * member never ran). Returns 0; -RING_EIO when the file cannot be read; or
  * -RING_ECONFIG when it holds anything but "epoch N" with N <= UINT32_MAX,
- * since guessing could reuse epochs and fences. The reason goes into ERR. */
+ * since guessing could reuse epochs and fences, or when it is a symbolic
+ * link, another user's, or writable by others. The reason goes into ERR. */
 int ring_epoch_store_load(struct ring_epoch_store *s, uint32_t *epoch, char *err, size_t errlen);
 
 /* Stores EPOCH so that it survives a crash of the process or the machine

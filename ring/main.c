@@ -14,6 +14,7 @@
 #include "log.h"
 #include "net.h"
 #include "sd_notify.h"
+#include "state_dir.h"
 #include "version.h"
 
 enum { EXIT_USAGE = 2, EXIT_CONFIG = 78 };
@@ -45,7 +46,9 @@ static void usage(FILE *out)
 		"  -h, --help            this text\n"
 		"      --version         print the version and exit\n"
 		"\n"
-		"Exit codes: 0 left gracefully, 1 failure, 2 usage, 78 configuration error.\n");
+		"Exit codes: 0 left gracefully, 1 failure, 2 usage, 78 configuration error\n"
+		"(a bad file, or a state_dir, socket or key file ringd refuses: another\n"
+		"user's, writable by others, or a symbolic link).\n");
 }
 
 /* --help: the synopsis, then every key of the file from the key table in
@@ -136,12 +139,42 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return -1;
 }
 
+/* The folders a start would open, checked as it would check them, when
+ * they exist: state_dir, and the folder of each control socket set
+ * elsewhere (only member ID's with -n). Returns 0 or EXIT_CONFIG. */
+static int check_folders(const struct options *o, const struct ring_conf *conf)
+{
+	char err[RING_PATH_MAX + 256];
+	bool exists;
+	if (ring_state_dir_check(conf->state_dir, RING_DIR_STATE, &exists, err, sizeof err) < 0) {
+		fprintf(stderr, "%s%s: %s\n", err_prefix(), o->config, err);
+		return EXIT_CONFIG;
+	}
+	for (size_t i = 0; i < conf->layout.n; i++) {
+		char folder[RING_SOCK_MAX], name[RING_SOCK_MAX];
+		if (o->have_id && conf->layout.members[i].id != o->id)
+			continue;
+		if (ring_path_split(conf->control[i], folder, sizeof folder, name, sizeof name) != 0)
+			continue; /* the start says so */
+		if (strcmp(folder, conf->state_dir) == 0)
+			continue;
+		if (ring_state_dir_check(folder, RING_DIR_SOCKET, &exists, err, sizeof err) < 0) {
+			fprintf(stderr, "%s%s: member %u's %s\n", err_prefix(), o->config,
+				conf->layout.members[i].id, err);
+			return EXIT_CONFIG;
+		}
+	}
+	return 0;
+}
+
 /* ringd --check: the effective ring on stdout. The key file is read as a
  * start would read it, so that `ExecStartPre=ringd --check` catches a
- * missing, open or short key before the start does. */
+ * missing, open or short key before the start does; the ring's own key
+ * may not exist yet (the first start makes it). state_dir is checked as a
+ * start checks it: another user's, or one others may write, fails here. */
 static int check(const struct options *o, const struct ring_conf *conf)
 {
-	if (conf->secret_file[0]) {
+	if (conf->secret_file[0] && !(conf->auto_key && access(conf->secret_file, F_OK) != 0)) {
 		char err[512];
 		struct ring_auth *a;
 		int rc = ring_auth_load(&a, conf->secret_file, 1, err, sizeof err);
@@ -156,7 +189,7 @@ static int check(const struct options *o, const struct ring_conf *conf)
 		fprintf(stderr, "%s: no member %u\n", o->config, o->id);
 		return EXIT_CONFIG;
 	}
-	return 0;
+	return check_folders(o, conf);
 }
 
 /* ringd's last words before it exits on an error. On stderr as a plain
@@ -214,6 +247,10 @@ static int run(const struct options *o, const struct ring_conf *conf)
 	if (conf->auth != RING_AUTH_KEYED) {
 		struct ring_log_field f = RING_LF_S("reason", ring_conf_auth_off_reason(conf));
 		ring_log_emit(&log, "auth_off", false, &f, 1);
+	} else {
+		struct ring_log_field f[] = {RING_LF_S("secret_file", conf->secret_file),
+					     RING_LF_S("source", ring_daemon_key_source(d))};
+		ring_log_emit(&log, "auth_key", false, f, 2);
 	}
 	rc = ring_daemon_run(d, err, sizeof err);
 	if (rc != 0)

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -67,17 +66,9 @@ static int read_reply(int fd, char *buf, size_t cap, size_t *len, int timeout_ms
 	}
 }
 
-int ring_metrics_fetch(const char *path, FILE *out, int timeout_ms, char *err, size_t errlen)
+int ring_metrics_fetch(int fd, const char *path, FILE *out, int timeout_ms, char *err,
+		       size_t errlen)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
-		snprintf(err, errlen, "unreachable at %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -RING_EIO;
-	}
 	static const char req[] = "METRICS\n";
 	if (send(fd, req, sizeof req - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof req - 1)) {
 		snprintf(err, errlen, "cannot send to %s: %s", path, strerror(errno));

@@ -26,6 +26,7 @@
 #include "job.h"
 #include "net.h"
 #include "node.h"
+#include "state_dir.h"
 #include "status_poll.h"
 #include "timeline.h"
 #include "trace.h"
@@ -136,14 +137,16 @@ static int control_connect(const struct ring_conf *conf, uint16_t id, int *fd)
 		fprintf(stderr, "ringctl: %s has no member %u\n", conf->path, id);
 		return EXIT_CONFIG;
 	}
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", conf->control[idx]);
-	*fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (*fd < 0 || connect(*fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
-		fprintf(stderr, "ringctl: member %u unreachable at %s: %s\n", id, sun.sun_path,
-			strerror(errno));
-		if (*fd >= 0)
-			close(*fd);
+	/* Only to the member's own socket: a socket another local user
+	 * planted could answer GRANTED with any fence (docs/security.md). */
+	char err[2 * RING_PATH_MAX + 256];
+	int rc = ring_state_dir_connect(conf->state_dir, conf->control[idx], fd, err, sizeof err);
+	if (rc == -RING_ECONFIG) {
+		fprintf(stderr, "ringctl: member %u: %s\n", id, err);
+		return EXIT_UNREACHABLE;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "ringctl: member %u unreachable: %s\n", id, err);
 		return EXIT_UNREACHABLE;
 	}
 	return 0;
@@ -342,7 +345,8 @@ static void print_ring(const struct ring_conf *conf, const struct ring_status_po
 		printf("ring \"%s\": %zu of %zu members answer, ", l->name, ring_status_poll_answered(p),
 		       l->n);
 		if (keyed)
-			printf("datagrams authenticated (%s)\n", conf->secret_file);
+			printf("datagrams authenticated (%s%s)\n",
+			       conf->auto_key ? "the ring's own key " : "", conf->secret_file);
 		else
 			printf("datagrams NOT authenticated (%s)\n", ring_conf_auth_off_reason(conf));
 		printf("  %5s  %-22s %-10s %10s %16s %9s %10s  %s\n", "id", "address", "state", "epoch",
@@ -383,7 +387,7 @@ static void print_ring(const struct ring_conf *conf, const struct ring_status_po
 static int open_poll(const struct ring_conf *conf, struct ring_status_poll **p)
 {
 	char err[1024];
-	int rc = ring_status_poll_open(p, &conf->layout, conf->secret_file, err, sizeof err);
+	int rc = ring_status_poll_open(p, &conf->layout, ring_conf_poll_key(conf), err, sizeof err);
 	if (rc < 0)
 		fprintf(stderr, "ringctl: %s\n", err);
 	return rc == 0 ? 0 : rc == -RING_ECONFIG ? EXIT_CONFIG : EXIT_FAIL;
@@ -1135,8 +1139,11 @@ static int main_metrics(const struct globals *g, int argc, char **argv)
 		fprintf(stderr, "ringctl: %s has no member %u\n", conf.path, g->id);
 		return EXIT_CONFIG;
 	}
+	int fd;
+	if ((rc = control_connect(&conf, g->id, &fd)) != 0)
+		return rc;
 	char err[RING_SOCK_MAX + 256];
-	rc = ring_metrics_fetch(conf.control[idx], stdout, 5000, err, sizeof err);
+	rc = ring_metrics_fetch(fd, conf.control[idx], stdout, 5000, err, sizeof err);
 	if (rc < 0)
 		fprintf(stderr, "ringctl: member %u: %s\n", g->id, err);
 	return rc == 0 ? 0 : rc == -RING_EIO ? EXIT_UNREACHABLE : EXIT_FAIL;

@@ -221,7 +221,7 @@ int ring_watch_loop(const struct ring_conf *conf, const struct ring_watch_opts *
 	static char buf[1 << 18];      /* the largest screen: 258 lines of 1023 */
 	const struct ring_layout *l = &conf->layout;
 	struct ring_status_poll *p;
-	int rc = ring_status_poll_open(&p, l, conf->secret_file, err, errlen);
+	int rc = ring_status_poll_open(&p, l, ring_conf_poll_key(conf), err, errlen);
 	if (rc < 0)
 		return rc;
 	if ((rc = open_pipe(err, errlen)) < 0) {

@@ -12,6 +12,7 @@ extern CU_TestInfo ring_test_layout_tests[];
 extern CU_TestInfo ring_test_node_tests[];
 extern CU_TestInfo ring_test_fence_file_tests[];
 extern CU_TestInfo ring_test_epoch_store_tests[];
+extern CU_TestInfo ring_test_state_dir_tests[];
 extern CU_TestInfo ring_test_inject_tests[];
 extern CU_TestInfo ring_test_log_tests[];
 extern CU_TestInfo ring_test_metrics_tests[];

@@ -156,7 +156,9 @@ static void test_defaults_applied(void)
 	CU_ASSERT_EQUAL(conf.layout.loss_timeout_ms, want.loss_timeout_ms);
 	CU_ASSERT_EQUAL(conf.layout.idle_pass_ms, want.idle_pass_ms);
 	CU_ASSERT_EQUAL(conf.layout.quorum, RING_QUORUM_MAJORITY);
-	CU_ASSERT_STRING_EQUAL(conf.secret_file, "");
+	/* No secret_file on loopback: the ring's own key in state_dir. */
+	CU_ASSERT_STRING_EQUAL(conf.secret_file, "/var/lib/ring/t/ring.key");
+	CU_ASSERT(conf.auto_key);
 	CU_ASSERT_STRING_EQUAL(conf.state_dir, "/var/lib/ring/t");
 	CU_ASSERT_FALSE(conf.allow_inject);
 	CU_ASSERT_STRING_EQUAL(conf.control[0], "/var/lib/ring/t/node-1.sock");
@@ -361,15 +363,29 @@ static void test_a_ring_beyond_loopback_needs_a_key_or_says_so(void)
 					NULL, 0), 0);
 	CU_ASSERT_EQUAL(conf.auth, RING_AUTH_KEYED);
 
-	/* Loopback only: allowed without a key, and said so. */
+	/* Loopback only, no secret_file: keyed all the same, by the ring's
+	 * own key in state_dir (loopback is not private on a shared host). */
 	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN TWO_NODES, NULL, 0), 0);
 	CU_ASSERT_EQUAL(conf.authentication, RING_CONF_AUTH_AUTO);
-	CU_ASSERT_EQUAL(conf.auth, RING_AUTH_OFF_LOOPBACK);
-	CU_ASSERT_PTR_NOT_NULL(strstr(ring_conf_auth_off_reason(&conf), "every member is on loopback"));
+	CU_ASSERT_EQUAL(conf.auth, RING_AUTH_KEYED);
+	CU_ASSERT(conf.auto_key);
+	char want[RING_PATH_MAX + 16];
+	snprintf(want, sizeof want, "%s/ring.key", conf.state_dir);
+	CU_ASSERT_STRING_EQUAL(conf.secret_file, want);
+	CU_ASSERT_PTR_NULL(ring_conf_auth_off_reason(&conf));
 	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN "[node.1]\nhost = 127.9.8.7\nport = 1\n"
 					"[node.2]\nhost = ::1\nport = 1\n"
 					"[node.3]\nhost = ::ffff:127.0.0.1\nport = 1\n", NULL, 0), 0);
-	CU_ASSERT_EQUAL(conf.auth, RING_AUTH_OFF_LOOPBACK);
+	CU_ASSERT_EQUAL(conf.auth, RING_AUTH_KEYED);
+	CU_ASSERT(conf.auto_key);
+	/* A secret_file named is used as named, never the auto key. */
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN "secret_file = t.key\n" TWO_NODES, NULL, 0), 0);
+	CU_ASSERT(!conf.auto_key);
+	/* off on loopback: no key, and the reason says anyone may act. */
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN "authentication = off\n" TWO_NODES, NULL, 0), 0);
+	CU_ASSERT_EQUAL(conf.auth, RING_AUTH_OFF_CHOSEN);
+	CU_ASSERT(!conf.auto_key);
+	CU_ASSERT_STRING_EQUAL(conf.secret_file, "");
 
 	/* on wants a key even on loopback; off and a key contradict. */
 	EXPECT_ERROR2(RING_MIN "authentication = on\n" TWO_NODES, 3, "authentication = on needs a key",
@@ -719,15 +735,21 @@ static void test_describe_shows_members_and_timings(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
 	ring_conf_describe(&conf, out);
 	fclose(out);
-	char fp[64];
+	char fp[64], cwd[1024], sock1[1200], sock5[1200], key[1200], state[1200];
 	snprintf(fp, sizeof fp, "fingerprint %016llx\n",
 		 (unsigned long long)ring_layout_fingerprint(&conf.layout));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
+	/* The demo keeps its state beside the file, not in /tmp. */
+	snprintf(sock1, sizeof sock1, "      1      1  127.0.0.1:7101          2  %s/conf/demo-state/node-1.sock\n", cwd);
+	snprintf(sock5, sizeof sock5, "      5      5  127.0.0.1:7105          1  %s/conf/demo-state/node-5.sock\n", cwd);
+	snprintf(key, sizeof key, "authentication: on (the ring's own key %s/conf/demo-state/ring.key:", cwd);
+	snprintf(state, sizeof state, "state_dir: %s/conf/demo-state; inject: allowed\n", cwd);
 	const char *const want[] = {
 		"ring \"demo\": 5 members, quorum majority (3), ",
 		fp,
 		"  order     id  address         successor  control\n",
-		"      1      1  127.0.0.1:7101          2  /tmp/ring-demo/node-1.sock\n",
-		"      5      5  127.0.0.1:7105          1  /tmp/ring-demo/node-5.sock\n",
+		sock1,
+		sock5,
 		"timings: lease 2000 ms, ack timeout 20 ms x (1 + 3 retries), heartbeat 50 ms, loss timeout 600 ms, idle pass 0 ms\n",
 		"an unwanted token parks after a rotation (heartbeats, a lap every 600 ms);\n"
 		"a member whose client asks summons it\n",
@@ -735,8 +757,8 @@ static void test_describe_shows_members_and_timings(void)
 		"suspected after 600 ms",
 		"regenerated after about 600 ms + one election round (<= 4 x 80 ms = 320 ms",
 		"needs 3 of 5 members",
-		"authentication: off (allowed without a key: every member is on loopback)\n",
-		"state_dir: /tmp/ring-demo; inject: allowed\n",
+		key,
+		state,
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
 		if (!strstr(buf, want[i])) {
@@ -794,7 +816,12 @@ static void test_example_files_load(void)
 		CU_ASSERT_STRING_EQUAL(conf.layout.members[i].host, "127.0.0.1");
 		CU_ASSERT_EQUAL(conf.layout.members[i].port, 7101 + i);
 	}
-	CU_ASSERT_STRING_EQUAL(conf.state_dir, "/tmp/ring-demo");
+	/* Shipped examples keep their state out of folders others may write:
+	 * the demo's beside the file, keyed by the ring's own key. */
+	size_t slen = strlen(conf.state_dir);
+	CU_ASSERT(slen > 16 && strcmp(conf.state_dir + slen - 16, "/conf/demo-state") == 0);
+	CU_ASSERT(strncmp(conf.state_dir, "/tmp/", 5) != 0);
+	CU_ASSERT(conf.auto_key);
 	CU_ASSERT_TRUE(conf.allow_inject);
 	CU_ASSERT_EQUAL(conf.layout.quorum, RING_QUORUM_MAJORITY);
 

@@ -15,12 +15,14 @@
 
 #include "epoch_store.h"
 #include "err.h"
+#include "state_dir.h"
 #include "suites.h"
 
 struct tmp {
 	char dir[256];
 	char state[300]; /* DIR/state, the state_dir */
 	char file[340];  /* DIR/state/node-7.epoch */
+	struct ring_state_dir d; /* the state_dir, as ringd opens it */
 	struct ring_epoch_store s;
 	char err[512];
 };
@@ -34,6 +36,7 @@ static bool tmp_open(struct tmp *t)
 	snprintf(t->state, sizeof t->state, "%s/state", t->dir);
 	snprintf(t->file, sizeof t->file, "%s/node-7.epoch", t->state);
 	t->err[0] = 0;
+	t->d.fd = t->s.dir.fd = t->s.spare_fd = -1;
 	return true;
 }
 
@@ -58,6 +61,7 @@ static void rm_dir(const char *dir)
 static void tmp_close(struct tmp *t)
 {
 	ring_epoch_store_close(&t->s);
+	ring_state_dir_close(&t->d);
 	chmod(t->state, 0700);
 	rm_dir(t->dir);
 }
@@ -82,7 +86,8 @@ static void read_file(const char *path, char *buf, size_t len)
 
 static int open_store(struct tmp *t)
 {
-	return ring_epoch_store_open(&t->s, t->state, 7, t->err, sizeof t->err);
+	int rc = ring_state_dir_open(&t->d, t->state, RING_DIR_STATE, true, t->err, sizeof t->err);
+	return rc < 0 ? rc : ring_epoch_store_open(&t->s, &t->d, 7, t->err, sizeof t->err);
 }
 
 static void test_open_creates_the_state_dir_private(void)
@@ -221,6 +226,7 @@ static void test_state_dir_that_cannot_be_created_is_an_io_error(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "state_dir"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(t.err, t.state));
 	ring_epoch_store_close(&t.s);
+	ring_state_dir_close(&t.d);
 	unlink(t.state);
 	rm_dir(t.dir);
 }
@@ -287,6 +293,72 @@ static void test_error_fits_a_small_buffer(void)
 	tmp_close(&t);
 }
 
+
+/* The temp file's name taken by a link another user planted (when the
+ * folder was theirs, or an old one): the save replaces the link, never
+ * writes through it. */
+static void test_save_never_writes_through_a_link_at_the_temp_name(void)
+{
+	struct tmp t;
+	CU_ASSERT_FATAL(tmp_open(&t));
+	CU_ASSERT_EQUAL_FATAL(open_store(&t), 0);
+	char victim[340], tmpname[400];
+	snprintf(victim, sizeof victim, "%s/victim", t.dir);
+	snprintf(tmpname, sizeof tmpname, "%s.tmp", t.file);
+	write_file(victim, "precious\n");
+	CU_ASSERT_EQUAL_FATAL(symlink(victim, tmpname), 0);
+	CU_ASSERT_EQUAL(ring_epoch_store_save(&t.s, 4, t.err, sizeof t.err), 0);
+	char buf[64];
+	read_file(victim, buf, sizeof buf);
+	CU_ASSERT_STRING_EQUAL(buf, "precious\n");
+	read_file(t.file, buf, sizeof buf);
+	CU_ASSERT_STRING_EQUAL(buf, "epoch 4\n");
+	struct stat st;
+	CU_ASSERT_EQUAL(lstat(t.file, &st), 0);
+	CU_ASSERT(S_ISREG(st.st_mode));
+	tmp_close(&t);
+}
+
+/* An epoch file that is a link is refused, not followed: its target could
+ * be anything (another member's epoch, a file of root's). */
+static void test_epoch_file_that_is_a_link_is_refused(void)
+{
+	struct tmp t;
+	CU_ASSERT_FATAL(tmp_open(&t));
+	CU_ASSERT_EQUAL_FATAL(open_store(&t), 0);
+	char target[340];
+	snprintf(target, sizeof target, "%s/elsewhere", t.dir);
+	write_file(target, "epoch 9\n");
+	CU_ASSERT_EQUAL_FATAL(symlink(target, t.file), 0);
+	uint32_t e = 5;
+	CU_ASSERT_EQUAL(ring_epoch_store_load(&t.s, &e, t.err, sizeof t.err), -RING_ECONFIG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "symbolic link"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "node-7.epoch"));
+	tmp_close(&t);
+}
+
+/* One that others may write, or another user's, is refused too. */
+static void test_epoch_file_others_may_write_or_own_is_refused(void)
+{
+	struct tmp t;
+	CU_ASSERT_FATAL(tmp_open(&t));
+	CU_ASSERT_EQUAL_FATAL(open_store(&t), 0);
+	write_file(t.file, "epoch 3\n");
+	chmod(t.file, 0666);
+	uint32_t e = 5;
+	CU_ASSERT_EQUAL(ring_epoch_store_load(&t.s, &e, t.err, sizeof t.err), -RING_ECONFIG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "mode 0666"));
+	chmod(t.file, 0600);
+	CU_ASSERT_EQUAL(ring_epoch_store_load(&t.s, &e, t.err, sizeof t.err), 0);
+	CU_ASSERT_EQUAL(e, 3);
+	if (as_root()) {
+		CU_ASSERT_EQUAL_FATAL(chown(t.file, 65534, 65534), 0);
+		CU_ASSERT_EQUAL(ring_epoch_store_load(&t.s, &e, t.err, sizeof t.err), -RING_ECONFIG);
+		CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "owned by uid 65534"));
+	}
+	tmp_close(&t);
+}
+
 #define T_(f) {#f, f}
 CU_TestInfo ring_test_epoch_store_tests[] = {
 	T_(test_open_creates_the_state_dir_private),
@@ -300,6 +372,9 @@ CU_TestInfo ring_test_epoch_store_tests[] = {
 	T_(test_failed_save_names_the_file_and_keeps_the_old_epoch),
 	T_(test_save_succeeds_when_descriptors_have_run_out),
 	T_(test_error_fits_a_small_buffer),
+	T_(test_save_never_writes_through_a_link_at_the_temp_name),
+	T_(test_epoch_file_that_is_a_link_is_refused),
+	T_(test_epoch_file_others_may_write_or_own_is_refused),
 	CU_TEST_INFO_NULL,
 };
 #undef T_

@@ -23,6 +23,7 @@ int main(int argc, char **argv)
 		{"node", NULL, NULL, NULL, NULL, ring_test_node_tests},
 		{"fence_file", NULL, NULL, NULL, NULL, ring_test_fence_file_tests},
 		{"epoch_store", NULL, NULL, NULL, NULL, ring_test_epoch_store_tests},
+		{"state_dir", NULL, NULL, NULL, NULL, ring_test_state_dir_tests},
 		{"inject", NULL, NULL, NULL, NULL, ring_test_inject_tests},
 		{"log", NULL, NULL, NULL, NULL, ring_test_log_tests},
 		{"metrics", NULL, NULL, NULL, NULL, ring_test_metrics_tests},

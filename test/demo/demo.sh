@@ -42,7 +42,7 @@ command -v jq >/dev/null || die "needs jq (make deps)"
 
 # ---- the ring's layout, from the same file the members read ----------------
 
-"$RINGD" -c "$CONF" --check >/dev/null || die "$CONF is refused by ringd --check"
+CHECK=$("$RINGD" -c "$CONF" --check) || die "$CONF is refused by ringd --check"
 # Member ids and ports in file order (the ring order: local5.ini has no
 # successor keys), and state_dir. Comments: ';' at line start or after a blank.
 mapfile -t MEMBERS < <(awk '
@@ -51,9 +51,11 @@ mapfile -t MEMBERS < <(awk '
 	/^[ \t]*\[ring\]/ { id = "" }
 	id != "" && /^[ \t]*port[ \t]*[=:]/ { sub(/^[^=:]*[=:]/, ""); gsub(/[ \t]/, ""); print id, $0 }
 ' "$CONF")
-STATE_DIR=$(awk '{ sub(/[ \t];.*/, "") } /^[ \t]*state_dir[ \t]*[=:]/ { sub(/^[^=:]*[=:][ \t]*/, ""); sub(/[ \t]+$/, ""); print; exit }' "$CONF")
+# state_dir as ringd resolved it (relative to the file's folder): --check's
+# "state_dir: PATH; inject: ..." line.
+STATE_DIR=$(sed -n 's/^state_dir: \(.*\); inject: .*/\1/p' <<<"$CHECK")
 ((${#MEMBERS[@]} >= 2)) || die "found no members in $CONF"
-[[ $STATE_DIR == /?* && $STATE_DIR != *..* ]] || die "want an absolute state_dir in $CONF, not '$STATE_DIR'"
+[[ $STATE_DIR == /?* && $STATE_DIR != *..* ]] || die "ringd --check names no usable state_dir for $CONF: '$STATE_DIR'"
 IDS=()
 declare -A PORT
 for m in "${MEMBERS[@]}"; do

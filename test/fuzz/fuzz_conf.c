@@ -13,7 +13,8 @@
 #include "err.h"
 
 /* The decision agrees with the file: keyed exactly when secret_file is
- * set; without a key only by choice or with every member on loopback. */
+ * set, or by the ring's own key in state_dir only with every member on
+ * loopback and authentication = auto; without a key only by choice. */
 static void check_authentication(const struct ring_conf *conf)
 {
 	bool keyed = conf->secret_file[0] != '\0';
@@ -24,9 +25,7 @@ static void check_authentication(const struct ring_conf *conf)
 	case RING_AUTH_KEYED:
 		if (!keyed || conf->authentication == RING_CONF_AUTH_OFF)
 			abort();
-		break;
-	case RING_AUTH_OFF_LOOPBACK:
-		if (keyed || conf->authentication != RING_CONF_AUTH_AUTO || !loopback)
+		if (conf->auto_key && (conf->authentication != RING_CONF_AUTH_AUTO || !loopback))
 			abort();
 		break;
 	case RING_AUTH_OFF_CHOSEN:

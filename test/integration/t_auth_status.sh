@@ -1,8 +1,11 @@
 #!/bin/bash
 # Whether a ring authenticates is visible where people look: a loopback ring
-# without a key logs auth_off with why it was allowed, and `status` (JSON and
-# text) and `ringctl ring` (JSON and text) say "not authenticated"; the same
-# ring with a key says "authenticated" everywhere and logs no auth_off.
+# without secret_file is keyed by the ring's own key in state_dir (auth_key
+# says which key, status and ring say "authenticated"); with
+# authentication = off it logs auth_off with why, `status` (JSON and text)
+# and `ringctl ring` (JSON and text) say "not authenticated" and --check
+# warns; the same ring with a key says "authenticated" everywhere and logs
+# no auth_off.
 source "$(dirname "$0")/lib.sh"
 
 # ask LABEL: the status and ring views of the running ring, into $T/LABEL.*
@@ -14,8 +17,31 @@ ask() {
 }
 both_answer() { [[ $(ring_json | jq '[.[] | select(.state != "down")] | length') == 2 ]]; }
 
-# ---- without a key, on loopback ----
+# ---- no secret_file, on loopback: the ring's own key ----
+# Loopback is not private on a shared host (any local user may bind a down
+# member's port), so such a ring is keyed all the same, by the key the
+# first member makes in state_dir (issue 26).
 make_conf "$CONF" 2
+start_ring 2
+wait_until 10 both_answer || fail "the ring did not answer: $(ring_json)"
+ask auto
+jq -e '.authenticated == true' "$T/auto.status.json" >/dev/null ||
+	fail "status --json with the ring's own key: $(cat "$T/auto.status.json")"
+grep -Eq '^  authenticated +true$' "$T/auto.status.txt" || fail "status text: $(cat "$T/auto.status.txt")"
+jq -e 'length == 2 and all(.[]; .authenticated == true)' "$T/auto.ring.json" >/dev/null ||
+	fail "ring --json with the ring's own key: $(cat "$T/auto.ring.json")"
+head -n 1 "$T/auto.ring.txt" | grep -qF "2 of 2 members answer, datagrams authenticated (the ring's own key $T/state/ring.key)" ||
+	fail "ring text with the ring's own key: $(head -n 1 "$T/auto.ring.txt")"
+[[ $(stat -c %a "$T/state/ring.key") == 600 ]] || fail "the ring's own key is not mode 0600"
+sources=$(for i in 1 2; do log_events $i auth_key | jq -r .source; done | sort | tr '\n' ' ')
+[[ $sources == "auto auto-made " ]] || fail "auth_key sources: '$sources', want one member that made the key, one that found it"
+! any_log_has auth_off || fail "a member keyed by the ring's own key logged auth_off"
+say "no secret_file: keyed by $T/state/ring.key (auth_key: $sources)"
+stop_member 1 && stop_member 2 || fail "the members did not stop"
+
+# ---- authentication = off, on loopback ----
+rm -f "$T"/n*.log
+make_conf "$CONF" 2 authentication=off
 start_ring 2
 wait_until 10 both_answer || fail "the ring did not answer: $(ring_json)"
 ask open
@@ -24,11 +50,13 @@ jq -e '.authenticated == false' "$T/open.status.json" >/dev/null ||
 grep -Eq '^  authenticated +false$' "$T/open.status.txt" || fail "status text: $(cat "$T/open.status.txt")"
 jq -e 'length == 2 and all(.[]; .authenticated == false)' "$T/open.ring.json" >/dev/null ||
 	fail "ring --json without a key: $(cat "$T/open.ring.json")"
-head -n 1 "$T/open.ring.txt" | grep -q '2 of 2 members answer, datagrams NOT authenticated (allowed without a key: every member is on loopback)$' ||
+head -n 1 "$T/open.ring.txt" | grep -q '2 of 2 members answer, datagrams NOT authenticated (authentication = off: anyone who can reach these ports can act as a member)$' ||
 	fail "ring text without a key: $(head -n 1 "$T/open.ring.txt")"
-log_events 1 auth_off | jq -e '.reason == "allowed without a key: every member is on loopback"' >/dev/null ||
+log_events 1 auth_off | jq -e '.reason | test("authentication = off")' >/dev/null ||
 	fail "member 1's auth_off does not say why: $(log_events 1 auth_off)"
-say "no key: auth_off ($(log_events 1 auth_off | jq -r .reason)); status and ring say not authenticated"
+"$RINGD" -c "$CONF" --check | grep -q '^warning: the ring has no key: any local user' ||
+	fail "--check does not warn that any local user can join a keyless loopback ring"
+say "off: auth_off ($(log_events 1 auth_off | jq -r .reason)); status and ring say not authenticated; --check warns"
 stop_member 1 && stop_member 2 || fail "the members did not stop"
 
 # ---- the same ring with a key ----
@@ -46,4 +74,6 @@ jq -e 'length == 2 and all(.[]; .authenticated == true)' "$T/keyed.ring.json" >/
 head -n 1 "$T/keyed.ring.txt" | grep -qF "2 of 2 members answer, datagrams authenticated ($T/ring.key)" ||
 	fail "ring text with a key: $(head -n 1 "$T/keyed.ring.txt")"
 ! log_has 1 auth_off || fail "a keyed member logged auth_off"
+log_events 1 auth_key | jq -e --arg k "$T/ring.key" '.source == "secret_file" and .secret_file == $k' >/dev/null ||
+	fail "member 1's auth_key does not name secret_file: $(log_events 1 auth_key)"
 pass "status and ring say whether datagrams are authenticated, auth_off says why"

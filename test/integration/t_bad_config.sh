@@ -266,9 +266,9 @@ done
 grep -q "^authentication: on ($T/hosts5/prod.key)$" <<<"$out" ||
 	fail "hosts5.ini's --check does not say it authenticates with prod.key: $out"
 out=$(timeout $SAFETY_S "$RINGD" -c "$ROOT/conf/local5.ini" --check 2>&1)
-grep -q '^authentication: off (allowed without a key: every member is on loopback)$' <<<"$out" ||
-	fail "local5.ini's --check does not say why it runs without a key: $out"
-say "--check accepts conf/local5.ini (off: loopback) and conf/hosts5.ini with its key (on)"
+grep -q "^authentication: on (the ring's own key $ROOT/conf/demo-state/ring.key: every member is on loopback and\$" <<<"$out" ||
+	fail "local5.ini's --check does not say it is keyed by the ring's own key: $out"
+say "--check accepts conf/local5.ini (the ring's own key) and conf/hosts5.ini with its key (on)"
 # The same hosts without the key: refused at the first host line; with
 # authentication = off: accepted, and --check says what that means.
 grep -v '^secret_file' "$T/hosts5/hosts5.ini" >"$T/hosts5/open.ini"

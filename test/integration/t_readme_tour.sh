@@ -2,8 +2,9 @@
 # README.md's tour, run as written: every ```bash block after a line
 # "<!-- tour -->", in order, in one bash, from the repository's root. Only
 # the places change: conf/local5.ini becomes a copy on ports pick_ports
-# reserved (other tests and `make demo` may hold 7101..7105), and /tmp/
-# becomes this test's temp dir. Then the outcomes the README promises are
+# reserved (other tests and `make demo` may hold 7101..7105), its state_dir
+# (conf/demo-state, beside the file) and the tour's folder build/tour become
+# folders of this test's temp dir. Then the outcomes the README promises are
 # checked: the ring grants, the killed holder's run exits 70, trace infers
 # the crash, the journal's fences grow, the stale fence is refused with
 # exit 3, the drills are accepted, and the clean-up stops every member.
@@ -11,8 +12,9 @@ source "$(dirname "$0")/lib.sh"
 
 README=${TOUR_README:-$ROOT/README.md} # another copy: to check that the test catches a broken tour
 pick_ports 5
-sed "s#/tmp/ring-demo#$T/ring-demo#" "$ROOT/conf/local5.ini" |
-	awk -v b="$PORT_BASE" '/^port = 710[1-5]( |$)/ { $0 = "port = " (b + substr($3, 4, 1) - 1) } 1' >"$T/local5.ini"
+grep -q '^state_dir = demo-state ' "$ROOT/conf/local5.ini" || fail "conf/local5.ini's state_dir is not demo-state"
+awk -v b="$PORT_BASE" '/^port = 710[1-5]( |$)/ { $0 = "port = " (b + substr($3, 4, 1) - 1) } 1' \
+	"$ROOT/conf/local5.ini" >"$T/local5.ini"
 grep -q "^port = $PORT_BASE\$" "$T/local5.ini" || fail "the copy of local5.ini has no port $PORT_BASE"
 
 # The tour's blocks, with a marker line before each so that the output can
@@ -26,8 +28,10 @@ awk '
 ' "$README" >"$T/tour.raw"
 blocks=$(grep -c '^echo "### block' "$T/tour.raw")
 ((blocks >= 8)) || fail "README.md has $blocks tour blocks, want at least 8 (markers lost?)"
-sed -e "s#/tmp/#$T/#g" -e "s#conf/local5\.ini#$T/local5.ini#g" "$T/tour.raw" >"$T/tour.sh"
-! grep -q '/tmp/' < <(sed "s#$T/##g" "$T/tour.sh") || fail "the tour names /tmp/ paths not replaced"
+sed -e "s#conf/local5\.ini#$T/local5.ini#g" -e "s#conf/demo-state#$T/demo-state#g" \
+	-e "s#build/tour#$T/tour#g" "$T/tour.raw" >"$T/tour.sh"
+! grep -Eq '/tmp/|conf/|build/' < <(sed "s#$T/##g" "$T/tour.sh") ||
+	fail "the tour names paths not replaced: $(sed "s#$T/##g" "$T/tour.sh" | grep -E '/tmp/|conf/|build/')"
 say "running $blocks blocks of README.md's tour"
 
 # In its own process group (spawn): cleanup ends whatever it left running.
@@ -59,5 +63,5 @@ grep -q '^fenced-append exited 3$' <<<"$out" || fail "step 5: the stale fence di
 # ringctl inject says nothing when the member answers OK.
 [[ $(block 7 | grep -c '^### block') == 2 && -z $(block 7 | grep -v '^### block') ]] ||
 	fail "step 6: the drills were not all accepted: $(block 7)"
-[[ ! -e $T/ring-demo && ! -e $T/ring-1.log && ! -e $T/journal ]] || fail "the clean-up left files"
+[[ ! -e $T/demo-state && ! -e $T/tour ]] || fail "the clean-up left files"
 pass "README's tour ran as written: $blocks blocks, fences $f2 < $f4, stale refused, all members stopped"

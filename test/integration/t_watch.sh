@@ -53,8 +53,9 @@ h_ring=$(holder)
 say "watch: 3 lines of 5 members, holder $h; ringctl ring says $h_ring"
 [[ " $h_ring " == *" $h "* ]] || wait_until 2 test "$(holder)" = "$h" ||
 	fail "watch says the token is at $h, ringctl ring at '$h_ring'"
-# This loopback ring has no key, and watch says so (auth=on only with secret_file).
-head -n 1 <<<"$out" | grep -q ' auth=off up=5/5 ' || fail "watch does not say the ring is unauthenticated: $(head -n 1 <<<"$out")"
+# This loopback ring names no key: the ring's own key in state_dir keys it,
+# and watch, reading the same key, says so and hears every member.
+head -n 1 <<<"$out" | grep -q ' auth=on up=5/5 ' || fail "watch does not say the ring is authenticated: $(head -n 1 <<<"$out")"
 # A second line has rates (the first has none: one answer is no rate).
 sed -n 2p <<<"$out" | grep -Eq ' grants/s=[0-9]+\.[0-9] hops/s=[0-9]+\.[0-9] \|' ||
 	fail "no ring rates in the second line: $(sed -n 2p <<<"$out")"
