@@ -820,7 +820,8 @@ static void test_example_files_load(void)
 	 * the demo's beside the file, keyed by the ring's own key. */
 	size_t slen = strlen(conf.state_dir);
 	CU_ASSERT(slen > 16 && strcmp(conf.state_dir + slen - 16, "/conf/demo-state") == 0);
-	CU_ASSERT(strncmp(conf.state_dir, "/tmp/", 5) != 0);
+	/* (The absolute path may well start in /tmp: a checkout there. What
+	 * matters is that the file names a folder beside itself.) */
 	CU_ASSERT(conf.auto_key);
 	CU_ASSERT_TRUE(conf.allow_inject);
 	CU_ASSERT_EQUAL(conf.layout.quorum, RING_QUORUM_MAJORITY);
