@@ -90,7 +90,7 @@ exit_of() { # ID: reaps member ID when it has exited; its status in EXITED[ID]
 declare -A EXITED=()
 
 # ---------------------------------------------------------------- 1. restart
-make_conf "$CONF" $MEMBERS secret_file= name=forged-$$
+make_conf "$CONF" $MEMBERS secret_file= authentication=off name=forged-$$
 "$RINGD" -c "$CONF" -n 1 --check >"$T/check.txt" 2>&1 || fail "ringd --check: $(cat "$T/check.txt")"
 grep -q '^authentication: off' "$T/check.txt" || fail "the ring is not keyless: $(grep authentication "$T/check.txt")"
 start_ring $MEMBERS
@@ -197,7 +197,7 @@ done
 LOG_DIR=$T/late
 mkdir -p "$LOG_DIR"
 CONF=$T/late.ini
-make_conf "$CONF" $MEMBERS secret_file= name=late-$$ state_dir="$T/state-late"
+make_conf "$CONF" $MEMBERS secret_file= authentication=off name=late-$$ state_dir="$T/state-late"
 EXITED=()
 start_ring $MEMBERS
 wait_until 10 any_log_has token_regen || fail "late: no token minted within 10 s"
