@@ -196,6 +196,7 @@ struct sim_run {
 	enum sim_class cls;
 	uint64_t seed;
 	bool keep_disks; /* --keep-disks: every restart finds its disk intact */
+	bool wild_disks; /* off: a wild disk stays out of the ring (node.c stored_epoch_wild) */
 	/* The cores, their timers, the queue, the network, the random source,
 	 * time and the trace (cluster.h); failures go to chk's record. */
 	struct cluster cl;
@@ -1034,7 +1035,7 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 	/* A third of the rolled-back disks are wild instead: they hold an
 	 * epoch more than a jump above anything the ring made, the last
 	 * generation half the time (§4.2, §5.3: distrusted, never spread). */
-	if (fate == DISK_ROLLBACK && simnet_rng_chance(&run->cl.rng, 1.0 / 3))
+	if (fate == DISK_ROLLBACK && simnet_rng_chance(&run->cl.rng, 1.0 / 3) && run->wild_disks)
 		fate = DISK_WILD;
 	nd->damaged = fate != DISK_KEPT || (nd->damaged && !nd->proven);
 	nd->proven = false;
