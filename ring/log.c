@@ -98,7 +98,7 @@ static const struct {
 	{"config_mismatch", 4},   {"config_mismatch_unlogged", 4}, {"pause_detected", 4},
 	{"version_mismatch", 4},  {"version_mismatch_unlogged", 4},
 	{"lease_expired", 4},     {"no_quorum", 4},            {"leave_timeout", 4},
-	{"control_accept_error", 4}, {"auth_off", 4},   {"epoch_distrusted", 4},
+	{"control_accept_error", 4}, {"auth_off", 4},   {"epoch_out_of_reach", 4},
 	{"metrics_accept_error", 4}, {"metrics_busy", 4},   {"metrics_client_dropped", 4},
 	{"retransmit", 5},        {"election_start", 5},       {"election_won", 5},
 	{"token_regen", 5},       {"epoch_adopt", 5},          {"member_leave", 5},

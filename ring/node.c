@@ -1402,6 +1402,19 @@ static uint32_t reply_rank(const struct ring_node *node, uint32_t base, bool far
 	return top[k > 1 ? 1 : 0];
 }
 
+/* How many members must answer beyond reach before we may go there: two,
+ * so that one forged answer moves nobody. Except at the start of a member
+ * with nothing on disk whose query needs only one answer (a ring of two, or
+ * quorum = none): its epoch 0 says nothing about where the ring is, and the
+ * one other member it needs is all there is to ask, so requiring a second
+ * would leave it unproven for good once the ring is 2^16 generations old. */
+static size_t far_vouchers(const struct ring_node *node)
+{
+	if (node->query_at_start && node->start_epoch == 0 && query_needed(node) < 2)
+		return 1;
+	return 2;
+}
+
 /* Where the current query's answers may take us (§4.2, §5.3): from our
  * epoch, an answer beyond reach counts only when a second member's is
  * beyond reach too; then we may reach the lower of the two highest (two
@@ -1409,34 +1422,19 @@ static uint32_t reply_rank(const struct ring_node *node, uint32_t base, bool far
  * there are at most n. One datagram, or one member's wild disk, therefore
  * moves nobody further than one jump, and a member that really fell
  * behind (the ring minted 2^16 generations while it was away) catches up
- * once two others answer. */
+ * once two others answer (one, where far_vouchers says so). */
 static uint32_t reply_base(const struct ring_node *node)
 {
+	size_t vouch = far_vouchers(node);
 	uint32_t base = node->epoch;
 	for (size_t round = 0; round < node->layout.n; round++) {
 		size_t far;
-		uint32_t second = reply_rank(node, base, true, 2, &far);
-		if (far < 2)
+		uint32_t next = reply_rank(node, base, true, vouch, &far);
+		if (far < vouch)
 			break;
-		base = second;
+		base = next;
 	}
 	return base;
-}
-
-/* Our own stored epoch is beyond reach of everything the others told us
- * (§5.3). Once n - n/2 of them have (a set that meets every majority), no
- * ring they took part in could have made it: the disk is wrong, and it is
- * treated as a lost one. Until then the start waits for them. */
-static bool stored_epoch_wild(const struct ring_node *node, uint32_t highest)
-{
-	/* Off: the hostile review (test/test_review_epochs2.c on i26-review)
-	 * showed honest low answers (a wiped peer's 0, a member that was
-	 * away) make an honest disk look wild, and lowering it lets fences go
-	 * back. A wild member stays out of the ring instead (its answers and
-	 * tokens are beyond everybody's reach) until its file is deleted. */
-	(void)node;
-	(void)highest;
-	return false;
 }
 
 /* The answers to the current query settle it once enough of them are within
@@ -1447,18 +1445,6 @@ static void query_settle(struct ring_node *node, struct ring_update *up, uint64_
 	uint32_t base = reply_base(node);
 	size_t have;
 	uint32_t highest = reply_rank(node, base, false, 1, &have);
-	bool wild = stored_epoch_wild(node, highest);
-	if (wild && have < node->layout.n - node->layout.n / 2)
-		return;
-	if (wild) {
-		/* Proven as an empty disk is: n - n/2 others answered, and
-		 * what they know is judged from there. */
-		log_event(node, up, RING_LOG_EPOCH_DISTRUSTED, node->start_epoch, highest, have);
-		node->epoch = highest;
-		node->start_epoch = 0;
-		base = reply_base(node);
-		(void)reply_rank(node, base, false, 1, &have);
-	}
 	if (have < query_needed(node))
 		return;
 	node->query_active = false;
@@ -1471,10 +1457,7 @@ static void query_settle(struct ring_node *node, struct ring_update *up, uint64_
 	 * highest where there is one: one forged answer cannot move us. */
 	size_t k = node->query_at_start || have < 2 ? 1 : 2;
 	uint32_t floor = max_u32(reply_rank(node, base, false, k, &have), base);
-	if (wild)
-		(void)persist(node, up, floor); /* the wild epoch must not come back */
-	else
-		adopt(node, up, floor, 0, now);
+	adopt(node, up, floor, 0, now);
 	if (node->broken)
 		return;
 	/* The members whose first answer of this life was beyond reach have a
@@ -1492,6 +1475,14 @@ static void query_settle(struct ring_node *node, struct ring_update *up, uint64_
 		 * past accepted, so they are refused like a restart's (§5.3). */
 		node->start_epoch = max_u32(node->start_epoch, floor);
 		node->proven = true;
+		/* Our disk holds an epoch beyond reach of every member that
+		 * answered: a bad disk, or a jump nobody followed. It is not
+		 * lowered (a low answer may be a peer that was away, and
+		 * fences must not go back), so we stay out: our tokens and
+		 * elections are beyond everybody's reach (on_election). The
+		 * operator is told what to do (operations.md). */
+		if (highest && !within_reach(highest, node->epoch))
+			log_event(node, up, RING_LOG_EPOCH_OUT_OF_REACH, node->epoch, highest, have);
 		node->no_quorum = false;
 		if (node->loss_deadline < now + 2 * ms(node->layout.heartbeat_ms))
 			node->loss_deadline = now + 2 * ms(node->layout.heartbeat_ms);
@@ -1579,10 +1570,20 @@ static int admit(struct ring_node *node, struct ring_update *up, const struct ri
 	return idx;
 }
 
-/* Every election hop is acked, even one we go on to swallow (§6.1). */
+/* Every election hop is acked, even one we go on to swallow (§6.1), but
+ * one we could not carry: our epoch is beyond reach of all the election
+ * has seen (§4.2), so any hop we forwarded would be refused by every member
+ * on its way, and the election would die with us. Unacked, we are skipped
+ * like a dead member, and the others may still make a quorum without us:
+ * if they are a majority, none of them persisted an epoch near ours, so no
+ * grant was made under it (§4.4, §5.3). A member with a wild epoch file,
+ * or one a forged datagram pushed a jump ahead, therefore stays out
+ * without keeping the rest from regenerating. */
 static void on_election(struct ring_node *node, struct ring_update *up, uint16_t from,
 			const struct ring_msg_election *e, uint64_t now)
 {
+	if (!within_reach(e->max_epoch, node->epoch))
+		return;
 	struct ring_msg ack = {.type = RING_MSG_ELECTION_ACK};
 	ack.u.election_ack.initiator = e->initiator;
 	ack.u.election_ack.round = e->round;

@@ -55,7 +55,7 @@ const char *ring_state_name(enum ring_state state);
 	X(LEAVE_TIMEOUT, "leave_timeout", 0, "after_ms", NULL, NULL)         \
 	X(EPOCH_LEARNED, "epoch_learned", 0, "epoch", "replies", "start")    \
 	X(EPOCH_EXHAUSTED, "epoch_exhausted", 0, "epoch", NULL, NULL)       \
-	X(EPOCH_DISTRUSTED, "epoch_distrusted", 0, "stored", "known", "replies") \
+	X(EPOCH_OUT_OF_REACH, "epoch_out_of_reach", 0, "stored", "known", "replies") \
 	X(TOKEN_PARK, "token_park", 0, "epoch", "seq", "idle")              \
 	X(TOKEN_SUMMON, "token_summon", 0, "to", "epoch", "seq")            \
 	X(TOKEN_UNPARK, "token_unpark", 0, "by", "epoch", "seq")

@@ -92,6 +92,7 @@ enum disk_fate {
 	DISK_LOST,     /* nothing: epoch 0, as if it never ran */
 	DISK_ROLLBACK, /* an older epoch it persisted earlier (a restored backup, a lying fsync) */
 	DISK_WILD,     /* an epoch no ring made, far above what it knew (a bad disk) */
+	DISK_DELETED,  /* the operator deleted a wild epoch file (operations.md): as LOST */
 };
 
 #define SIM_DISK_HIST 16
@@ -120,6 +121,7 @@ struct sim_node {
 	struct u32vec held_events;  /* ticks and datagrams that came during a pause */
 	uint32_t first_client, nclients;
 	bool damaged;           /* restarted on a lost or rolled-back disk */
+	uint32_t wild;          /* the wild epoch on its disk until the operator deletes it */
 	bool proven;            /* logged epoch_learned since its last start */
 };
 
@@ -196,7 +198,7 @@ struct sim_run {
 	enum sim_class cls;
 	uint64_t seed;
 	bool keep_disks; /* --keep-disks: every restart finds its disk intact */
-	bool wild_disks; /* off: a wild disk stays out of the ring (node.c stored_epoch_wild) */
+	bool wild_disks; /* a third of the rollbacks of the disk class go wild */
 	/* The cores, their timers, the queue, the network, the random source,
 	 * time and the trace (cluster.h); failures go to chk's record. */
 	struct cluster cl;
@@ -794,6 +796,10 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 		case RING_ACTION_PERSIST:
 			trace(run, "    -> persist epoch %" PRIu32, a->u.persist.epoch);
 			simcheck_persist(&run->chk, i, a->u.persist.epoch);
+			for (uint32_t j = 0; j < run->cl.n; j++)
+				if (j != i && run->nodes[j].wild && a->u.persist.epoch >= run->nodes[j].wild)
+					fail(run, "wild", "n%u persisted epoch %" PRIu32 ", n%u's wild one", i,
+					     a->u.persist.epoch, j);
 			disk_write(nd, a->u.persist.epoch);
 			if (nd->slow_fsync && !nd->torn) {
 				nd->slow_fsync = false;
@@ -835,8 +841,6 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 				maybe_leave_after_token(run, i);
 			if (a->u.log.event == RING_LOG_EPOCH_LEARNED && a->u.log.field[2])
 				nd->proven = true;
-			if (a->u.log.event == RING_LOG_EPOCH_DISTRUSTED)
-				simcheck_distrust(&run->chk, i, (uint32_t)a->u.log.field[1]);
 			break;
 		case RING_ACTION_LEFT:
 			trace(run, "    -> left");
@@ -1012,7 +1016,7 @@ static bool disk_fault_covered(const struct sim_run *run, uint32_t i, enum disk_
 		return false;
 	for (uint32_t j = 0; j < run->cl.n; j++) {
 		const struct sim_node *o = &run->nodes[j];
-		if (j != i && (o->life != NODE_UP || o->paused || (o->damaged && !o->proven)))
+		if (j != i && (o->life != NODE_UP || o->paused || (o->damaged && !o->proven) || o->wild))
 			return false;
 	}
 	return true;
@@ -1025,7 +1029,12 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 	uint32_t was = nd->disk;
 	if (run->keep_disks)
 		fate = DISK_KEPT;
-	if (fate != DISK_KEPT && !disk_fault_covered(run, i, fate)) {
+	/* A member whose disk went wild stays out of the ring (§5.3) until the
+	 * operator deletes its epoch file; whatever restarts it next, that is
+	 * done first. Its damage is the only one the sim drew meanwhile. */
+	if (nd->wild)
+		fate = DISK_DELETED;
+	if (fate != DISK_KEPT && fate != DISK_DELETED && !disk_fault_covered(run, i, fate)) {
 		trace(run, "    (n%u's disk fault is not drawn: outside what PROTOCOL.md §5.3"
 		      " promises to survive)", i);
 		fate = DISK_KEPT;
@@ -1034,9 +1043,17 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 	 * restart on a kept disk that never learned them is still damaged. */
 	/* A third of the rolled-back disks are wild instead: they hold an
 	 * epoch more than a jump above anything the ring made, the last
-	 * generation half the time (§4.2, §5.3: distrusted, never spread). */
-	if (fate == DISK_ROLLBACK && simnet_rng_chance(&run->cl.rng, 1.0 / 3) && run->wild_disks)
+	 * generation half the time (§4.2, §5.3: never spread; the member
+	 * stays out until the operator deletes the file, wild_out later). */
+	uint64_t wild_out = 3 * run->cl.layout.loss_timeout_ms * MS;
+	if (fate == DISK_ROLLBACK && simnet_rng_chance(&run->cl.rng, 1.0 / 3) && run->wild_disks &&
+	    run->cl.now + 2 * wild_out < run->t_heal)
 		fate = DISK_WILD;
+	if (fate == DISK_DELETED) {
+		trace(run, "    (the operator deletes n%u's wild epoch file)", i);
+		nd->wild = 0;
+		fate = DISK_LOST;
+	}
 	nd->damaged = fate != DISK_KEPT || (nd->damaged && !nd->proven);
 	nd->proven = false;
 	if (fate == DISK_WILD) {
@@ -1044,6 +1061,7 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 		if (gen > 0xffffffu || simnet_rng_chance(&run->cl.rng, 0.5))
 			gen = 0xffffffu;
 		nd->disk = gen << 8 | i;
+		nd->wild = nd->disk;
 	} else if (fate == DISK_LOST) {
 		nd->disk = 0;
 		nd->hist_n = 0;
@@ -1066,6 +1084,8 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 			       : fate == DISK_WILD ? " (its disk went wild)"
 						     : " (its disk rolled back)");
 	node_start(run, i);
+	if (fate == DISK_WILD)
+		schedule(run, run->cl.now + wild_out, EV_RESTART, i, DISK_DELETED, nd->life_gen);
 }
 
 static void node_resume(struct sim_run *run, uint32_t i)
@@ -1885,6 +1905,7 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 	run->cls = cls;
 	run->seed = seed;
 	run->keep_disks = keep_disks;
+	run->wild_disks = true;
 	cluster_init(&run->cl, seed, class_names[cls], trace_on, SIM_EVENT_CAP, SIM_SAME_TIME_CAP);
 	run->cl.on_fail = cluster_failed_hook;
 	run->cl.fail_arg = run;

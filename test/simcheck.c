@@ -149,15 +149,6 @@ void simcheck_start(struct simcheck *c, uint32_t node, uint32_t disk_epoch)
 	m->last_epoch = disk_epoch;
 }
 
-void simcheck_distrust(struct simcheck *c, uint32_t node, uint32_t known)
-{
-	if (!member_ok(c, node))
-		return;
-	struct simcheck_member *m = &c->m[node];
-	m->persisted = known;
-	m->last_epoch = known;
-}
-
 void simcheck_stop(struct simcheck *c, uint32_t node)
 {
 	if (!member_ok(c, node))

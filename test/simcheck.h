@@ -116,9 +116,6 @@ void simcheck_i2_off(struct simcheck *c, const char *why);
 /* Member NODE starts (or restarts) with DISK_EPOCH on its disk; stops (a crash, a
  * leave): its token, if any, is gone. */
 void simcheck_start(struct simcheck *c, uint32_t node, uint32_t disk_epoch);
-/* NODE distrusted the wild epoch its disk gave it (PROTOCOL.md §5.3) and
- * starts again from KNOWN, what the others told it, as a lost disk would. */
-void simcheck_distrust(struct simcheck *c, uint32_t node, uint32_t known);
 void simcheck_stop(struct simcheck *c, uint32_t node);
 
 /* NODE persisted EPOCH: never below its disk this life (I3); the first persist of

@@ -33,6 +33,7 @@ extern CU_TestInfo ring_test_rules_park_tests[];
 extern CU_TestInfo ring_test_review_park_tests[];
 extern CU_TestInfo ring_test_review_laps_tests[];
 extern CU_TestInfo ring_test_review_epochs_tests[];
+extern CU_TestInfo ring_test_review_epochs2_tests[];
 
 /* Suite init and cleanup (a scratch directory), where a suite has them:
  * 0 on success. */

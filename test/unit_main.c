@@ -47,6 +47,7 @@ int main(int argc, char **argv)
 		{"review_park", NULL, NULL, NULL, NULL, ring_test_review_park_tests},
 		{"review_laps", NULL, NULL, NULL, NULL, ring_test_review_laps_tests},
 		{"review_epochs", NULL, NULL, NULL, NULL, ring_test_review_epochs_tests},
+		{"review_epochs2", NULL, NULL, NULL, NULL, ring_test_review_epochs2_tests},
 		CU_SUITE_INFO_NULL,
 	};
 	if (CU_register_suites(suites) != CUE_SUCCESS) {
