@@ -829,7 +829,9 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	if (rc < 0 ||
 	    (rc = ring_net_open_ring(d->layout, d->me, d->peer, &d->udp_fd, err, errlen)) < 0)
 		return rc;
-	d->node = ring_node_new(d->layout, id, epoch, &rc);
+	struct ring_layout layout = *d->layout;
+	layout.keyed = d->auth != NULL;
+	d->node = ring_node_new(&layout, id, epoch, &rc);
 	if (!d->node) {
 		snprintf(err, errlen, "%s", ring_strerror(rc));
 		return rc;

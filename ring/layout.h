@@ -4,6 +4,7 @@
 #ifndef RING_LAYOUT_H
 #define RING_LAYOUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,10 @@ struct ring_layout {
 	uint32_t loss_timeout_ms;
 	uint32_t idle_pass_ms;
 	enum ring_quorum quorum;
+	/* Every datagram is authenticated (secret_file, or the ring's own key),
+	 * so none from a stranger reaches the core. Set by the daemon, not read
+	 * from the file, and not in the fingerprint. */
+	bool keyed;
 	size_t n;                                  /* members */
 	struct ring_member members[RING_MAX_MEMBERS]; /* in ring order: members[i+1] follows members[i] */
 };

@@ -1403,14 +1403,17 @@ static uint32_t reply_rank(const struct ring_node *node, uint32_t base, bool far
 }
 
 /* How many members must answer beyond reach before we may go there: two,
- * so that one forged answer moves nobody. Except at the start of a member
- * with nothing on disk whose query needs only one answer (a ring of two, or
- * quorum = none): its epoch 0 says nothing about where the ring is, and the
- * one other member it needs is all there is to ask, so requiring a second
- * would leave it unproven for good once the ring is 2^16 generations old. */
+ * so that one forged answer moves nobody. Except on a keyed ring at the
+ * start of a member with nothing on disk whose query needs only one answer
+ * (a ring of two, or quorum = none): its epoch 0 says nothing about where
+ * the ring is, the one other member it needs is all there is to ask, and
+ * with a key nobody else can answer for it. Without the exception a wiped
+ * member of such a ring is never proven once the ring is 2^16 generations
+ * old; without a key, one forged answer would take it anywhere. */
 static size_t far_vouchers(const struct ring_node *node)
 {
-	if (node->query_at_start && node->start_epoch == 0 && query_needed(node) < 2)
+	if (node->layout.keyed && node->query_at_start && node->start_epoch == 0 &&
+	    query_needed(node) < 2)
 		return 1;
 	return 2;
 }
@@ -1570,20 +1573,15 @@ static int admit(struct ring_node *node, struct ring_update *up, const struct ri
 	return idx;
 }
 
-/* Every election hop is acked, even one we go on to swallow (§6.1), but
- * one we could not carry: our epoch is beyond reach of all the election
- * has seen (§4.2), so any hop we forwarded would be refused by every member
- * on its way, and the election would die with us. Unacked, we are skipped
- * like a dead member, and the others may still make a quorum without us:
- * if they are a majority, none of them persisted an epoch near ours, so no
- * grant was made under it (§4.4, §5.3). A member with a wild epoch file,
- * or one a forged datagram pushed a jump ahead, therefore stays out
- * without keeping the rest from regenerating. */
+/* Every election hop is acked, even one we go on to swallow (§6.1). Even
+ * one whose max_epoch is beyond reach below ours: skipping us there would
+ * let the others regenerate under what we know, and the low epochs may be
+ * a rolled-back disk's (test/test_review_epochs3.c). We carry it, raised to
+ * our epoch, and the election dies where nobody can take that: a ring
+ * wedged until the operator mends the disk, not fences going back. */
 static void on_election(struct ring_node *node, struct ring_update *up, uint16_t from,
 			const struct ring_msg_election *e, uint64_t now)
 {
-	if (!within_reach(e->max_epoch, node->epoch))
-		return;
 	struct ring_msg ack = {.type = RING_MSG_ELECTION_ACK};
 	ack.u.election_ack.initiator = e->initiator;
 	ack.u.election_ack.round = e->round;

@@ -1646,6 +1646,8 @@ static void plan(struct sim_run *run)
 		return;
 	}
 
+	/* The simulated network forges nothing: it is a keyed ring's. */
+	L->keyed = true;
 	run->contention = run->cls == SIM_CLASS_HEALTHY && simnet_rng_chance(r, 0.5);
 	run->sparse = !run->contention && simnet_rng_chance(r, 0.4);
 	run->chk.cfg.floor = L->quorum == RING_QUORUM_MAJORITY;

@@ -34,6 +34,7 @@ extern CU_TestInfo ring_test_review_park_tests[];
 extern CU_TestInfo ring_test_review_laps_tests[];
 extern CU_TestInfo ring_test_review_epochs_tests[];
 extern CU_TestInfo ring_test_review_epochs2_tests[];
+extern CU_TestInfo ring_test_review_epochs3_tests[];
 
 /* Suite init and cleanup (a scratch directory), where a suite has them:
  * 0 on success. */

@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 		{"review_laps", NULL, NULL, NULL, NULL, ring_test_review_laps_tests},
 		{"review_epochs", NULL, NULL, NULL, NULL, ring_test_review_epochs_tests},
 		{"review_epochs2", NULL, NULL, NULL, NULL, ring_test_review_epochs2_tests},
+		{"review_epochs3", NULL, NULL, NULL, NULL, ring_test_review_epochs3_tests},
 		CU_SUITE_INFO_NULL,
 	};
 	if (CU_register_suites(suites) != CUE_SUCCESS) {
