@@ -1481,9 +1481,9 @@ static void query_settle(struct ring_node *node, struct ring_update *up, uint64_
 		/* Our disk holds an epoch beyond reach of every member that
 		 * answered: a bad disk, or a jump nobody followed. It is not
 		 * lowered (a low answer may be a peer that was away, and
-		 * fences must not go back), so we stay out: our tokens and
-		 * elections are beyond everybody's reach (on_election). The
-		 * operator is told what to do (operations.md). */
+		 * fences must not go back), so we stay out: our tokens are
+		 * beyond everybody's reach, and a regeneration dies at us
+		 * (on_election). The operator is told (operations.md). */
 		if (highest && !within_reach(highest, node->epoch))
 			log_event(node, up, RING_LOG_EPOCH_OUT_OF_REACH, node->epoch, highest, have);
 		node->no_quorum = false;
