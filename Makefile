@@ -38,7 +38,7 @@ HIREDIS_LIBS   := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredi
 # What links what. Each list is one layer of docs/ARCHITECTURE.md.
 # The protocol core: pure, no I/O, no clock. The simulator and the comparison
 # link it alone, so the build itself keeps the core pure.
-CORE_SRC  = ring/err.c ring/layout.c ring/wire.c ring/node.c
+CORE_SRC  = ring/err.c ring/layout.c ring/wire.c ring/node.c ring/core_assert.c
 # Libevent-free code ringd and ringctl share: the INI file (inih), the control
 # protocol, the log, the fenced resource, datagram auth (libsodium), addresses,
 # and the owner and mode checks of state_dir and control sockets.

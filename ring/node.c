@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core_assert.h"
 #include "err.h"
 
 #define RING_QUEUE_MAX 1024
@@ -319,6 +320,9 @@ static void send_msg(struct ring_node *node, struct ring_update *up, uint16_t to
  * must not be acted on (the update is one FATAL by now). */
 static bool persist(struct ring_node *node, struct ring_update *up, uint32_t epoch)
 {
+	/* An epoch only grows: one persisted below would let us mint again
+	 * what we minted (I3). */
+	RING_ASSERT(epoch >= node->epoch);
 	struct ring_action *a = push(node, up, RING_ACTION_PERSIST);
 	if (!a)
 		return false;
@@ -405,6 +409,7 @@ static bool queue_has(const struct ring_node *node, uint64_t client)
 
 static uint64_t queue_pop(struct ring_node *node)
 {
+	RING_ASSERT(node->q_len > 0 && node->q_len <= RING_QUEUE_MAX);
 	uint64_t c = node->queue[node->q_head];
 	node->q_head = (node->q_head + 1) % RING_QUEUE_MAX;
 	node->q_len--;
@@ -437,7 +442,9 @@ static uint32_t mint(struct ring_node *node, struct ring_update *up, uint32_t ba
 		fatal(node, up, -RING_EEXHAUSTED);
 		return 0;
 	}
-	return gen << 8 | (uint32_t)node->me;
+	uint32_t e = gen << 8 | (uint32_t)node->me;
+	RING_ASSERT(e > base && e > node->epoch && (e & 0xffu) == node->me);
+	return e;
 }
 
 /* Whether epoch E is within one jump of BASE: none, or at most
@@ -626,12 +633,20 @@ static bool apply_membership(struct ring_node *node, struct ring_update *up, uin
 
 static void grant(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
+	/* One grant at a time, of the token we hold in the epoch we know,
+	 * once per visit (§3.3). An unproven member may grant (§5.3: it
+	 * mints nothing); the token's epoch is one we persisted either way. */
+	RING_ASSERT(node->phase == PHASE_HELD && !node->granted && !node->visit_granted);
+	RING_ASSERT(node->token.epoch == node->epoch);
+	uint64_t before = node->last_fence;
 	uint64_t client = queue_pop(node);
 	node->token.counter++;
 	node->granted = true;
 	node->grant_client = client;
 	node->grant_fence = ring_fence(node->token.epoch, node->token.counter);
 	node->lease_deadline = now + ms(node->layout.lease_ms);
+	/* Fences only grow (I1): strictly above every one this member granted. */
+	RING_ASSERT(node->grant_fence > before);
 	node->last_fence = node->grant_fence;
 	node->visit_granted = true;
 	node->visit_wanted = true;
@@ -707,6 +722,7 @@ static bool lap_due(const struct ring_node *node, uint64_t now)
  * that a member whose client asks knows whom to summon. */
 static void park(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
+	RING_ASSERT(node->phase == PHASE_HELD && !node->granted);
 	node->parked = true;
 	node->resting = false;
 	/* Back from a lap with nothing granted on the way is the same park. */
@@ -793,6 +809,9 @@ static void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 
 static void pass_token(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
+	/* A grant ends before the token leaves: a client in the region of a
+	 * token elsewhere is two holders (I2). */
+	RING_ASSERT(!node->granted);
 	/* The park ends here, before a re-epoch below could announce it. */
 	node->parked = false;
 	if (!apply_membership(node, up, now))
@@ -1868,6 +1887,20 @@ static uint64_t next_deadline(const struct ring_node *node)
 
 /* ---- the step ---- */
 
+/* What one member can check about itself after every step: one phase at a
+ * time, a grant only of a token held here, an epoch never below the one
+ * it started from, a token never newer than the epoch it knows. */
+static void check_self(const struct ring_node *node)
+{
+	RING_ASSERT(!node->granted || node->phase == PHASE_HELD);
+	RING_ASSERT(!node->parked || node->phase == PHASE_HELD);
+	RING_ASSERT(!node->granted || node->grant_fence == node->last_fence);
+	RING_ASSERT(node->phase == PHASE_NONE || node->token.epoch <= node->epoch);
+	RING_ASSERT(node->epoch >= node->start_epoch);
+	RING_ASSERT(node->q_len <= RING_QUEUE_MAX && node->q_head < RING_QUEUE_MAX);
+	RING_ASSERT(node->phase != PHASE_PASSING || node->pass_to != node->me);
+}
+
 void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 		    struct ring_update *up)
 {
@@ -1938,6 +1971,8 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 		finish_leave(node, up);
 	up->deadline_us = node->started && !node->broken ? next_deadline(node) : NEVER;
 	node->armed_deadline = up->deadline_us;
+	if (!node->broken)
+		check_self(node);
 }
 
 /* ---- life cycle and status ---- */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core_assert.h"
 #include "err.h"
 
 void cluster_init(struct cluster *c, uint64_t seed, const char *salt, bool trace,
@@ -202,9 +203,19 @@ struct ring_event cluster_event(const struct cluster *c, enum ring_event_type ty
 	return ev;
 }
 
+/* A RING_ASSERT failed inside member c->stepping's step: the run fails
+ * there, with its seed, like any invariant (core_assert.h). */
+static void assert_failed(void *arg, const char *file, int line, const char *expr)
+{
+	struct cluster *c = arg;
+	cluster_fail(c, "assert", "n%u: %s:%d: %s", c->stepping, file, line, expr);
+}
+
 const struct ring_update *cluster_step(struct cluster *c, uint32_t i,
 				       const struct ring_event *ev)
 {
+	c->stepping = i;
+	ring_assert_set_hook(assert_failed, c);
 	struct cluster_member *m = &c->m[i];
 	if (ev->type == RING_EVENT_TICK)
 		m->tick_at = CLUSTER_NEVER; /* the tick it was is spent */

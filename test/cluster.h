@@ -60,6 +60,7 @@ struct cluster {
 	bool failed;
 	char inv[16];
 	char what[640];
+	uint32_t stepping;               /* the member whose step runs (a failed RING_ASSERT's) */
 	cluster_fail_fn on_fail;         /* when set, failures are recorded there instead */
 	void *fail_arg;
 };

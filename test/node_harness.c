@@ -179,6 +179,8 @@ void sim_step(struct sim *s, size_t i, struct ring_event ev)
 	 * every step. */
 	s->cl.now = s->now;
 	cluster_step(&s->cl, (uint32_t)i, &ev);
+	if (cluster_failed(&s->cl) && strcmp(s->cl.inv, "assert") == 0)
+		CU_assertImplementation(CU_FALSE, __LINE__, s->cl.what, __FILE__, "", CU_TRUE);
 	bool fatal = s->last.n > 0 && s->last.action[0].type == RING_ACTION_FATAL;
 	CU_ASSERT_FATAL(!fatal || s->last.n == 1);
 	CU_ASSERT_FATAL(!fatal || s->broken[i] ||
