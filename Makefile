@@ -40,10 +40,12 @@ HIREDIS_LIBS   := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredi
 # link it alone, so the build itself keeps the core pure.
 CORE_SRC  = ring/err.c ring/layout.c ring/wire.c ring/node.c ring/core_assert.c
 # Libevent-free code ringd and ringctl share: the INI file (inih), the control
-# protocol, the log, the fenced resource, datagram auth (libsodium), addresses,
-# and the owner and mode checks of state_dir and control sockets.
-TOOL_SRC  = ring/conf.c ring/control.c ring/log.c ring/fence_file.c ring/auth.c ring/net.c \
+# protocol, strict numbers, the log, datagram auth (libsodium), addresses, and
+# the owner and mode checks of state_dir and control sockets.
+TOOL_SRC  = ring/conf.c ring/control.c ring/parse.c ring/log.c ring/auth.c ring/net.c \
 	    ring/state_dir.c
+# The fenced resource (ringctl fenced-append and friends): ringctl's alone.
+FENCE_SRC = ring/fence_file.c
 # ringctl trace, on jansson.
 TRACE_SRC = ring/trace.c ring/trace_faults.c
 # ringctl follow and timeline: the JSON log reader and the two views, on jansson.
@@ -76,8 +78,10 @@ COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c tes
 	      test/tx_fenced.c
 
 RINGD_LINK   = $(DAEMON_SRC) $(VERSION_SRC) $(RINGD_PURE_SRC) $(TOOL_SRC) $(CORE_SRC)
-RINGCTL_LINK = $(RINGCTL_SRC) $(VERSION_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(TOOL_SRC) $(CORE_SRC)
-UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(TOOL_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(RINGD_PURE_SRC)
+RINGCTL_LINK = $(RINGCTL_SRC) $(VERSION_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(FENCE_SRC) $(TOOL_SRC) \
+	       $(CORE_SRC)
+UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(TOOL_SRC) $(FENCE_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) \
+	       $(RINGD_PURE_SRC)
 SIM_LINK     = $(SIM_SRC) $(CORE_SRC)
 UNIT_LIBS    = $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -lm
 PKG_CFLAGS   = $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) $(SODIUM_CFLAGS)
@@ -240,7 +244,7 @@ mutants:
 	MUTANT_CFLAGS='$(CSTD) $(WARN) $(CFLAGS) $(PKG_CFLAGS)' \
 	MUTANT_UNIT_LIBS='$(UNIT_LIBS)' \
 	CORE_SRC='$(CORE_SRC)' SIM_SRC='$(SIM_SRC)' UNIT_SRC='$(UNIT_SRC)' \
-	UNIT_EXTRA_SRC='$(TOOL_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(RINGD_PURE_SRC)' CLASSES='$(CLASSES)' \
+	UNIT_EXTRA_SRC='$(TOOL_SRC) $(FENCE_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(RINGD_PURE_SRC)' CLASSES='$(CLASSES)' \
 	MUTANT_SEEDS='$(MUTANT_SEEDS)' MUTANT_JOBS='$(MUTANT_JOBS)' \
 	MUTANT_TIMEOUT='$(MUTANT_TIMEOUT)' MUTANT_UNIT='$(MUTANT_UNIT)' MUTANTS='$(MUTANTS)' \
 	bash test/mutants/run.sh
@@ -263,7 +267,7 @@ build/fuzz/fuzz_conf: test/fuzz/fuzz_conf.c ring/conf.c $(CORE_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(INIH_CFLAGS) $^ $(INIH_LIBS) -o $@
 
-build/fuzz/fuzz_control: test/fuzz/fuzz_control.c ring/control.c $(CORE_SRC)
+build/fuzz/fuzz_control: test/fuzz/fuzz_control.c ring/control.c ring/parse.c $(CORE_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
 

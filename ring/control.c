@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "parse.h"
 
 static const struct {
 	const char *word;
@@ -18,23 +19,6 @@ static const struct {
 #undef RING_INJECT_ROW_
 };
 #define N_INJECTS (sizeof injects / sizeof injects[0])
-
-bool ring_parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	if (!s || !*s)
-		return false;
-	uint64_t v = 0;
-	for (const char *p = s; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return false;
-		unsigned d = (unsigned)(*p - '0');
-		if (v > (max - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return true;
-}
 
 const char *ring_inject_name(enum ring_inject what)
 {

@@ -67,7 +67,8 @@ void ring_inject_help(char *buf, size_t len);
 int ring_ctl_status_json(char *buf, size_t len, const struct ring_layout *layout,
 			 const struct ring_status *st, bool authenticated);
 
-/* Strict decimal parsing: no sign, no junk, no overflow past MAX. */
-bool ring_parse_u64(const char *s, uint64_t max, uint64_t *out);
+/* The largest metrics page a member serves (ringd's ring_metrics_format
+ * always fits): what a reader of METRICS must make room for. */
+#define RING_METRICS_MAX 32768
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "control.h"
 #include "err.h"
+#include "parse.h"
 #include "state_dir.h"
 
 static int sys_fail(char *err, size_t errlen, const char *what, const char *path, int e)

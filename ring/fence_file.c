@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "control.h" /* ring_parse_u64 */
+#include "parse.h"
 #include "err.h"
 
 /* "18446744073709551615\n" is 21 bytes; a longer FILE.fence is not a fence. */

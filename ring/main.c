@@ -11,6 +11,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "err.h"
+#include "parse.h"
 #include "log.h"
 #include "net.h"
 #include "sd_notify.h"

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control.h" /* RING_METRICS_MAX */
 #include "layout.h"
 #include "node.h"
 
@@ -64,7 +65,7 @@ int ring_metrics_format(char *buf, size_t len, const struct ring_layout *layout,
  * happening). */
 const char *ring_metrics_counter_help(size_t k);
 
-/* Room that is always enough for ring_metrics_format. */
-#define RING_METRICS_MAX 32768
+/* Room that is always enough for ring_metrics_format: RING_METRICS_MAX,
+ * in control.h, since the control protocol's readers need it too. */
 
 #endif

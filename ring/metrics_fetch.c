@@ -13,7 +13,6 @@
 #include "clock.h"
 #include "control.h"
 #include "err.h"
-#include "metrics.h"
 
 /* Where the marker ends the reply: its offset, or -1 while it has not come. */
 static long end_at(const char *buf, size_t len)

@@ -20,6 +20,7 @@
 #include "conf.h"
 #include "control.h"
 #include "err.h"
+#include "parse.h"
 #include "fence_file.h"
 #include "metrics_fetch.h"
 #include "follow.h"
