@@ -1793,64 +1793,165 @@ static bool heartbeats(const struct ring_node *node)
 	       (node->phase == PHASE_PASSING && node->retries_left < node->layout.retries);
 }
 
+/* ---- timers: one table for what fires and for the next deadline ---- */
+
+static void pass_ack_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (node->pass_refused == REFUSED_JOIN) {
+		take_back(node, up, now);
+	} else if (node->pass_refused == REFUSED_LEAVE) {
+		skip_successor(node, up, now);
+	} else if (node->retries_left > 0) {
+		node->retries_left--;
+		node->counters.retransmits++;
+		node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
+		send_token(node, up, now);
+		log_event(node, up, RING_LOG_RETRANSMIT, id_of(node, node->pass_to),
+			  node->token.epoch, node->token.seq);
+	} else {
+		skip_successor(node, up, now);
+	}
+}
+
+static void election_ack_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (node->fwd.retries_left > 0) {
+		node->fwd.retries_left--;
+		node->fwd.deadline = now + ms(node->layout.ack_timeout_ms);
+		election_send(node, up);
+	} else {
+		/* Skip the silent member; the election goes on without it. */
+		struct ring_msg_election e = node->fwd.msg;
+		e.hops = (uint16_t)(e.hops - 1);
+		election_forward(node, up, &e, (node->fwd.to + 1) % node->layout.n, now);
+	}
+}
+
+static void leave_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	/* Nobody took the token in time (§5.4): go, as a crash would. */
+	log_event(node, up, RING_LOG_LEAVE_TIMEOUT, (now - node->leave_started) / 1000, 0, 0);
+	drop_token(node, up, now);
+}
+
+static void no_quorum_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	/* Time to elect, but too few members answered to prove our epoch:
+	 * say so, as a failed election would (§5.3). */
+	node->no_quorum = true;
+	log_event(node, up, RING_LOG_NO_QUORUM, ring_set_count(&node->replied) + 1,
+		  query_needed(node) + 1, 0);
+	node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
+}
+
+static void loss_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (!node->elect_active && now >= node->participated_until)
+		log_event(node, up, RING_LOG_LOSS_SUSPECT,
+			  node->heard_ever ? (now - node->last_heard) / 1000 : 0, node->epoch, 0);
+	start_election(node, up, now);
+}
+
+static void heartbeat_due(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	send_heartbeat(node, up, now);
+}
+
+static void query_due(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	query_send(node, up, now);
+}
+
+/* When the held token's visit has something to do by itself: a rest or a
+ * quarantine that ends, a parked token's lap. serve() decides what. */
+static uint64_t visit_at(const struct ring_node *node)
+{
+	uint64_t d = NEVER;
+	if (node->phase != PHASE_HELD)
+		return d;
+	if (node->resting)
+		d = min_u64(d, node->rest_deadline);
+	if (node->parked && !node->granted)
+		d = min_u64(d, lap_at(node));
+	if (!node->granted && node->q_len > 0 && node->quarantine_until > 0)
+		d = min_u64(d, node->quarantine_until);
+	return d;
+}
+
+static bool phase_none_waiting(const struct ring_node *node)
+{
+	return node->phase == PHASE_NONE && !node->leaving && !node->left;
+}
+
+static uint64_t timer_lease(const struct ring_node *n)
+{
+	return n->granted ? n->lease_deadline : NEVER;
+}
+
+static uint64_t timer_pass(const struct ring_node *n)
+{
+	return n->phase == PHASE_PASSING ? n->ack_deadline : NEVER;
+}
+
+static uint64_t timer_fwd(const struct ring_node *n)
+{
+	return n->fwd.active ? n->fwd.deadline : NEVER;
+}
+
+static uint64_t timer_hb(const struct ring_node *n)
+{
+	return heartbeats(n) ? n->hb_deadline : NEVER;
+}
+
+static uint64_t timer_query(const struct ring_node *n)
+{
+	return n->query_active ? n->query_next : NEVER;
+}
+
+static uint64_t timer_leave(const struct ring_node *n)
+{
+	return n->leaving && !n->left ? n->leave_deadline : NEVER;
+}
+static uint64_t timer_summon(const struct ring_node *n)
+{
+	return wants_token(n) && n->park_known && n->park_at != n->me ? n->summon_next : NEVER;
+}
+static uint64_t timer_no_quorum(const struct ring_node *n)
+{
+	return phase_none_waiting(n) && !n->proven ? n->loss_deadline : NEVER;
+}
+static uint64_t timer_loss(const struct ring_node *n)
+{
+	return phase_none_waiting(n) && n->proven ? n->loss_deadline : NEVER;
+}
+
+/* Every timer of the core, in the order they fire within a step. AT says
+ * when it is due (NEVER: not armed), for next_deadline; FIRE runs once it
+ * is, or at every step when EVERY (serve and summon look for themselves).
+ * A lease is checked first of all, before the event (ring_node_step). */
+static const struct core_timer {
+	uint64_t (*at)(const struct ring_node *node);
+	void (*fire)(struct ring_node *node, struct ring_update *up, uint64_t now);
+	bool every;
+} timers[] = {
+	{timer_lease, NULL, false},
+	{timer_pass, pass_ack_timeout, false},
+	{timer_fwd, election_ack_timeout, false},
+	{visit_at, serve, true},
+	{timer_hb, heartbeat_due, false},
+	{timer_query, query_due, false},
+	{timer_summon, summon, true},
+	{timer_leave, leave_timeout, false},
+	{timer_no_quorum, no_quorum_timeout, false},
+	{timer_loss, loss_timeout, false},
+};
+
 static void run_timers(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
-	if (node->phase == PHASE_PASSING && now >= node->ack_deadline) {
-		if (node->pass_refused == REFUSED_JOIN) {
-			take_back(node, up, now);
-		} else if (node->pass_refused == REFUSED_LEAVE) {
-			skip_successor(node, up, now);
-		} else if (node->retries_left > 0) {
-			node->retries_left--;
-			node->counters.retransmits++;
-			node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
-			send_token(node, up, now);
-			log_event(node, up, RING_LOG_RETRANSMIT, id_of(node, node->pass_to),
-				  node->token.epoch, node->token.seq);
-		} else {
-			skip_successor(node, up, now);
-		}
-	}
-	if (node->fwd.active && now >= node->fwd.deadline) {
-		if (node->fwd.retries_left > 0) {
-			node->fwd.retries_left--;
-			node->fwd.deadline = now + ms(node->layout.ack_timeout_ms);
-			election_send(node, up);
-		} else {
-			/* Skip the silent member; the election goes on without it. */
-			struct ring_msg_election e = node->fwd.msg;
-			e.hops = (uint16_t)(e.hops - 1);
-			election_forward(node, up, &e, (node->fwd.to + 1) % node->layout.n, now);
-		}
-	}
-	serve(node, up, now); /* a rest or a quarantine may have ended */
-	if (heartbeats(node) && now >= node->hb_deadline)
-		send_heartbeat(node, up, now);
-	if (node->query_active && now >= node->query_next)
-		query_send(node, up, now);
-	summon(node, up, now); /* a resend may be due */
-	if (node->leaving && !node->left && now >= node->leave_deadline) {
-		/* Nobody took the token in time (§5.4): go, as a crash would. */
-		log_event(node, up, RING_LOG_LEAVE_TIMEOUT, (now - node->leave_started) / 1000, 0,
-			  0);
-		drop_token(node, up, now);
-	}
-	if (node->phase == PHASE_NONE && !node->leaving && !node->left && !node->proven &&
-	    now >= node->loss_deadline) {
-		/* Time to elect, but too few members answered to prove our
-		 * epoch: say so, as a failed election would (§5.3). */
-		node->no_quorum = true;
-		log_event(node, up, RING_LOG_NO_QUORUM, ring_set_count(&node->replied) + 1,
-			  query_needed(node) + 1, 0);
-		node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
-	}
-	if (node->phase == PHASE_NONE && !node->leaving && !node->left && node->proven &&
-	    now >= node->loss_deadline) {
-		if (!node->elect_active && now >= node->participated_until)
-			log_event(node, up, RING_LOG_LOSS_SUSPECT,
-				  node->heard_ever ? (now - node->last_heard) / 1000 : 0,
-				  node->epoch, 0);
-		start_election(node, up, now);
+	for (size_t k = 0; k < sizeof timers / sizeof timers[0]; k++) {
+		const struct core_timer *t = &timers[k];
+		if (t->fire && (t->every || now >= t->at(node)))
+			t->fire(node, up, now);
 	}
 }
 
@@ -1859,29 +1960,8 @@ static uint64_t next_deadline(const struct ring_node *node)
 	uint64_t d = NEVER;
 	if (node->left)
 		return d;
-	if (node->granted)
-		d = min_u64(d, node->lease_deadline);
-	if (node->phase == PHASE_PASSING)
-		d = min_u64(d, node->ack_deadline);
-	if (node->fwd.active)
-		d = min_u64(d, node->fwd.deadline);
-	if (node->phase == PHASE_HELD && node->resting)
-		d = min_u64(d, node->rest_deadline);
-	if (node->phase == PHASE_HELD && node->parked && !node->granted)
-		d = min_u64(d, lap_at(node));
-	if (node->phase == PHASE_HELD && !node->granted && node->q_len > 0 &&
-	    node->quarantine_until > 0)
-		d = min_u64(d, node->quarantine_until);
-	if (heartbeats(node))
-		d = min_u64(d, node->hb_deadline);
-	if (node->phase == PHASE_NONE && !node->leaving)
-		d = min_u64(d, node->loss_deadline);
-	if (node->query_active)
-		d = min_u64(d, node->query_next);
-	if (wants_token(node) && node->park_known && node->park_at != node->me)
-		d = min_u64(d, node->summon_next);
-	if (node->leaving)
-		d = min_u64(d, node->leave_deadline);
+	for (size_t k = 0; k < sizeof timers / sizeof timers[0]; k++)
+		d = min_u64(d, timers[k].at(node));
 	return d;
 }
 
