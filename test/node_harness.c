@@ -644,3 +644,35 @@ void assert_step_trace(const struct sim *s, const char *want, const char *file, 
 		 got);
 	CU_assertImplementation(CU_FALSE, (unsigned)line, msg, file, "", CU_FALSE);
 }
+
+void sim_inject(struct sim *s, size_t i, size_t from, struct ring_msg m)
+{
+	m.from = id_of(from);
+	m.to = id_of(i);
+	m.fingerprint = ring_layout_fingerprint(&s->layout);
+	uint8_t buf[RING_WIRE_MAX];
+	int len = ring_wire_encode(&m, buf, sizeof buf);
+	CU_ASSERT_FATAL(len > 0);
+	sim_datagram(s, i, id_of(from), buf, (size_t)len);
+}
+
+size_t count_grants_all(const struct sim *s, uint64_t since)
+{
+	size_t c = 0;
+	for (size_t i = 0; i < s->n; i++)
+		c += count_actions(s, i, since, RING_ACTION_GRANT);
+	return c;
+}
+
+void sim_acquire_everywhere(struct sim *s, uint64_t client)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->up[i])
+			sim_acquire(s, i, client + i);
+}
+
+void make_short_lease_layout(struct ring_layout *l, size_t n)
+{
+	make_resting_layout(l, n);
+	l->lease_ms = 200;
+}

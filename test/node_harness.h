@@ -140,6 +140,15 @@ struct sim *sim_parked(size_t n, enum ring_quorum q, size_t *p);
 size_t want_datagram(const struct sim *s, size_t from, size_t to, uint32_t epoch, uint32_t seq,
 		     uint8_t buf[RING_WIRE_MAX]);
 void assert_ring_safe(const struct sim *s);
+/* Member I receives M as if member FROM (an index) sent it now: a forged
+ * or replayed datagram, encoded with the ring's fingerprint. */
+void sim_inject(struct sim *s, size_t i, size_t from, struct ring_msg m);
+/* Grants at every member since SINCE. */
+size_t count_grants_all(const struct sim *s, uint64_t since);
+/* A client at every member up asks (client ids CLIENT + i). */
+void sim_acquire_everywhere(struct sim *s, uint64_t client);
+/* make_resting_layout with 200 ms leases: histories that grant often. */
+void make_short_lease_layout(struct ring_layout *l, size_t n);
 
 /* A drop hook (s->drop) that drops nothing and keeps in `captured` a copy
  * of the last TOKEN to member id *arg (a uint16_t): the late copy a test

@@ -12,24 +12,12 @@
 #define GEN_JUMP 0x10000u /* ring/node.c's RING_GEN_JUMP */
 #define WILD 0xffffff00u  /* the last generation: one mint and it is FATAL */
 
-/* Member I receives M as if FROM (an index) sent it now. */
-static void inject(struct sim *s, size_t i, size_t from, struct ring_msg m)
-{
-	m.from = id_of(from);
-	m.to = id_of(i);
-	m.fingerprint = ring_layout_fingerprint(&s->layout);
-	uint8_t buf[RING_WIRE_MAX];
-	int len = ring_wire_encode(&m, buf, sizeof buf);
-	CU_ASSERT_FATAL(len > 0);
-	sim_datagram(s, i, id_of(from), buf, (size_t)len);
-}
-
 static void inject_reply(struct sim *s, size_t i, size_t from, uint64_t nonce, uint32_t epoch)
 {
 	struct ring_msg m = {.type = RING_MSG_EPOCH_REPLY};
 	m.u.epoch_reply.nonce = nonce;
 	m.u.epoch_reply.epoch = epoch;
-	inject(s, i, from, m);
+	sim_inject(s, i, from, m);
 }
 
 /* A stranger bound to member FORGED's port (it is down): it answers every
@@ -80,30 +68,6 @@ static void run_forged(struct sim *s, struct forger *f, uint64_t dur)
 	CU_FAIL("run_forged: too many steps");
 }
 
-static size_t grants_all(const struct sim *s, uint64_t since)
-{
-	size_t c = 0;
-	for (size_t i = 0; i < s->n; i++)
-		c += count_actions(s, i, since, RING_ACTION_GRANT);
-	return c;
-}
-
-/* Every client of every member up asks and releases at once, K times. */
-static void ask_everywhere(struct sim *s, uint64_t client)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->up[i])
-			sim_acquire(s, i, client + i);
-}
-
-/* A resting ring whose clients never release: each grant ends with its
- * lease, so that every member asking is served within a run. */
-static void make_short_leases(struct ring_layout *l, size_t n)
-{
-	make_resting_layout(l, n);
-	l->lease_ms = 200;
-}
-
 static bool within_jump(uint32_t base, uint32_t e)
 {
 	return (e >> 8) <= (base >> 8) + GEN_JUMP;
@@ -120,7 +84,7 @@ static bool within_jump(uint32_t base, uint32_t e)
 static void test_a_forged_answer_beyond_reach_does_not_prove_a_restart(void)
 {
 	struct ring_layout l;
-	make_short_leases(&l, 3);
+	make_short_lease_layout(&l, 3);
 	struct sim *s = sim_new(&l);
 	sim_boot(s);
 	(void)sim_settle(s);
@@ -152,7 +116,7 @@ static void test_a_forged_answer_beyond_reach_does_not_prove_a_restart(void)
 static void test_a_forger_answering_every_query_at_a_whole_ring_restart_costs_nothing(void)
 {
 	struct ring_layout l;
-	make_short_leases(&l, 3);
+	make_short_lease_layout(&l, 3);
 	struct sim *s = sim_new(&l);
 	sim_boot(s);
 	(void)sim_settle(s);
@@ -173,16 +137,16 @@ static void test_a_forger_answering_every_query_at_a_whole_ring_restart_costs_no
 	sim_start(s, 1);
 	run_forged(s, &f, 3000 * MS);
 	uint64_t mark = s->seq;
-	ask_everywhere(s, 10);
+	sim_acquire_everywhere(s, 10);
 	run_forged(s, &f, 2000 * MS);
 	CU_ASSERT(f.answered >= 2);
-	CU_ASSERT(grants_all(s, mark) >= 2);
+	CU_ASSERT(count_grants_all(s, mark) >= 2);
 	s->up[forged] = true; /* member 3 back; the stranger now lies as member 2, */
 	sim_start(s, forged);  /* beside member 2's own answers */
 	f.forged = 1;
 	run_forged(s, &f, 3000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 20);
+	sim_acquire_everywhere(s, 20);
 	run_forged(s, &f, 3000 * MS);
 	CU_ASSERT(count_actions(s, forged, mark, RING_ACTION_GRANT) >= 1);
 	for (size_t i = 0; i < 3; i++) {
@@ -204,7 +168,7 @@ static void test_a_forged_floor_costs_one_take_back_at_most(void)
 {
 	for (int k = 0; k < 2; k++) {
 		struct ring_layout l;
-		make_short_leases(&l, 3);
+		make_short_lease_layout(&l, 3);
 		struct sim *s = sim_new(&l);
 		sim_boot(s);
 		(void)sim_settle(s);
@@ -222,7 +186,7 @@ static void test_a_forged_floor_costs_one_take_back_at_most(void)
 		inject_reply(s, v, p, q.u.epoch_query.nonce, forged); /* before P's own */
 		s->up[p] = true;
 		sim_run_for(s, 2000 * MS);
-		ask_everywhere(s, 30);
+		sim_acquire_everywhere(s, 30);
 		sim_run_for(s, 3000 * MS);
 		CU_ASSERT(count_logs(s, p, mark, RING_LOG_MEMBER_REJOIN) <= 2);
 		CU_ASSERT(count_actions(s, v, mark, RING_ACTION_GRANT) >= 1);
@@ -242,7 +206,7 @@ static void test_a_forged_floor_costs_one_take_back_at_most(void)
 static void test_an_unproven_member_names_the_floor_it_refuses_by(void)
 {
 	struct ring_layout l;
-	make_short_leases(&l, 3);
+	make_short_lease_layout(&l, 3);
 	struct sim *s = sim_new(&l);
 	sim_boot(s);
 	(void)sim_settle(s);
@@ -308,7 +272,7 @@ static void test_a_member_far_behind_catches_up_once_two_answer(void)
 static void test_one_wild_epoch_file_moves_nobody_and_is_deleted(void)
 {
 	struct ring_layout l;
-	make_short_leases(&l, 3);
+	make_short_lease_layout(&l, 3);
 	struct sim *s = sim_new(&l);
 	sim_boot(s);
 	(void)sim_settle(s);
@@ -324,7 +288,7 @@ static void test_one_wild_epoch_file_moves_nobody_and_is_deleted(void)
 		sim_start(s, i);
 	sim_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	ask_everywhere(s, 40);
+	sim_acquire_everywhere(s, 40);
 	sim_run_for(s, 6000 * MS);
 	for (size_t i = 0; i < 3; i++) {
 		CU_ASSERT(!s->broken[i]);
@@ -337,7 +301,7 @@ static void test_one_wild_epoch_file_moves_nobody_and_is_deleted(void)
 	sim_start(s, w);
 	sim_run_for(s, 3000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 50);
+	sim_acquire_everywhere(s, 50);
 	sim_run_for(s, 6000 * MS);
 	for (size_t i = 0; i < 3; i++) {
 		CU_ASSERT(within_jump(before, status_of(s, i).epoch));

@@ -20,39 +20,6 @@
 #define GEN_JUMP 0x10000u /* ring/node.c's RING_GEN_JUMP */
 #define FAR_GEN (GEN_JUMP + 0x40u) /* a generation a ring may honestly reach */
 
-/* Member I receives M as if FROM (an index) sent it now. */
-static void inject(struct sim *s, size_t i, size_t from, struct ring_msg m)
-{
-	m.from = id_of(from);
-	m.to = id_of(i);
-	m.fingerprint = ring_layout_fingerprint(&s->layout);
-	uint8_t buf[RING_WIRE_MAX];
-	int len = ring_wire_encode(&m, buf, sizeof buf);
-	CU_ASSERT_FATAL(len > 0);
-	sim_datagram(s, i, id_of(from), buf, (size_t)len);
-}
-
-static size_t grants_all(const struct sim *s, uint64_t since)
-{
-	size_t c = 0;
-	for (size_t i = 0; i < s->n; i++)
-		c += count_actions(s, i, since, RING_ACTION_GRANT);
-	return c;
-}
-
-static void ask_everywhere(struct sim *s, uint64_t client)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->up[i])
-			sim_acquire(s, i, client + i);
-}
-
-static void make_short_leases(struct ring_layout *l, size_t n)
-{
-	make_resting_layout(l, n);
-	l->lease_ms = 200;
-}
-
 static uint32_t top_epoch(const struct sim *s)
 {
 	uint32_t e = 0;
@@ -68,7 +35,7 @@ static uint32_t top_epoch(const struct sim *s)
 static struct sim *long_lived_ring(size_t n, const bool *down)
 {
 	struct ring_layout l;
-	make_short_leases(&l, n);
+	make_short_lease_layout(&l, n);
 	l.keyed = true; /* no forgery here: far_vouchers' exception applies */
 	struct sim *s = sim_new(&l);
 	for (size_t i = 0; i < n; i++) {
@@ -80,9 +47,9 @@ static struct sim *long_lived_ring(size_t n, const bool *down)
 			sim_start(s, i);
 	sim_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	ask_everywhere(s, 100);
+	sim_acquire_everywhere(s, 100);
 	sim_run_for(s, 3000 * MS);
-	CU_ASSERT_FATAL(grants_all(s, mark) >= 1);
+	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	CU_ASSERT_FATAL(top_epoch(s) >> 8 > GEN_JUMP);
 	return s;
 }
@@ -95,7 +62,7 @@ static void forged_push(struct sim *s, size_t i, size_t from)
 	m.u.heartbeat.epoch = ((status_of(s, i).epoch >> 8) + GEN_JUMP) << 8 | (uint32_t)from;
 	for (size_t k = 0; k < s->n; k++)
 		ring_set_add(&m.u.heartbeat.alive, k);
-	inject(s, i, from, m);
+	sim_inject(s, i, from, m);
 }
 
 /* ---- 1. an honest disk distrusted: fences go back (claim 2, safety) ---- */
@@ -120,11 +87,11 @@ static void test_a_wiped_peer_makes_an_honest_disk_distrusted_and_fences_go_back
 	sim_start(s, 1);
 	sim_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	ask_everywhere(s, 200);
+	sim_acquire_everywhere(s, 200);
 	sim_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, 0, 0, RING_LOG_EPOCH_OUT_OF_REACH), 0);
 	CU_ASSERT(status_of(s, 0).epoch >= stored0); /* an honest epoch never goes back */
-	CU_ASSERT(grants_all(s, mark) >= 1);
+	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	assert_ring_safe(s);
 	sim_free(s);
 }
@@ -143,14 +110,14 @@ static void test_a_wiped_peer_makes_an_honest_disk_distrusted_and_fences_go_back
 static void test_a_wiped_peer_and_a_peer_behind_make_an_honest_disk_distrusted(void)
 {
 	struct ring_layout l;
-	make_short_leases(&l, 3);
+	make_short_lease_layout(&l, 3);
 	struct sim *s = sim_new(&l);
 	sim_boot(s);
 	(void)sim_settle(s);
 	uint64_t mark = s->seq;
-	ask_everywhere(s, 10);
+	sim_acquire_everywhere(s, 10);
 	sim_run_for(s, 2000 * MS);
-	CU_ASSERT_FATAL(grants_all(s, mark) >= 1);
+	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	size_t a = 0, w = 1, behind = 2;
 	uint32_t old = status_of(s, behind).epoch;
 	s->up[behind] = false; /* crashed; its port is the attacker's */
@@ -158,9 +125,9 @@ static void test_a_wiped_peer_and_a_peer_behind_make_an_honest_disk_distrusted(v
 	forged_push(s, a, behind);
 	sim_run_for(s, 5000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 20);
+	sim_acquire_everywhere(s, 20);
 	sim_run_for(s, 3000 * MS);
-	CU_ASSERT_FATAL(grants_all(s, mark) >= 1);
+	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint32_t pushed = status_of(s, a).epoch;
 	CU_ASSERT_FATAL((pushed >> 8) > (old >> 8) + GEN_JUMP); /* member 2 is honestly behind */
 	sim_restart(s, a, pushed);
@@ -171,7 +138,7 @@ static void test_a_wiped_peer_and_a_peer_behind_make_an_honest_disk_distrusted(v
 	sim_start(s, behind);
 	sim_start(s, a);
 	sim_run_for(s, 3000 * MS);
-	ask_everywhere(s, 30);
+	sim_acquire_everywhere(s, 30);
 	sim_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, a, 0, RING_LOG_EPOCH_OUT_OF_REACH), 0);
 	CU_ASSERT(status_of(s, a).epoch >= pushed);
@@ -197,10 +164,10 @@ static void test_a_wiped_member_of_two_is_never_proven(void)
 	sim_start(s, 1);
 	sim_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	ask_everywhere(s, 300);
+	sim_acquire_everywhere(s, 300);
 	sim_run_for(s, 5000 * MS);
 	CU_ASSERT(count_logs(s, 1, restart, RING_LOG_EPOCH_LEARNED) >= 1);
-	CU_ASSERT(grants_all(s, mark) >= 1);
+	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	assert_ring_safe(s);
 	sim_free(s);
 }
@@ -222,7 +189,7 @@ static void test_a_wiped_member_of_two_is_never_proven(void)
 static void test_one_forged_push_leaves_a_returning_member_unprovable(void)
 {
 	struct ring_layout l;
-	make_short_leases(&l, 3);
+	make_short_lease_layout(&l, 3);
 	struct sim *s = sim_new(&l);
 	sim_boot(s);
 	(void)sim_settle(s);
@@ -233,9 +200,9 @@ static void test_one_forged_push_leaves_a_returning_member_unprovable(void)
 	forged_push(s, a, c);
 	sim_run_for(s, 5000 * MS);
 	uint64_t mark = s->seq;
-	ask_everywhere(s, 10);
+	sim_acquire_everywhere(s, 10);
 	sim_run_for(s, 3000 * MS);
-	CU_ASSERT_FATAL(grants_all(s, mark) >= 1);
+	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	CU_ASSERT_FATAL((status_of(s, a).epoch >> 8) > (old >> 8) + GEN_JUMP);
 	s->up[b] = false; /* crashes */
 	uint64_t restart = s->seq;
@@ -244,7 +211,7 @@ static void test_one_forged_push_leaves_a_returning_member_unprovable(void)
 	sim_start(s, c);
 	sim_run_for(s, 5000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 20);
+	sim_acquire_everywhere(s, 20);
 	sim_run_for(s, 5000 * MS);
 	/* Member 1 comes back: two members vouch, member 2 climbs. */
 	sim_restart(s, b, status_of(s, b).epoch);
@@ -252,7 +219,7 @@ static void test_one_forged_push_leaves_a_returning_member_unprovable(void)
 	sim_start(s, b);
 	sim_run_for(s, 5000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 30);
+	sim_acquire_everywhere(s, 30);
 	sim_run_for(s, 5000 * MS);
 	CU_ASSERT(count_logs(s, c, restart, RING_LOG_EPOCH_LEARNED) >= 1);
 	CU_ASSERT(count_actions(s, c, mark, RING_ACTION_GRANT) >= 1);
@@ -281,7 +248,7 @@ static void test_one_forged_push_leaves_a_returning_member_unprovable(void)
 static void test_one_forged_answer_at_a_member_one_mint_ahead_wedges_the_ring(void)
 {
 	struct ring_layout l;
-	make_short_leases(&l, 3);
+	make_short_lease_layout(&l, 3);
 	struct sim *s = sim_new(&l);
 	sim_boot(s);
 	(void)sim_settle(s);
@@ -289,9 +256,9 @@ static void test_one_forged_answer_at_a_member_one_mint_ahead_wedges_the_ring(vo
 	s->up[d] = false; /* crashed; its port is the attacker's */
 	sim_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	ask_everywhere(s, 10);
+	sim_acquire_everywhere(s, 10);
 	sim_run_for(s, 3000 * MS);
-	CU_ASSERT_FATAL(grants_all(s, mark) >= 1);
+	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint32_t e = status_of(s, q).epoch;
 	uint32_t ahead = ((e >> 8) + 1) << 8 | (uint32_t)h; /* its last, unpublished mint */
 	sim_restart(s, h, ahead);
@@ -301,10 +268,10 @@ static void test_one_forged_answer_at_a_member_one_mint_ahead_wedges_the_ring(vo
 	struct ring_msg r = {.type = RING_MSG_EPOCH_REPLY};
 	r.u.epoch_reply.nonce = m.u.epoch_query.nonce;
 	r.u.epoch_reply.epoch = ((ahead >> 8) + GEN_JUMP) << 8 | (uint32_t)d;
-	inject(s, h, d, r);
+	sim_inject(s, h, d, r);
 	sim_run_for(s, 5000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 20);
+	sim_acquire_everywhere(s, 20);
 	sim_run_for(s, 5000 * MS);
 	CU_ASSERT((status_of(s, h).epoch >> 8) <= (ahead >> 8) + GEN_JUMP);
 	CU_ASSERT(!s->broken[h] && !s->broken[q]);
@@ -314,7 +281,7 @@ static void test_one_forged_answer_at_a_member_one_mint_ahead_wedges_the_ring(vo
 	sim_start(s, d);
 	sim_run_for(s, 5000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 30);
+	sim_acquire_everywhere(s, 30);
 	sim_run_for(s, 5000 * MS);
 	/* Still wedged: member 0 carries every election with an epoch the
 	 * others cannot take (on_election: skipping it would be unsafe with a
@@ -331,7 +298,7 @@ static void test_one_forged_answer_at_a_member_one_mint_ahead_wedges_the_ring(vo
 		sim_run_for(s, 3000 * MS);
 	}
 	mark = s->seq;
-	ask_everywhere(s, 40);
+	sim_acquire_everywhere(s, 40);
 	sim_run_for(s, 6000 * MS);
 	for (size_t i = 0; i < s->n; i++) {
 		CU_ASSERT(count_actions(s, i, mark, RING_ACTION_GRANT) >= 1);

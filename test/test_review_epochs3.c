@@ -34,39 +34,6 @@ static uint32_t ep(uint32_t gen, size_t idx)
 	return gen << 8 | (uint32_t)idx;
 }
 
-/* Member I receives M as if FROM (an index) sent it now. */
-static void inject(struct sim *s, size_t i, size_t from, struct ring_msg m)
-{
-	m.from = id_of(from);
-	m.to = id_of(i);
-	m.fingerprint = ring_layout_fingerprint(&s->layout);
-	uint8_t buf[RING_WIRE_MAX];
-	int len = ring_wire_encode(&m, buf, sizeof buf);
-	CU_ASSERT_FATAL(len > 0);
-	sim_datagram(s, i, id_of(from), buf, (size_t)len);
-}
-
-static size_t grants_all(const struct sim *s, uint64_t since)
-{
-	size_t c = 0;
-	for (size_t i = 0; i < s->n; i++)
-		c += count_actions(s, i, since, RING_ACTION_GRANT);
-	return c;
-}
-
-static void ask_everywhere(struct sim *s, uint64_t client)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->up[i])
-			sim_acquire(s, i, client + i);
-}
-
-static void make_short_leases(struct ring_layout *l, size_t n)
-{
-	make_resting_layout(l, n);
-	l->lease_ms = 200;
-}
-
 /* The highest fence granted by anyone since SINCE. */
 static uint64_t top_fence(const struct sim *s, uint64_t since)
 {
@@ -140,7 +107,7 @@ static void forged_reply(struct sim *s, size_t i, size_t from, uint32_t epoch)
 	struct ring_msg r = {.type = RING_MSG_EPOCH_REPLY};
 	r.u.epoch_reply.nonce = q.u.epoch_query.nonce;
 	r.u.epoch_reply.epoch = epoch;
-	inject(s, i, from, r);
+	sim_inject(s, i, from, r);
 }
 
 /* One forged HEARTBEAT, as member FROM (down), one jump above member I's
@@ -151,7 +118,7 @@ static void forged_push(struct sim *s, size_t i, size_t from)
 	m.u.heartbeat.epoch = ((status_of(s, i).epoch >> 8) + GEN_JUMP) << 8 | (uint32_t)from;
 	for (size_t k = 0; k < s->n; k++)
 		ring_set_add(&m.u.heartbeat.alive, k);
-	inject(s, i, from, m);
+	sim_inject(s, i, from, m);
 }
 
 static size_t holders(const struct sim *s)
@@ -193,7 +160,7 @@ static size_t holders(const struct sim *s)
 static void test_a_rolled_back_disk_and_a_member_away_skip_the_ring_and_repeat_a_fence(void)
 {
 	struct ring_layout l;
-	make_short_leases(&l, 3);
+	make_short_lease_layout(&l, 3);
 	struct sim *s = sim_new(&l);
 	size_t away = 0;
 	for (size_t i = 0; i < 3; i++)
@@ -203,9 +170,9 @@ static void test_a_rolled_back_disk_and_a_member_away_skip_the_ring_and_repeat_a
 	sim_start(s, 2);
 	sim_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	ask_everywhere(s, 100);
+	sim_acquire_everywhere(s, 100);
 	sim_run_for(s, 3000 * MS);
-	CU_ASSERT_FATAL(grants_all(s, mark) >= 1);
+	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	int w0 = first_granter(s, 0);
 	CU_ASSERT_FATAL(w0 == 1 || w0 == 2);
 	/* The epoch of the first regeneration: its minter is in the low byte. */
@@ -219,9 +186,9 @@ static void test_a_rolled_back_disk_and_a_member_away_skip_the_ring_and_repeat_a
 	sim_start(s, 2);
 	sim_run_for(s, 3000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 200);
+	sim_acquire_everywhere(s, 200);
 	sim_run_for(s, 3000 * MS);
-	CU_ASSERT_FATAL(grants_all(s, mark) >= 1);
+	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint64_t high = top_fence(s, mark);
 	CU_ASSERT_FATAL(high >> 40 > FAR_GEN);
 	/* w's disk is restored from the old backup; member 0 comes back. */
@@ -232,7 +199,7 @@ static void test_a_rolled_back_disk_and_a_member_away_skip_the_ring_and_repeat_a
 	sim_start(s, away);
 	sim_run_for(s, 3000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 300);
+	sim_acquire_everywhere(s, 300);
 	sim_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(repeated_fences(s), 0);
 	CU_ASSERT_EQUAL(grants_below(s, mark, high), 0);
@@ -259,7 +226,7 @@ static void test_a_rolled_back_disk_and_a_member_away_skip_the_ring_and_repeat_a
 static void test_five_skip_the_one_survivor_of_the_majority_that_knew(void)
 {
 	struct ring_layout l;
-	make_short_leases(&l, 5);
+	make_short_lease_layout(&l, 5);
 	struct sim *s = sim_new(&l);
 	for (size_t i = 0; i < 5; i++) {
 		s->up[i] = i >= 2;
@@ -269,9 +236,9 @@ static void test_five_skip_the_one_survivor_of_the_majority_that_knew(void)
 		sim_start(s, i);
 	sim_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	ask_everywhere(s, 100);
+	sim_acquire_everywhere(s, 100);
 	sim_run_for(s, 3000 * MS);
-	CU_ASSERT_FATAL(grants_all(s, mark) >= 1);
+	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint64_t high = top_fence(s, 0);
 	CU_ASSERT_FATAL(high >> 40 > FAR_GEN);
 	s->up[3] = false; /* crashed, disk intact */
@@ -284,7 +251,7 @@ static void test_five_skip_the_one_survivor_of_the_majority_that_knew(void)
 	sim_start(s, 1);
 	sim_run_for(s, 3000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 200);
+	sim_acquire_everywhere(s, 200);
 	sim_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(grants_below(s, mark, high), 0);
 	CU_ASSERT(status_of(s, 2).epoch >> 8 >= FAR_GEN);
@@ -368,13 +335,13 @@ static void test_a_holder_beyond_reach_is_skipped_while_its_client_is_in_the_reg
 static void test_one_forged_answer_at_a_wiped_member_of_two_ends_the_ring(void)
 {
 	struct ring_layout l;
-	make_short_leases(&l, 2);
+	make_short_lease_layout(&l, 2);
 	struct sim *s = sim_new(&l);
 	sim_boot(s);
 	uint64_t mark = s->seq;
-	ask_everywhere(s, 10);
+	sim_acquire_everywhere(s, 10);
 	sim_run_for(s, 2000 * MS);
-	CU_ASSERT_FATAL(grants_all(s, mark) >= 1);
+	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint32_t stored0 = status_of(s, 0).epoch;
 	uint32_t before = status_of(s, 1).epoch;
 	s->up[0] = false; /* crashed; its port is the attacker's */
@@ -388,10 +355,10 @@ static void test_one_forged_answer_at_a_wiped_member_of_two_ends_the_ring(void)
 	sim_start(s, 0);
 	sim_run_for(s, 5000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 20);
+	sim_acquire_everywhere(s, 20);
 	sim_run_for(s, 5000 * MS);
 	CU_ASSERT(status_of(s, 1).epoch >> 8 <= (before >> 8) + GEN_JUMP + 8);
-	CU_ASSERT(grants_all(s, mark) >= 1);
+	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_EPOCH_EXHAUSTED), 0);
 	assert_ring_safe(s);
 	sim_free(s);
@@ -435,7 +402,7 @@ static void test_one_forged_answer_splits_a_keyless_quorum_none_ring_for_good(vo
 	sim_acquire(s, 2, 22);
 	sim_run_for(s, 5000 * MS);
 	CU_ASSERT(status_of(s, 2).epoch >> 8 <= (before >> 8) + GEN_JUMP + 8);
-	CU_ASSERT(grants_all(s, mark) >= 1);
+	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	CU_ASSERT(holders(s) <= 1);
 	assert_ring_safe(s);
 	sim_free(s);
@@ -482,7 +449,7 @@ static void test_one_forged_push_and_a_restart_split_a_quorum_none_pair_for_good
 	sim_acquire(s, 0, 20);
 	sim_acquire(s, 1, 21);
 	sim_run_for(s, 5000 * MS);
-	CU_ASSERT(grants_all(s, mark) >= 1);
+	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	CU_ASSERT(holders(s) <= 1);
 	assert_ring_safe(s);
 	sim_free(s);
@@ -509,7 +476,7 @@ static void test_one_forged_push_and_a_restart_split_a_quorum_none_pair_for_good
 static void test_a_member_back_from_away_and_one_crash_wedge_a_majority(void)
 {
 	struct ring_layout l;
-	make_short_leases(&l, 3);
+	make_short_lease_layout(&l, 3);
 	struct sim *s = sim_new(&l);
 	sim_restart(s, 0, ep(OLD_GEN, 0));
 	sim_restart(s, 1, ep(FAR_GEN, 1));
@@ -519,16 +486,16 @@ static void test_a_member_back_from_away_and_one_crash_wedge_a_majority(void)
 	sim_start(s, 2);
 	sim_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	ask_everywhere(s, 10);
+	sim_acquire_everywhere(s, 10);
 	sim_run_for(s, 3000 * MS);
-	CU_ASSERT_FATAL(grants_all(s, mark) >= 1);
+	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	s->up[2] = false; /* crashed, disk intact */
 	sim_restart(s, 0, ep(OLD_GEN, 0));
 	s->up[0] = true;
 	sim_start(s, 0);
 	sim_run_for(s, 3000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 20);
+	sim_acquire_everywhere(s, 20);
 	sim_run_for(s, 10000 * MS);
 	/* Kept as the limit it is (PROTOCOL.md §5.3): one far answer cannot
 	 * be told from a wild disk's, so member 0 waits for a second. What is
@@ -540,7 +507,7 @@ static void test_a_member_back_from_away_and_one_crash_wedge_a_majority(void)
 	sim_start(s, 2);
 	sim_run_for(s, 5000 * MS);
 	mark = s->seq;
-	ask_everywhere(s, 30);
+	sim_acquire_everywhere(s, 30);
 	sim_run_for(s, 10000 * MS);
 	for (size_t i = 0; i < 3; i++)
 		CU_ASSERT(count_actions(s, i, mark, RING_ACTION_GRANT) >= 1);

@@ -64,18 +64,6 @@ static bool hold_acks_from(const struct flight *f, const void *arg)
 	return true;
 }
 
-/* Member I receives M as if FROM sent it now. */
-static void inject(struct sim *s, size_t i, size_t from, struct ring_msg m)
-{
-	m.from = id_of(from);
-	m.to = id_of(i);
-	m.fingerprint = ring_layout_fingerprint(&s->layout);
-	uint8_t buf[RING_WIRE_MAX];
-	int len = ring_wire_encode(&m, buf, sizeof buf);
-	CU_ASSERT_FATAL(len > 0);
-	sim_datagram(s, i, id_of(from), buf, (size_t)len);
-}
-
 /* Every GRANT of member I since SINCE, with a fence at most FENCE. */
 static size_t grants_at_or_below(const struct sim *s, size_t i, uint64_t since, uint64_t fence)
 {
@@ -84,14 +72,6 @@ static size_t grants_at_or_below(const struct sim *s, size_t i, uint64_t since, 
 		const struct rec *r = &s->rec[i][k];
 		c += r->seq > since && r->a.type == RING_ACTION_GRANT && r->a.u.grant.fence <= fence;
 	}
-	return c;
-}
-
-static size_t grants_all(const struct sim *s, uint64_t since)
-{
-	size_t c = 0;
-	for (size_t i = 0; i < s->n; i++)
-		c += count_actions(s, i, since, RING_ACTION_GRANT);
 	return c;
 }
 
@@ -174,9 +154,9 @@ static void test_wiped_member_refuses_tokens_up_to_the_floor_a_majority_gave(voi
 	struct ring_msg m = {.type = RING_MSG_EPOCH_REPLY};
 	m.u.epoch_reply.nonce = q.u.epoch_query.nonce;
 	m.u.epoch_reply.epoch = old;
-	inject(s, r, a, m);
+	sim_inject(s, r, a, m);
 	m.u.epoch_reply.epoch = cur;
-	inject(s, r, b, m);
+	sim_inject(s, r, b, m);
 	CU_ASSERT_FATAL(last_log(s, RING_LOG_EPOCH_LEARNED) >= 0);
 	CU_ASSERT_EQUAL(status_of(s, r).epoch, cur);
 
@@ -186,7 +166,7 @@ static void test_wiped_member_refuses_tokens_up_to_the_floor_a_majority_gave(voi
 	for (size_t i = 0; i < 3; i++)
 		ring_set_add(&t.u.token.alive, i);
 	sim_acquire(s, r, 1);
-	inject(s, r, a, t);
+	sim_inject(s, r, a, t);
 	struct ring_msg j;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_JOIN, id_of(a), &j) >= 0);
 	CU_ASSERT_EQUAL(j.u.join.refused.epoch, cur);
@@ -238,7 +218,7 @@ static void test_unproven_member_is_no_participant_so_no_epoch_below_a_granted_o
 	sim_acquire(s, r, 3);
 	sim_run_for(s, 6000 * MS);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
-	CU_ASSERT_EQUAL(grants_all(s, mark), 0);
+	CU_ASSERT_EQUAL(count_grants_all(s, mark), 0);
 	CU_ASSERT(count_logs(s, a, mark, RING_LOG_NO_QUORUM) >= 1);
 	assert_ring_safe(s);
 	sim_free(s);
@@ -530,8 +510,8 @@ static void test_stale_join_takes_no_pass_back_so_no_second_region(void)
 	uint64_t mark = s->seq;
 	struct ring_msg j = {.type = RING_MSG_JOIN};
 	j.u.join.epoch = e - 1;
-	inject(s, p, r, j);
-	inject(s, p, r, j);
+	sim_inject(s, p, r, j);
+	sim_inject(s, p, r, j);
 	sim_run_for(s, 300 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, p, mark, RING_LOG_MEMBER_REJOIN), 0);
 	CU_ASSERT_EQUAL(count_actions(s, r, mark, RING_ACTION_GRANT), 0);
@@ -633,7 +613,7 @@ static void test_leaves_down_to_a_minority_drop_the_token(void)
 	sim_acquire(s, h, 1);
 	sim_acquire(s, (h + 4) % 5, 2);
 	sim_run_for(s, 6000 * MS);
-	CU_ASSERT_EQUAL(grants_all(s, mark), 0);
+	CU_ASSERT_EQUAL(count_grants_all(s, mark), 0);
 	CU_ASSERT(count_logs(s, h, mark, RING_LOG_NO_QUORUM) >= 1);
 	assert_ring_safe(s);
 	sim_free(s);
@@ -655,7 +635,7 @@ static void test_skips_down_to_a_minority_drop_the_token(void)
 	sim_acquire(s, (h + 4) % 5, 2);
 	sim_run_for(s, 6000 * MS);
 	CU_ASSERT(count_logs(s, h, mark, RING_LOG_SUCCESSOR_SKIP) >= 3);
-	CU_ASSERT_EQUAL(grants_all(s, mark), 0);
+	CU_ASSERT_EQUAL(count_grants_all(s, mark), 0);
 	CU_ASSERT(count_logs(s, h, mark, RING_LOG_NO_QUORUM) >= 1);
 	assert_ring_safe(s);
 	sim_free(s);
@@ -730,7 +710,7 @@ static void test_holder_readmits_at_most_eight_joiners_in_one_step(void)
 		/* The last two claim an epoch above what the first eight's
 		 * readmission mints, so that they are still due after it. */
 		j.u.join.epoch = e + ((joiners < 8 ? 16u : 32u) << 8);
-		inject(s, m, i, j);
+		sim_inject(s, m, i, j);
 		joiners++;
 	}
 	CU_ASSERT_FATAL(joiners == 10);
@@ -763,12 +743,12 @@ static void test_member_left_out_asks_in_once_a_heartbeat(void)
 	ring_set_del(&hb.u.heartbeat.alive, j);
 	uint64_t mark = s->seq;
 	for (int k = 0; k < 5; k++) {
-		inject(s, j, h, hb);
+		sim_inject(s, j, h, hb);
 		s->now += 10 * MS;
 	}
 	CU_ASSERT_EQUAL(count_sends(s, j, mark, RING_MSG_JOIN, id_of(h)), 1);
 	s->now += (uint64_t)l.heartbeat_ms * MS;
-	inject(s, j, h, hb);
+	sim_inject(s, j, h, hb);
 	CU_ASSERT_EQUAL(count_sends(s, j, mark, RING_MSG_JOIN, id_of(h)), 2);
 	sim_free(s);
 }
