@@ -65,7 +65,7 @@ VERSION_SRC = ring/version.c
 
 # The test drivers. The unit binary links every libevent-free module with its
 # suite; the simulator and compare run cores on the one test cluster.
-UNIT_SRC = test/unit_main.c test/node_harness.c test/cluster.c test/simnet.c test/simcheck.c \
+UNIT_SRC = test/unit_main.c test/node_harness.c test/tmpdir.c test/cluster.c test/simnet.c test/simcheck.c \
 	   test/test_wire.c test/test_node.c test/test_layout.c test/test_fence_file.c \
 	   test/test_epoch_store.c test/test_state_dir.c test/test_inject.c test/test_log.c test/test_metrics.c test/test_watch.c test/test_status_poll.c test/test_net.c test/test_sd_notify.c test/test_conf.c test/test_control.c \
 	   test/test_trace.c test/test_logview.c test/test_auth.c test/test_simcheck.c test/test_rules_token.c \

@@ -17,6 +17,7 @@
 #include "err.h"
 #include "state_dir.h"
 #include "suites.h"
+#include "tmpdir.h"
 
 struct tmp {
 	char dir[256];
@@ -40,30 +41,12 @@ static bool tmp_open(struct tmp *t)
 	return true;
 }
 
-static void rm_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	char path[600];
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		if (unlink(path) != 0)
-			rm_dir(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 static void tmp_close(struct tmp *t)
 {
 	ring_epoch_store_close(&t->s);
 	ring_state_dir_close(&t->d);
 	chmod(t->state, 0700);
-	rm_dir(t->dir);
+	tmpdir_remove(t->dir);
 }
 
 static void write_file(const char *path, const char *text)
@@ -228,7 +211,7 @@ static void test_state_dir_that_cannot_be_created_is_an_io_error(void)
 	ring_epoch_store_close(&t.s);
 	ring_state_dir_close(&t.d);
 	unlink(t.state);
-	rm_dir(t.dir);
+	tmpdir_remove(t.dir);
 }
 
 static void test_failed_save_names_the_file_and_keeps_the_old_epoch(void)

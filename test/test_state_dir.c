@@ -23,6 +23,7 @@
 #include "err.h"
 #include "state_dir.h"
 #include "suites.h"
+#include "tmpdir.h"
 
 #define STRANGER 65534 /* nobody */
 
@@ -45,28 +46,10 @@ static bool tmp_open(struct tmp *t)
 	return true;
 }
 
-static void rm_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	char path[700];
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		if (unlink(path) != 0)
-			rm_dir(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 static void tmp_close(struct tmp *t)
 {
 	ring_state_dir_close(&t->d);
-	rm_dir(t->dir);
+	tmpdir_remove(t->dir);
 }
 
 static bool as_root(void)
