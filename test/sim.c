@@ -198,7 +198,6 @@ struct sim_run {
 	enum sim_class cls;
 	uint64_t seed;
 	bool keep_disks; /* --keep-disks: every restart finds its disk intact */
-	bool wild_disks; /* a third of the rollbacks of the disk class go wild */
 	/* The cores, their timers, the queue, the network, the random source,
 	 * time and the trace (cluster.h); failures go to chk's record. */
 	struct cluster cl;
@@ -1046,7 +1045,7 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 	 * generation half the time (§4.2, §5.3: never spread; the member
 	 * stays out until the operator deletes the file, wild_out later). */
 	uint64_t wild_out = 3 * run->cl.layout.loss_timeout_ms * MS;
-	if (fate == DISK_ROLLBACK && simnet_rng_chance(&run->cl.rng, 1.0 / 3) && run->wild_disks &&
+	if (fate == DISK_ROLLBACK && simnet_rng_chance(&run->cl.rng, 1.0 / 3) &&
 	    run->cl.now + 2 * wild_out < run->t_heal)
 		fate = DISK_WILD;
 	if (fate == DISK_DELETED) {
@@ -1907,7 +1906,6 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 	run->cls = cls;
 	run->seed = seed;
 	run->keep_disks = keep_disks;
-	run->wild_disks = true;
 	cluster_init(&run->cl, seed, class_names[cls], trace_on, SIM_EVENT_CAP, SIM_SAME_TIME_CAP);
 	run->cl.on_fail = cluster_failed_hook;
 	run->cl.fail_arg = run;
