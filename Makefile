@@ -10,7 +10,7 @@ SAN_CFLAGS = $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring
 # The version, set here only. Built from a git checkout, --version adds the
 # revision ("0.9.0 (git a1d6a48)", "-dirty" with uncommitted changes); from
 # a tarball, the version alone. build/version.txt is rewritten only when that
-# string changes, so a new commit recompiles ring/version.c and relinks the
+# string changes, so a new commit recompiles ring/common/version.c and relinks the
 # two binaries, nothing else.
 VERSION = 0.9.0
 GIT_REV := $(if $(wildcard .git),$(shell git describe --always --dirty --abbrev=7 --exclude='*' 2>/dev/null))
@@ -35,33 +35,31 @@ JSON_LIBS    := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 HIREDIS_CFLAGS := $(shell pkg-config --cflags hiredis 2>/dev/null)
 HIREDIS_LIBS   := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
 
-# What links what. Each list is one layer of docs/ARCHITECTURE.md.
-# The protocol core: pure, no I/O, no clock. The simulator and the comparison
-# link it alone, so the build itself keeps the core pure.
-CORE_SRC  = ring/err.c ring/layout.c ring/wire.c ring/node.c ring/core_assert.c
-# Libevent-free code ringd and ringctl share: the INI file (inih), the control
-# protocol, strict numbers, the log, datagram auth (libsodium), addresses, and
-# the owner and mode checks of state_dir and control sockets.
-TOOL_SRC  = ring/conf.c ring/control.c ring/parse.c ring/log.c ring/auth.c ring/net.c \
-	    ring/state_dir.c
-# The fenced resource (ringctl fenced-append and friends): ringctl's alone.
-FENCE_SRC = ring/fence_file.c
-# ringctl trace, on jansson.
-TRACE_SRC = ring/trace.c ring/trace_faults.c
-# ringctl follow and timeline: the JSON log reader and the two views, on jansson.
-LOGVIEW_SRC = ring/logread.c ring/follow.c ring/timeline.c
-# ringd's libevent-free parts, so the unit binary tests them too: the
-# durable epoch, the injected faults, the metrics' exposition, systemd's
-# notification protocol.
-RINGD_PURE_SRC = ring/epoch_store.c ring/inject.c ring/metrics.c ring/sd_notify.c
-# ringd's libevent shell: the loop, the control socket, the metrics'
-# HTTP listener (evhttp), main.
-DAEMON_SRC  = ring/daemon.c ring/ctl_server.c ring/metrics_http.c ring/main.c
-# ringctl ring and watch: the UDP status poll and the pure view of its rounds.
-WATCH_SRC = ring/status_poll.c ring/watch.c
-RINGCTL_SRC = ring/ringctl.c ring/job.c ring/metrics_fetch.c ring/watch_loop.c
-# --version, for both programs: the one object built with the version string.
-VERSION_SRC = ring/version.c
+# What links what: one folder per layer of docs/ARCHITECTURE.md, and
+# `make layers` checks that no file includes from a layer above its own.
+# ring/core: the protocol core, pure, no I/O, no clock. The simulator and the
+# comparison link it alone, so the build itself keeps the core pure.
+CORE_SRC   = $(sort $(wildcard ring/core/*.c))
+# ring/common: libevent-free code ringd and ringctl share: the INI file
+# (inih), the control protocol, strict numbers, the log, datagram auth
+# (libsodium), addresses, the owner and mode checks of state_dir and control
+# sockets, and --version (the one object built with the version string).
+COMMON_SRC = $(sort $(wildcard ring/common/*.c))
+VERSION_SRC = ring/common/version.c
+# ring/daemon: ringd. Its libevent shell (the loop, the control socket, the
+# metrics' HTTP listener, main) and the libevent-free rest the unit binary
+# tests too: the durable epoch, the injected faults, the metrics'
+# exposition, systemd's notification protocol.
+RINGD_SHELL_SRC = $(addprefix ring/daemon/,daemon.c ctl_server.c metrics_http.c main.c)
+RINGD_SRC  = $(sort $(wildcard ring/daemon/*.c))
+RINGD_PURE_SRC = $(filter-out $(RINGD_SHELL_SRC),$(RINGD_SRC))
+# ring/ctl: ringctl. Its main, the job runner, the metrics scrape and the
+# watch loop (processes, sockets, terminals), and the pure rest the unit
+# binary tests: the status poll and watch's view, trace, follow and
+# timeline on jansson, the fenced resource.
+RINGCTL_SHELL_SRC = $(addprefix ring/ctl/,ringctl.c job.c metrics_fetch.c watch_loop.c)
+RINGCTL_SRC = $(sort $(wildcard ring/ctl/*.c))
+RINGCTL_PURE_SRC = $(filter-out $(RINGCTL_SHELL_SRC),$(RINGCTL_SRC))
 
 # The test drivers. The unit binary links every libevent-free module with its
 # suite; the simulator and compare run cores on the one test cluster.
@@ -77,11 +75,10 @@ COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c tes
 	      test/compare_tx.c test/tx_2pc.c test/tx_3pc.c test/tx_check.c test/tx_nested.c \
 	      test/tx_fenced.c
 
-RINGD_LINK   = $(DAEMON_SRC) $(VERSION_SRC) $(RINGD_PURE_SRC) $(TOOL_SRC) $(CORE_SRC)
-RINGCTL_LINK = $(RINGCTL_SRC) $(VERSION_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(FENCE_SRC) $(TOOL_SRC) \
-	       $(CORE_SRC)
-UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(TOOL_SRC) $(FENCE_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) \
-	       $(RINGD_PURE_SRC)
+RINGD_LINK   = $(RINGD_SRC) $(COMMON_SRC) $(CORE_SRC)
+RINGCTL_LINK = $(RINGCTL_SRC) $(COMMON_SRC) $(CORE_SRC)
+UNIT_EXTRA_SRC = $(filter-out $(VERSION_SRC),$(COMMON_SRC)) $(RINGD_PURE_SRC) $(RINGCTL_PURE_SRC)
+UNIT_LINK    = $(UNIT_SRC) $(CORE_SRC) $(UNIT_EXTRA_SRC)
 SIM_LINK     = $(SIM_SRC) $(CORE_SRC)
 UNIT_LIBS    = $(CUNIT_LIBS) $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -lm
 PKG_CFLAGS   = $(CUNIT_CFLAGS) $(INIH_CFLAGS) $(EVENT_CFLAGS) $(JSON_CFLAGS) $(SODIUM_CFLAGS)
@@ -100,7 +97,7 @@ CLASS ?= healthy
 SEED  ?= 1
 
 .PHONY: FORCE all deps check install uninstall deb test test-all asan integration lab security sim compare compare-check \
-	soak mutants fuzz fuzz-short demo bench clean model model-check
+	soak mutants fuzz fuzz-short demo bench clean model model-check layers
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
 
@@ -126,12 +123,12 @@ endef
 $(eval $(call build_tree,$(B),$$(ALL_CFLAGS),$$(CFLAGS)))
 $(eval $(call build_tree,$(BS),$$(SAN_CFLAGS),$$(SAN_FLAGS)))
 
-# The version string reaches ring/version.c alone (see VERSION above).
+# The version string reaches ring/common/version.c alone (see VERSION above).
 $(B)/version.txt: FORCE
 	@mkdir -p $(B)
 	@echo '$(VERSION_STRING)' | cmp -s - $@ 2>/dev/null || echo '$(VERSION_STRING)' >$@
-$(B)/ring/version.o $(BS)/ring/version.o: $(B)/version.txt
-$(B)/ring/version.o $(BS)/ring/version.o: PKG_CFLAGS += -DRING_VERSION='"$(VERSION_STRING)"'
+$(B)/ring/common/version.o $(BS)/ring/common/version.o: $(B)/version.txt
+$(B)/ring/common/version.o $(BS)/ring/common/version.o: PKG_CFLAGS += -DRING_VERSION='"$(VERSION_STRING)"'
 FORCE:
 
 deps:
@@ -156,7 +153,7 @@ test: deps
 
 # The parts of make test after the simulator, in order; each stops the run
 # on failure. The unit suites come last so that CUnit's summary ends it.
-TEST_STAGES ?= fuzz-short model-check integration lab security compare-check
+TEST_STAGES ?= layers fuzz-short model-check integration lab security compare-check
 
 test-all: all asan
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SIM_SEEDS) || exit 1; done
@@ -181,19 +178,25 @@ lab: ring/ringd ring/ringctl $(B)/forge
 
 # The hostile-input attacker (test/security/hostile.c), on the core's wire,
 # layout, auth and conf code.
-$(B)/hostile: $(call objs,$(B),test/security/hostile.c ring/wire.c ring/layout.c ring/err.c \
-		ring/auth.c ring/conf.c)
+$(B)/hostile: $(call objs,$(B),test/security/hostile.c $(CORE_SRC) ring/common/auth.c ring/common/conf.c)
 	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
 
 # The lab's forger (test/lab/forge.c): one forged TOKEN from a member's
 # address, for the unauthenticated-ring scenario (s_9_forged_token.sh).
-$(B)/forge: $(call objs,$(B),test/lab/forge.c ring/wire.c ring/layout.c ring/err.c ring/conf.c)
+$(B)/forge: $(call objs,$(B),test/lab/forge.c $(CORE_SRC) ring/common/conf.c)
 	$(CC) $(CFLAGS) $^ $(INIH_LIBS) -o $@
 
 # Security tests (test/security/t_*.sh, as root): hostile input, valgrind,
 # key rotation, control-socket descriptors.
 security: ring/ringd ring/ringctl $(B)/hostile
 	bash test/run.sh -t 300 test/security
+
+# The folders are the layers (test/house/layers.sh): no include from a layer
+# above, none between ringd and ringctl; then the check is shown planted
+# includes it must catch (layers_selftest.sh).
+layers:
+	@bash test/house/layers.sh
+	@bash test/house/layers_selftest.sh
 
 # Replays one run with its trace: make sim SEED=1234 CLASS=crash
 sim: $(B)/sim
@@ -230,7 +233,7 @@ soak: $(B)/sim
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SEEDS) --first 1000000 || exit 1; done
 
 # Mutation testing (test/mutants, docs/testing.md): each test/mutants/*.mut
-# weakens one rule in a copy of ring/node.c, and the simulator (with
+# weakens one rule in a copy of the core (ring/core), and the simulator (with
 # MUTANT_UNIT=1 also the unit suites) must catch it. The table lands in
 # build/mutants/table.md. A subset: make mutants MUTANTS="name ..."
 MUTANT_SEEDS   ?= $(SIM_SEEDS)
@@ -240,11 +243,11 @@ MUTANT_UNIT    ?= 0
 MUTANTS        ?=
 
 mutants:
-	@MUTANT_CC='$(CC)' MUTANT_LDFLAGS='$(CFLAGS)' MUTANT_TARGET=ring/node.c \
+	@MUTANT_CC='$(CC)' MUTANT_LDFLAGS='$(CFLAGS)' MUTANT_TARGET=ring/core/node.c \
 	MUTANT_CFLAGS='$(CSTD) $(WARN) $(CFLAGS) $(PKG_CFLAGS)' \
 	MUTANT_UNIT_LIBS='$(UNIT_LIBS)' \
 	CORE_SRC='$(CORE_SRC)' SIM_SRC='$(SIM_SRC)' UNIT_SRC='$(UNIT_SRC)' \
-	UNIT_EXTRA_SRC='$(TOOL_SRC) $(FENCE_SRC) $(WATCH_SRC) $(TRACE_SRC) $(LOGVIEW_SRC) $(RINGD_PURE_SRC)' CLASSES='$(CLASSES)' \
+	UNIT_EXTRA_SRC='$(UNIT_EXTRA_SRC)' CLASSES='$(CLASSES)' \
 	MUTANT_SEEDS='$(MUTANT_SEEDS)' MUTANT_JOBS='$(MUTANT_JOBS)' \
 	MUTANT_TIMEOUT='$(MUTANT_TIMEOUT)' MUTANT_UNIT='$(MUTANT_UNIT)' MUTANTS='$(MUTANTS)' \
 	bash test/mutants/run.sh
@@ -263,11 +266,11 @@ build/fuzz/fuzz_datagram: test/fuzz/fuzz_datagram.c $(CORE_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
 
-build/fuzz/fuzz_conf: test/fuzz/fuzz_conf.c ring/conf.c $(CORE_SRC)
+build/fuzz/fuzz_conf: test/fuzz/fuzz_conf.c ring/common/conf.c $(CORE_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(INIH_CFLAGS) $^ $(INIH_LIBS) -o $@
 
-build/fuzz/fuzz_control: test/fuzz/fuzz_control.c ring/control.c ring/parse.c $(CORE_SRC)
+build/fuzz/fuzz_control: test/fuzz/fuzz_control.c ring/common/control.c ring/common/parse.c $(CORE_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
 

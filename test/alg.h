@@ -1,5 +1,5 @@
 /* What the two textbook algorithms beside the ring share (alg_central.c, alg_ra.c): their
- * messages, events and actions. Like ring/node.c they are pure state machines, an event in
+ * messages, events and actions. Like ring/core/node.c they are pure state machines, an event in
  * and actions out, no clock, no I/O; compare.c drives them. Test code, not part of ring. */
 #ifndef ALG_H
 #define ALG_H

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core_assert.h"
-#include "err.h"
+#include "core/assert.h"
+#include "core/err.h"
 
 void cluster_init(struct cluster *c, uint64_t seed, const char *salt, bool trace,
 		  uint64_t event_cap, uint64_t same_time_cap)

@@ -1,4 +1,4 @@
-/* A simulated cluster of protocol cores (ring/node.c) on simnet: the members'
+/* A simulated cluster of protocol cores (ring/core/node.c) on simnet: the members'
  * cores and their timers, the event queue, the network, the seeded random
  * source, virtual time, the first failure and the trace. The drivers
  * (test/sim.c, test/compare.c) add their clients, faults and checks on top.
@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "layout.h"
-#include "node.h"
+#include "core/layout.h"
+#include "core/node.h"
 #include "simnet.h"
 
 #define CLUSTER_NEVER UINT64_MAX

@@ -1,5 +1,5 @@
 /* The three mutual exclusion algorithms side by side (docs/comparison.md): centralized
- * (alg_central.c), Ricart-Agrawala (alg_ra.c) and the ring's core (ring/node.c) on the
+ * (alg_central.c), Ricart-Agrawala (alg_ra.c) and the ring's core (ring/core/node.c) on the
  * simulator's network (simnet.c), with the same workloads and checks; --table, --check. */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,11 +17,11 @@
 #include "cluster.h"
 #include "compare_tx.h"
 #include "driver.h"
-#include "err.h"
-#include "layout.h"
-#include "node.h"
+#include "core/err.h"
+#include "core/layout.h"
+#include "core/node.h"
 #include "simnet.h"
-#include "wire.h"
+#include "core/wire.h"
 
 #define MS ((uint64_t)1000) /* virtual time is in microseconds */
 #define SEC (1000 * MS)
@@ -998,7 +998,7 @@ static int table(uint64_t seeds, uint64_t tx_seeds, const char *out_path)
 			"n ms; heavy: ask again at once.\n"
 			"%" PRIu64 " seeds per row; %.1f s measured per seed after %.1f s of warm-up. "
 			"Crash rows: heavy load, the victim crash-stops %.1f s in\n"
-			"and stays down; the run goes on %.1f s. Token ring: ring/node.c, SPEC's timings"
+			"and stays down; the run goes on %.1f s. Token ring: ring/core/node.c, SPEC's timings"
 			" (heartbeat %u ms, loss timeout %u ms, ack %u ms x %u retries).\n\n",
 			(double)rows[0].cfg.min_delay_us / 1e3, (double)rows[0].cfg.max_delay_us / 1e3,
 			ratio((double)all.copy_delay_sum_us, (double)all.copies) / 1000.0,
@@ -1169,7 +1169,7 @@ static void usage(FILE *f)
 		"       compare --check --alg ALG --seed S [--trace]\n"
 		"       compare --tx-replay PROTOCOL/FAILURE/N --seed S\n"
 		"--table runs the centralized algorithm, Ricart-Agrawala and the token ring\n"
-		"(ring/node.c) for n = 3, 5, 10, 20 under light and heavy load and with\n"
+		"(ring/core/node.c) for n = 3, 5, 10, 20 under light and heavy load and with\n"
 		"crashes, N seeds per row (default 40), and prints the table (also to FILE);\n"
 		"then two-phase commit, its cooperative variant, three-phase commit, 2PC with\n"
 		"a fenced coordinator role and nested transactions, with and without failures,\n"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "core/err.h"
 
 uint16_t id_of(size_t i)
 {

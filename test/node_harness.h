@@ -1,4 +1,4 @@
-/* The test ring of the core's unit suites: real members (ring/node.c) on a
+/* The test ring of the core's unit suites: real members (ring/core/node.c) on a
  * virtual clock and a FIFO network that every test can drop from, with a
  * record of every action and the safety the whole ring must keep.
  * HARNESS_TRACE=1 build/unit SUITE TEST prints every action as it is made. */
@@ -10,10 +10,10 @@
 #include <stdint.h>
 
 #include "cluster.h"
-#include "layout.h"
-#include "node.h"
-#include "set.h"
-#include "wire.h"
+#include "core/layout.h"
+#include "core/node.h"
+#include "core/set.h"
+#include "core/wire.h"
 
 #define NEVER UINT64_MAX
 #define MS 1000ULL          /* microseconds per millisecond */

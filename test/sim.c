@@ -1,5 +1,5 @@
 /* The deterministic simulator: virtual time, a seeded network and scheduled
- * faults drive every member's state machine (ring/node.c) through whole runs,
+ * faults drive every member's state machine (ring/core/node.c) through whole runs,
  * and the invariants of docs/PROTOCOL.md §8 are checked after every step. */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -12,12 +12,12 @@
 
 #include "cluster.h"
 #include "driver.h"
-#include "err.h"
-#include "layout.h"
-#include "node.h"
+#include "core/err.h"
+#include "core/layout.h"
+#include "core/node.h"
 #include "simcheck.h"
 #include "simnet.h"
-#include "wire.h"
+#include "core/wire.h"
 
 #define SIM_CLASSES(X)                  \
 	X(HEALTHY, "healthy")           \

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire.h"
+#include "core/wire.h"
 
 #define SIMNET_MSG_MAX RING_WIRE_MAX /* the longest datagram an item carries */
 #define SIMNET_MAX_N 64              /* cuts are bit masks of member indices */

@@ -1,4 +1,4 @@
-/* CUnit suite for datagram authentication (ring/auth.c): keys, seals,
+/* CUnit suite for datagram authentication (ring/common/auth.c): keys, seals,
  * forgeries, replays and rotation. */
 #include <CUnit/CUnit.h>
 #include <fcntl.h>
@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "auth.h"
-#include "err.h"
+#include "common/auth.h"
+#include "core/err.h"
 #include "suites.h"
 
 #define NOW 1800000000000000ull /* some wall-clock microseconds */

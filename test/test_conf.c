@@ -1,4 +1,4 @@
-/* CUnit suite for the configuration file (ring/conf.c): SPEC's example,
+/* CUnit suite for the configuration file (ring/common/conf.c): SPEC's example,
  * defaults, path resolution, ring order, every error's FILE:LINE, the
  * report of ring_conf_describe, and the example files in conf/. */
 #include <CUnit/CUnit.h>
@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "err.h"
-#include "net.h"
+#include "common/conf.h"
+#include "core/err.h"
+#include "common/net.h"
 #include "suites.h"
 
 /* ~110 KB: kept off the stack, and the tests run one at a time. */

@@ -1,10 +1,10 @@
 /* CUnit suite for the control protocol's parser and status formatter
- * (ring/control.c): what a local client may write, and what it reads. */
+ * (ring/common/control.c): what a local client may write, and what it reads. */
 #include <CUnit/CUnit.h>
 #include <string.h>
 
-#include "control.h"
-#include "err.h"
+#include "common/control.h"
+#include "core/err.h"
 #include "suites.h"
 
 static int parse(const char *line, struct ring_ctl_request *r)

@@ -1,4 +1,4 @@
-/* CUnit suite for the durable epoch (ring/epoch_store.c): what a restart
+/* CUnit suite for the durable epoch (ring/daemon/epoch_store.c): what a restart
  * reads back, what it refuses to guess, and what a save leaves on disk. Each
  * test works in its own mkdtemp folder. */
 #include <CUnit/CUnit.h>
@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "epoch_store.h"
-#include "err.h"
-#include "state_dir.h"
+#include "daemon/epoch_store.h"
+#include "core/err.h"
+#include "common/state_dir.h"
 #include "suites.h"
 #include "tmpdir.h"
 

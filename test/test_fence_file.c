@@ -1,4 +1,4 @@
-/* CUnit suite for the reference fenced resource (ring/fence_file.c): what is
+/* CUnit suite for the reference fenced resource (ring/ctl/fence_file.c): what is
  * accepted and refused, what is left on disk, fence parsing, and concurrent
  * appenders in separate processes. Each test works in its own mkdtemp folder. */
 #include <CUnit/CUnit.h>
@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "fence_file.h"
+#include "core/err.h"
+#include "ctl/fence_file.h"
 #include "suites.h"
 
 struct tmp {

@@ -1,4 +1,4 @@
-/* CUnit suite for fault injection (ring/inject.c): what each `ringctl inject`
+/* CUnit suite for fault injection (ring/daemon/inject.c): what each `ringctl inject`
  * word plants, what it refuses, and the drop decisions the daemon's send and
  * receive paths get from it. */
 #include <CUnit/CUnit.h>
@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "inject.h"
+#include "core/err.h"
+#include "daemon/inject.h"
 #include "node_harness.h"
 #include "suites.h"
-#include "wire.h"
+#include "core/wire.h"
 
 struct fixture {
 	struct ring_conf conf;

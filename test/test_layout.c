@@ -1,12 +1,12 @@
-/* CUnit suite for the ring layout (ring/layout.c): SPEC defaults, member
+/* CUnit suite for the ring layout (ring/core/layout.c): SPEC defaults, member
  * lookup, quorum size, what the fingerprint covers, and the sanity rules. */
 #include <CUnit/CUnit.h>
 
 #include <stdio.h>
 #include <string.h>
 
-#include "err.h"
-#include "layout.h"
+#include "core/err.h"
+#include "core/layout.h"
 #include "suites.h"
 
 /* The defaults plus N members with ids 1..N on distinct ports. */

@@ -1,4 +1,4 @@
-/* CUnit suite for the log (ring/log.c): the exact bytes of text and JSON
+/* CUnit suite for the log (ring/common/log.c): the exact bytes of text and JSON
  * lines, the timestamp formatted once a second, and the buffer: lines wait
  * for a flush, go out whole when it fills, and a line longer than the
  * buffer is still written whole and in order. */
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "common/log.h"
 #include "suites.h"
 
 /* The wall clock the log reads, set by each test. */
@@ -97,7 +97,7 @@ static long whole_numbered_lines(const char *s, size_t len)
 	return k;
 }
 
-/* Tools parse these lines (test/integration, test/lab, ring/trace.c):
+/* Tools parse these lines (test/integration, test/lab, ring/ctl/trace.c):
  * these are the bytes the log wrote before it was buffered. */
 static void test_text_line_is_byte_for_byte_the_documented_format(void)
 {

@@ -1,5 +1,5 @@
-/* CUnit suite for reading logs back (ring/logread.c) and the two views on
- * them (ring/follow.c, ring/timeline.c): garbage, a half-written last
+/* CUnit suite for reading logs back (ring/ctl/logread.c) and the two views on
+ * them (ring/ctl/follow.c, ring/ctl/timeline.c): garbage, a half-written last
  * line, an overlong line; scripted events in, SVG marks and lanes out. */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "follow.h"
-#include "logread.h"
+#include "ctl/follow.h"
+#include "ctl/logread.h"
 #include "suites.h"
-#include "timeline.h"
+#include "ctl/timeline.h"
 
 static char dir[64];
 

@@ -1,4 +1,4 @@
-/* CUnit suite for the metrics (ring/metrics.c): the exposition is Prometheus
+/* CUnit suite for the metrics (ring/daemon/metrics.c): the exposition is Prometheus
  * text that a scraper accepts (every sample line parses, HELP and TYPE come
  * first, names and units by the conventions), and the histograms are
  * cumulative with +Inf equal to the count. */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "daemon/metrics.h"
 #include "suites.h"
 
 struct sample {

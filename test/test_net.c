@@ -1,4 +1,4 @@
-/* CUnit suite for ring/net.c: which addresses count as the same member, and
+/* CUnit suite for ring/common/net.c: which addresses count as the same member, and
  * resolving hosts the way a ring file names them. */
 #include <CUnit/CUnit.h>
 
@@ -6,8 +6,8 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "err.h"
-#include "net.h"
+#include "core/err.h"
+#include "common/net.h"
 #include "suites.h"
 
 static struct ring_addr v4(const char *ip, uint16_t port)

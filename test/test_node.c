@@ -1,4 +1,4 @@
-/* CUnit suite for the protocol core (ring/node.c): a small simulated ring
+/* CUnit suite for the protocol core (ring/core/node.c): a small simulated ring
  * (virtual clock, FIFO network, real nodes) drives members through bootstrap,
  * grants, loss, restarts, pauses, leaves and hostile input. */
 #include <CUnit/CUnit.h>
@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "layout.h"
-#include "node.h"
-#include "set.h"
+#include "core/err.h"
+#include "core/layout.h"
+#include "core/node.h"
+#include "core/set.h"
 #include "suites.h"
-#include "wire.h"
+#include "core/wire.h"
 
 #include "node_harness.h"
 

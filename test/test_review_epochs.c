@@ -9,7 +9,7 @@
 #include "node_harness.h"
 #include "suites.h"
 
-#define GEN_JUMP 0x10000u /* ring/node.c's RING_GEN_JUMP */
+#define GEN_JUMP 0x10000u /* ring/core/node.c's RING_GEN_JUMP */
 #define WILD 0xffffff00u  /* the last generation: one mint and it is FATAL */
 
 static void inject_reply(struct sim *s, size_t i, size_t from, uint64_t nonce, uint32_t epoch)

@@ -17,7 +17,7 @@
 #include "node_harness.h"
 #include "suites.h"
 
-#define GEN_JUMP 0x10000u /* ring/node.c's RING_GEN_JUMP */
+#define GEN_JUMP 0x10000u /* ring/core/node.c's RING_GEN_JUMP */
 #define FAR_GEN (GEN_JUMP + 0x40u) /* a generation a ring may honestly reach */
 
 static uint32_t top_epoch(const struct sim *s)

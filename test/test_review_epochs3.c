@@ -24,10 +24,10 @@
 #include "node_harness.h"
 #include "suites.h"
 
-#define GEN_JUMP 0x10000u         /* ring/node.c's RING_GEN_JUMP */
+#define GEN_JUMP 0x10000u         /* ring/core/node.c's RING_GEN_JUMP */
 #define FAR_GEN (GEN_JUMP + 0x40u) /* a generation a ring may honestly reach */
 #define OLD_GEN 0x5u               /* where the members that were away stopped */
-#define GEN_MAX 0xffffffu          /* ring/node.c's RING_GEN_MAX */
+#define GEN_MAX 0xffffffu          /* ring/core/node.c's RING_GEN_MAX */
 
 static uint32_t ep(uint32_t gen, size_t idx)
 {

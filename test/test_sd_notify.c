@@ -1,4 +1,4 @@
-/* CUnit suite for ring/sd_notify.c: NOTIFY_SOCKET addresses, the watchdog's
+/* CUnit suite for ring/daemon/sd_notify.c: NOTIFY_SOCKET addresses, the watchdog's
  * environment, a datagram as systemd receives it, and what "joined" and
  * STATUS= say for a member's status. */
 #include <CUnit/CUnit.h>
@@ -9,8 +9,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "sd_notify.h"
+#include "core/err.h"
+#include "daemon/sd_notify.h"
 #include "suites.h"
 
 static void test_a_path_keeps_its_nul_and_an_abstract_name_has_none(void)

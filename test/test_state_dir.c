@@ -1,4 +1,4 @@
-/* CUnit suite for ring/state_dir.c: which state_dir and control socket
+/* CUnit suite for ring/common/state_dir.c: which state_dir and control socket
  * folders ringd refuses (another user's, writable by others, a link), what
  * it refuses to find in them, whose socket ringctl agrees to talk to, and
  * the ring's own key made once when members start together. Each test
@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "auth.h"
-#include "err.h"
-#include "state_dir.h"
+#include "common/auth.h"
+#include "core/err.h"
+#include "common/state_dir.h"
 #include "suites.h"
 #include "tmpdir.h"
 

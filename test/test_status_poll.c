@@ -1,4 +1,4 @@
-/* CUnit suite for the UDP status poll (ring/status_poll.c) on loopback:
+/* CUnit suite for the UDP status poll (ring/ctl/status_poll.c) on loopback:
  * a forked fake member answers each request late for the round before
  * first, then for this round; the poll keeps only this round's answer, a
  * wake fd ends a round early, and a silent member is asked at every try. */
@@ -14,9 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "err.h"
-#include "status_poll.h"
+#include "common/clock.h"
+#include "core/err.h"
+#include "ctl/status_poll.h"
 #include "suites.h"
 
 static struct ring_layout layout;

@@ -1,4 +1,4 @@
-/* CUnit suite for the trace checker (ring/trace.c): synthetic member logs
+/* CUnit suite for the trace checker (ring/ctl/trace.c): synthetic member logs
  * with one known defect each, and a clean one. */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "suites.h"
-#include "trace.h"
+#include "ctl/trace.h"
 
 static char dir[64];
 

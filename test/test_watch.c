@@ -1,4 +1,4 @@
-/* CUnit suite for watch's pure view (ring/watch.c): rates between rounds,
+/* CUnit suite for watch's pure view (ring/ctl/watch.c): rates between rounds,
  * a silent member down at once, a restarted member marked instead of
  * negative rates, where the token is and whether parked, and the two
  * renderings (a screen cut to the terminal, one line per round). */
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "node.h"
+#include "core/node.h"
 #include "suites.h"
-#include "watch.h"
+#include "ctl/watch.h"
 
 static struct ring_layout layout;
 static struct ring_watch w; /* large: not on the stack */

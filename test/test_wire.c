@@ -1,4 +1,4 @@
-/* CUnit suite for the datagram codec (ring/wire.c): round trips, the exact
+/* CUnit suite for the datagram codec (ring/core/wire.c): round trips, the exact
  * byte layout, and that decode refuses every truncated, padded, foreign or
  * out-of-range datagram without reading past its end. */
 #include <CUnit/CUnit.h>
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "set.h"
+#include "core/err.h"
+#include "core/set.h"
 #include "suites.h"
-#include "wire.h"
+#include "core/wire.h"
 
 static const enum ring_msg_type all_types[] = {
 #define TEST_TYPE_(name, code, str) RING_MSG_##name,

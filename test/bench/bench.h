@@ -1,4 +1,4 @@
-/* What the benchmark programs share: the clocks, read through ring/clock.h,
+/* What the benchmark programs share: the clocks, read through ring/common/clock.h,
  * sorting a sample of times to read its percentiles, and what the lock
  * clients share, so that ring and Redis are measured alike: the critical
  * section and the report. */
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "common/clock.h"
 
 static inline int bench_cmp_u64(const void *a, const void *b)
 {

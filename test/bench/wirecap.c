@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "bytes.h"
+#include "core/bytes.h"
 
 #define SNAP 96    /* IP + UDP headers + the token's header and first fields */
 #define BATCH 256  /* datagrams per recvmmsg */

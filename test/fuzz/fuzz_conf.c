@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "err.h"
+#include "common/conf.h"
+#include "core/err.h"
 
 /* The decision agrees with the file: keyed exactly when secret_file is
  * set, or by the ring's own key in state_dir only with every member on

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control.h"
-#include "err.h"
+#include "common/control.h"
+#include "core/err.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

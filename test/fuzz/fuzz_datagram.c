@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytes.h"
-#include "err.h"
-#include "layout.h"
-#include "node.h"
-#include "wire.h"
+#include "core/bytes.h"
+#include "core/err.h"
+#include "core/layout.h"
+#include "core/node.h"
+#include "core/wire.h"
 
 static struct ring_layout layout;
 static uint64_t fingerprint;

@@ -80,7 +80,7 @@ keys=$(perl -0777 -ne '
 		my @r = ($1, $2, $3, $4, $5); s/^"|"$//g for @r[3, 4]; push @rows, join("\x1f", @r);
 	}
 	@rows == $n or die "parsed " . scalar(@rows) . " of $n CONF_KEYS rows\n";
-	print "$_\n" for @rows;' "$SRC/ring/conf.c") || fail "cannot read CONF_KEYS in ring/conf.c"
+	print "$_\n" for @rows;' "$SRC/ring/common/conf.c") || fail "cannot read CONF_KEYS in ring/common/conf.c"
 nkeys=0
 # (Fields split on \x1f, not a tab: read would merge empty tab-separated ones.)
 while IFS=$'\x1f' read -r sec key how def values; do
@@ -105,8 +105,8 @@ done < <(awk -F'\t' '$1 == "TP" && $2 ~ /^\[(RING|NODE\.ID)\]/ { print $4 }' "$T
 
 # ---- ringctl(1): commands, their options, inject words, exit codes ----
 
-cmds=$(sed -n '/} commands\[\] = {/,/^};/p' "$SRC/ring/ringctl.c" | grep -oP '^\s*\{"\K[a-z-]+(?=")')
-[[ -n $cmds ]] || fail "no command table in ring/ringctl.c"
+cmds=$(sed -n '/} commands\[\] = {/,/^};/p' "$SRC/ring/ctl/ringctl.c" | grep -oP '^\s*\{"\K[a-z-]+(?=")')
+[[ -n $cmds ]] || fail "no command table in ring/ctl/ringctl.c"
 ss=$(awk -F'\t' '$1 == "SS" && $2 == "COMMANDS" { split($3, w, " "); print w[1] }' "$T/ringctl.1.rec")
 synopsis=$(section_text ringctl.1 '^SYNOPSIS$')
 for c in $cmds; do
@@ -115,12 +115,12 @@ for c in $cmds; do
 done
 # Options: every "-x"/"--name" the parsers compare against, in the page.
 whole=$(awk -F'\t' '$1 == "SH" { print $3 }' "$T/ringctl.1.rec")
-opts=$(cat "$SRC/ring/ringctl.c" "$SRC"/ring/watch*.c 2>/dev/null | grep -oP '"\K--?[a-z][a-z-]*(?=")' | sort -u)
+opts=$(cat "$SRC/ring/ctl/ringctl.c" "$SRC"/ring/ctl/watch*.c 2>/dev/null | grep -oP '"\K--?[a-z][a-z-]*(?=")' | sort -u)
 for o in $opts; do
-	has_word "$whole" "$o" || bad "ringctl(1): option $o (ring/ringctl.c) is not documented"
+	has_word "$whole" "$o" || bad "ringctl(1): option $o (ring/ctl/ringctl.c) is not documented"
 done
-injects=$(grep -oP '^\s*X\(\w+, "\K[a-z-]+(?=")' "$SRC/ring/control.h")
-[[ -n $injects ]] || fail "no RING_INJECTS in ring/control.h"
+injects=$(grep -oP '^\s*X\(\w+, "\K[a-z-]+(?=")' "$SRC/ring/common/control.h")
+[[ -n $injects ]] || fail "no RING_INJECTS in ring/common/control.h"
 cmdtext=$(section_text ringctl.1 '^COMMANDS$')
 for w in $injects; do
 	has_word "$cmdtext" "$w" || bad "ringctl(1): inject word $w is not documented"
@@ -137,20 +137,20 @@ check_exits() { # PAGE SOURCE
 	for c in $want; do in_list "$have" "$c" || bad "$1: exit code $c (${2#"$SRC"/}) is not under EXIT STATUS"; done
 	for c in $have; do in_list "$want" "$c" || bad "$1: EXIT STATUS lists $c, which ${2#"$SRC"/} does not define"; done
 }
-check_exits ringctl.1 "$SRC/ring/ringctl.c"
+check_exits ringctl.1 "$SRC/ring/ctl/ringctl.c"
 
 # ---- ringd(8): flags, signals, exit codes, log events ----
 
-check_exits ringd.8 "$SRC/ring/main.c"
+check_exits ringd.8 "$SRC/ring/daemon/main.c"
 options=$(section_text ringd.8 '^OPTIONS$')
-longs=$(sed -n '/struct option opts\[\]/,/};/p' "$SRC/ring/main.c" | grep -oP '\{"\K[a-z-]+(?=")')
-shorts=$(grep -oP 'getopt_long\([^"]*"\K[^"]+' "$SRC/ring/main.c" | tr -d ':' | grep -o .)
-[[ -n $longs && -n $shorts ]] || fail "no options table or getopt string in ring/main.c"
+longs=$(sed -n '/struct option opts\[\]/,/};/p' "$SRC/ring/daemon/main.c" | grep -oP '\{"\K[a-z-]+(?=")')
+shorts=$(grep -oP 'getopt_long\([^"]*"\K[^"]+' "$SRC/ring/daemon/main.c" | tr -d ':' | grep -o .)
+[[ -n $longs && -n $shorts ]] || fail "no options table or getopt string in ring/daemon/main.c"
 for o in $longs; do has_word "$options" "--$o" || bad "ringd(8): --$o is not under OPTIONS"; done
 for o in $shorts; do has_word "$options" "-$o" || bad "ringd(8): -$o is not under OPTIONS"; done
 signals=$(section_text ringd.8 '^SIGNALS$')
-for s in $(grep -ohP '\b(evsignal_new\([^,]+,\s*|signal\()\KSIG[A-Z0-9]+' "$SRC"/ring/daemon.c "$SRC"/ring/main.c | sort -u); do
-	has_word "$signals" "$s" || bad "ringd(8): $s (handled in ring/daemon.c) is not under SIGNALS"
+for s in $(grep -ohP '\b(evsignal_new\([^,]+,\s*|signal\()\KSIG[A-Z0-9]+' "$SRC"/ring/daemon/daemon.c "$SRC"/ring/daemon/main.c | sort -u); do
+	has_word "$signals" "$s" || bad "ringd(8): $s (handled in ring/daemon/daemon.c) is not under SIGNALS"
 done
 # Log events: the core's table (name and fields) and the shell's own.
 events=$(perl -0777 -ne '
@@ -158,18 +158,18 @@ events=$(perl -0777 -ne '
 	$m =~ s/\\\n/ /g;
 	while ($m =~ /X\(\s*\w+\s*,\s*"(\w+)"\s*,\s*\d\s*,([^)]*)\)/g) {
 		my ($e, $f) = ($1, $2); my @f = $f =~ /"(\w+)"/g; print join(" ", $e, @f), "\n";
-	}' "$SRC/ring/node.h") || fail "cannot read RING_LOG_EVENTS in ring/node.h"
+	}' "$SRC/ring/core/node.h") || fail "cannot read RING_LOG_EVENTS in ring/core/node.h"
 # (The shell's rate limit logs its *_unlogged counts from a table of names.)
 shell_events=$({
-	grep -h 'ring_log_emit(' "$SRC"/ring/*.c | grep -v '^\s*\(void\|int\) ' |
+	grep -h 'ring_log_emit(' "$SRC"/ring/*/*.c | grep -v '^\s*\(void\|int\) ' |
 		sed -E 's/.*ring_log_emit\(//; s/, *(false|true).*//' | grep -oP '"\K[a-z_]+(?=")'
-	grep -ohP '"\K[a-z_]+_unlogged(?=")' "$SRC"/ring/daemon.c
+	grep -ohP '"\K[a-z_]+_unlogged(?=")' "$SRC"/ring/daemon/daemon.c
 } | sort -u)
 [[ -n $events && -n $shell_events ]] || fail "found no log events in the sources"
 logtext=$(section_text ringd.8 '^LOG EVENTS$')
 logtags=$(awk -F'\t' '$1 == "TP" && $2 == "LOG EVENTS" { print $4 }' "$T/ringd.8.rec")
 while read -r e fields; do
-	has_word "$logtext" "$e" || { bad "ringd(8): log event $e (ring/node.h) is not under LOG EVENTS"; continue; }
+	has_word "$logtext" "$e" || { bad "ringd(8): log event $e (ring/core/node.h) is not under LOG EVENTS"; continue; }
 	# Its fields, as the tag lists them: "event (a, b, c)".
 	listed=$(grep -oP "(^|[ ,])\Q$e\E \(\K[^)]*" <<<"$logtags" | head -n 1)
 	for f in $fields; do

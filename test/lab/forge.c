@@ -16,10 +16,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "auth.h"
-#include "conf.h"
-#include "layout.h"
-#include "wire.h"
+#include "common/auth.h"
+#include "common/conf.h"
+#include "core/layout.h"
+#include "core/wire.h"
 
 #define EXIT_USAGE 2
 

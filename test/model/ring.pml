@@ -6,7 +6,7 @@
  * leaves and restarts with the persisted epoch (§5.3, §5.4), elections that
  * read a majority's epochs and complete later (§6), quorum = majority or
  * none, and a network that loses, duplicates and reorders. Each name says
- * the ring/node.c function or field it stands for. */
+ * the ring/core/node.c function or field it stands for. */
 
 #ifndef N
 #define N 3              /* members */
@@ -67,12 +67,12 @@
 #define REFUSED_LEAVE 2
 
 mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
-/* Every RING_MSG_* of ring/wire.h is either modelled (model: lines) or
+/* Every RING_MSG_* of ring/core/wire.h is either modelled (model: lines) or
  * named as not (not-modelled:, with docs/model.md saying why); run.sh fails
  * on one that is neither.
  * model: TOKEN TOKEN_ACK HEARTBEAT JOIN LEAVE WANT
  * not-modelled: ELECTION ELECTION_ACK STATUS_REQ STATUS_RESP EPOCH_QUERY EPOCH_REPLY
- * And every PHASE_* of ring/node.c's enum token_phase:
+ * And every PHASE_* of ring/core/node.c's enum token_phase:
  * model-phase: NONE HELD PASSING
  *
  * And every field of struct ring_node, by the model's name for it, or as

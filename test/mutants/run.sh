@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make mutants: mutation testing of the protocol core (docs/testing.md,
 # "Mutation testing"). Each test/mutants/NAME.mut weakens one rule of
-# docs/PROTOCOL.md in a copy of ring/node.c; the simulator, and with
+# docs/PROTOCOL.md in a copy of ring/core/node.c; the simulator, and with
 # MUTANT_UNIT=1 the unit suites, must catch every one that matters.
 #
 # Run through make, which passes the compiler, flags, source lists and the
@@ -54,7 +54,7 @@ header() {
 		print v; exit }' "$1"
 }
 
-# A path flattened into one object file name: ring/node.c -> ring_node.o
+# A path flattened into one object file name: ring/core/node.c -> ring_node.o
 obj_of() {
 	local f=${1%.c}
 	echo "${f//\//_}.o"
@@ -200,6 +200,7 @@ one() {
 	mkdir -p "$dir"
 	mut=$here/$name.mut
 	rm -rf "${dir:?}/$tdir"
+	mkdir -p "$(dirname "$dir/$tdir")"
 	cp -R "$snap/$tdir" "$dir/$tdir"
 	awk -f "$here/apply.awk" "$mut" "$snap/$MUTANT_TARGET" >"$dir/$MUTANT_TARGET.new" \
 		2>"$dir/apply.log"
@@ -221,7 +222,7 @@ one() {
 	fi
 	tgt_obj=$dir/$(obj_of "$MUTANT_TARGET")
 	# shellcheck disable=SC2086 # flag lists are words
-	if ! $MUTANT_CC $MUTANT_CFLAGS -I"$dir/$tdir" -c "$dir/$MUTANT_TARGET" -o "$tgt_obj" \
+	if ! $MUTANT_CC $MUTANT_CFLAGS -I"$snap/ring" -c "$dir/$MUTANT_TARGET" -o "$tgt_obj" \
 		>"$dir/build.log" 2>&1; then
 		result broken - - - "$(since "$start")" \
 			"does not compile: $(grep -m1 -E 'error|warning' "$dir/build.log")"
@@ -313,7 +314,7 @@ echo "mutants: building the unmutated core ($(wc -w <<<"$srcs") sources)" >&2
 # shellcheck disable=SC2086
 if ! printf '%s\n' $srcs | sort -u | xargs -P "$MUTANT_JOBS" -I{} sh -c \
 	'o=$(echo "{}" | sed "s/\.c\$//; s|/|_|g").o
-	 $MUTANT_CC $MUTANT_CFLAGS -I"$snap/$tdir" -c "$snap/{}" -o "$snap/obj/$o" 2>"$snap/obj/$o.log" ||
+	 $MUTANT_CC $MUTANT_CFLAGS -I"$snap/ring" -c "$snap/{}" -o "$snap/obj/$o" 2>"$snap/obj/$o.log" ||
 	 { cat "$snap/obj/$o.log"; exit 1; }' >"$snap/build.log" 2>&1; then
 	cat "$snap/build.log" >&2
 	echo "mutants: the unmutated sources do not build (an edit in progress?); try again later" >&2

@@ -25,13 +25,13 @@
 
 #include <sodium.h>
 
-#include "auth.h"
-#include "bytes.h"
-#include "clock.h"
-#include "conf.h"
-#include "err.h"
-#include "layout.h"
-#include "wire.h"
+#include "common/auth.h"
+#include "core/bytes.h"
+#include "common/clock.h"
+#include "common/conf.h"
+#include "core/err.h"
+#include "core/layout.h"
+#include "core/wire.h"
 
 #define EXIT_USAGE 2
 #define RECV_BUF 2048       /* what ringd reads of a datagram (daemon.c RECV_BUF) */

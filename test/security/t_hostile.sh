@@ -3,7 +3,7 @@
 # 5-member ring under a fenced workload is attacked by build/hostile with
 # every kind of bad datagram — random, short, long, unknown version and
 # type, another ring's, forged without the key, sealed from a non-member,
-# every message type of ring/wire.h well-formed, captured and replayed,
+# every message type of ring/core/wire.h well-formed, captured and replayed,
 # EPOCH_REPLY with the real nonce of a sniffed EPOCH_QUERY (provoked by an
 # epoch beyond reach) and a wild epoch — and every control socket with
 # junk. Then: every

@@ -1,0 +1,199 @@
+/* Datagrams on the wire: every message type, its fixed-width fields in
+ * network byte order, and the only code in ringd and ringctl that reads or
+ * writes a message's bytes (auth.c only appends and checks the trailer that
+ * follows them; the hostile-input tests forge bytes on purpose).
+ * Layout and field meanings: docs/PROTOCOL.md §2. */
+#ifndef RING_WIRE_H
+#define RING_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/counters.h"
+#include "core/set.h"
+
+/* The magic "RG" and this byte after it stay where they are in every
+ * version to come: that is how a member tells a datagram of another
+ * version (version_mismatch, a rolling upgrade gone wrong) from noise.
+ * 2: JOIN and LEAVE name the hops they refused or accepted, and
+ * EPOCH_QUERY/EPOCH_REPLY. 3: a parked token (TOKEN's idle, HEARTBEAT's
+ * flags) and WANT, which summons it (PROTOCOL.md §2, §3.4). */
+#define RING_WIRE_VERSION 3
+#define RING_WIRE_HEADER 16  /* magic(2) version(1) type(1) from(2) to(2) fingerprint(8) */
+#define RING_WIRE_MAX 256    /* room for the longest encoded message */
+
+#define RING_MSG_TYPES(X)                     \
+	X(TOKEN, 1, "token")                  \
+	X(TOKEN_ACK, 2, "token_ack")          \
+	X(HEARTBEAT, 3, "heartbeat")          \
+	X(ELECTION, 4, "election")            \
+	X(ELECTION_ACK, 5, "election_ack")    \
+	X(JOIN, 6, "join")                    \
+	X(LEAVE, 7, "leave")                  \
+	X(STATUS_REQ, 8, "status_req")        \
+	X(STATUS_RESP, 9, "status_resp")      \
+	X(EPOCH_QUERY, 10, "epoch_query")     \
+	X(EPOCH_REPLY, 11, "epoch_reply")     \
+	X(WANT, 12, "want")
+
+enum ring_msg_type {
+#define RING_MSG_ENUM_(name, code, str) RING_MSG_##name = code,
+	RING_MSG_TYPES(RING_MSG_ENUM_)
+#undef RING_MSG_ENUM_
+};
+
+/* TOKEN_ACK flag: the receiver knows a newer epoch and dropped the token. */
+#define RING_ACK_STALE 0x1u
+
+/* The token: one per epoch; fence of a grant = epoch << 32 | counter. */
+struct ring_msg_token {
+	uint32_t epoch;    /* never 0 */
+	uint32_t seq;      /* hop number within the epoch, from 1 */
+	uint32_t counter;  /* grants made under this epoch so far */
+	uint32_t quiet_us; /* microseconds since the token last heartbeat */
+	uint32_t idle;     /* hops in a row that found nobody waiting (§3.4) */
+	struct ring_set alive;
+};
+
+struct ring_msg_token_ack {
+	uint32_t epoch;
+	uint32_t seq;
+	uint32_t known_epoch; /* the receiver's epoch */
+	uint32_t flags;       /* RING_ACK_* */
+};
+
+/* HEARTBEAT flag: the token is parked at the sender until summoned. */
+#define RING_HB_PARKED 0x1u
+
+struct ring_msg_heartbeat {
+	uint32_t epoch; /* never 0 */
+	uint32_t seq;
+	uint32_t counter;
+	uint32_t flags; /* RING_HB_* */
+	struct ring_set alive;
+};
+
+/* A summons (§3.4): "the token parked at hop EPOCH/SEQ, come here". It
+ * has no authority: the holder honours it only while that very park lasts. */
+struct ring_msg_want {
+	uint32_t epoch; /* never 0 */
+	uint32_t seq;
+};
+
+/* ELECTION flag: the initiator's previous round had fewer participants
+ * than a quorum, so the members it reaches report no-quorum too. */
+#define RING_ELECTION_NO_QUORUM 0x1u
+
+struct ring_msg_election {
+	uint16_t initiator; /* member id, never 0 */
+	uint16_t hops;
+	uint32_t round;     /* initiator's election count, never 0 */
+	uint32_t max_epoch; /* highest epoch known to anyone on the way */
+	struct ring_set participants;
+	uint32_t flags;     /* RING_ELECTION_* */
+};
+
+struct ring_msg_election_ack {
+	uint16_t initiator;
+	uint16_t hops;
+	uint32_t round;
+};
+
+/* A hop of the token: its epoch and seq; {0, 0} is none. */
+struct ring_hop {
+	uint32_t epoch;
+	uint32_t seq;
+};
+
+struct ring_msg_join {
+	uint32_t epoch;       /* the joiner's epoch: the new one must be higher */
+	struct ring_hop refused; /* the pass it refused (restarted), or none */
+};
+
+struct ring_msg_leave {
+	uint32_t epoch;
+	struct ring_hop accepted; /* the last hop the leaver accepted */
+	struct ring_hop refused;  /* a pass it refused because it is leaving, or none */
+};
+
+/* A starting member asks what epoch the others know (§5.3); NONCE tells
+ * this life's answers from a previous one's. */
+struct ring_msg_epoch_query {
+	uint64_t nonce;
+};
+
+struct ring_msg_epoch_reply {
+	uint64_t nonce; /* the query's */
+	uint32_t epoch; /* the replier's persisted epoch */
+};
+
+/* Status over UDP (`ringctl ring`): the one request accepted from any
+ * address, since ringctl is not a member; from = 0 there. */
+struct ring_msg_status_req {
+	uint64_t nonce;
+};
+
+#define RING_STATUS_HAS_TOKEN 0x1u
+#define RING_STATUS_PARKED 0x2u /* the token is parked here (§3.4) */
+
+struct ring_msg_status_resp {
+	uint64_t nonce;   /* the request's */
+	uint8_t state;    /* enum ring_state */
+	uint8_t flags;    /* RING_STATUS_* */
+	uint16_t successor;
+	uint32_t epoch;
+	uint64_t fence;
+	uint32_t seen_ms; /* since the token was last heard; UINT32_MAX = never */
+	uint32_t queued;
+	struct ring_set alive;
+	struct ring_counters counters;
+};
+
+struct ring_msg {
+	enum ring_msg_type type;
+	uint16_t from;        /* sender's member id, never 0 (but for STATUS_REQ) */
+	uint16_t to;          /* receiver's id, 0 = every member */
+	uint64_t fingerprint; /* ring_layout_fingerprint() */
+	union {
+		struct ring_msg_token token;
+		struct ring_msg_token_ack token_ack;
+		struct ring_msg_heartbeat heartbeat;
+		struct ring_msg_election election;
+		struct ring_msg_election_ack election_ack;
+		struct ring_msg_join join;
+		struct ring_msg_leave leave;
+		struct ring_msg_status_req status_req;
+		struct ring_msg_status_resp status_resp;
+		struct ring_msg_epoch_query epoch_query;
+		struct ring_msg_epoch_reply epoch_reply;
+		struct ring_msg_want want;
+	} u;
+};
+
+/* Encodes MSG into BUF. Returns the length, or -RING_ENOSPACE when CAP is too
+ * small, -RING_ETYPE for an unknown type. */
+int ring_wire_encode(const struct ring_msg *msg, uint8_t *buf, size_t cap);
+
+/* Decodes LEN bytes into MSG, trusting nothing: never reads past LEN; the
+ * length must be exactly that of the type. Returns 0 or -RING_ESHORT,
+ * -RING_ELONG, -RING_EMAGIC, -RING_EVERSION, -RING_ETYPE, -RING_EFIELD. */
+int ring_wire_decode(const uint8_t *buf, size_t len, struct ring_msg *msg);
+
+/* The type of the datagram in BUF without decoding it, or 0 when BUF is
+ * too short to have one or is not ours (magic, version). For ordering a
+ * batch only (ring_node_rx_rank); trust starts at ring_wire_decode. */
+enum ring_msg_type ring_wire_peek_type(const uint8_t *buf, size_t len);
+
+/* The wire version byte of a datagram that carries our magic, or -1 when
+ * BUF is too short to hold one or is not ours. Lets the receiver of a
+ * datagram that ring_wire_decode refused with -RING_EVERSION name the
+ * version it came in (version_mismatch); it trusts nothing else. */
+int ring_wire_peek_version(const uint8_t *buf, size_t len);
+
+/* Encoded length of a message of TYPE, header included; 0 if unknown. */
+size_t ring_wire_size(enum ring_msg_type type);
+
+/* "token", "heartbeat", ...; "unknown" otherwise. */
+const char *ring_msg_name(enum ring_msg_type type);
+
+#endif

@@ -1,0 +1,199 @@
+/* The UDP status poll of `ringctl ring` and `ringctl watch`: asks every
+ * member for its status, keeps the answers to this round's nonce, asks
+ * the silent ones again. See status_poll.h. */
+#include "ctl/status_poll.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/auth.h"
+#include "common/clock.h"
+#include "core/err.h"
+#include "common/net.h"
+
+struct ring_status_poll {
+	const struct ring_layout *l;
+	uint64_t fp;
+	uint64_t nonce, nonce_base, round;
+	struct ring_auth *auth; /* NULL when the ring has no secret_file */
+	int fd;
+	struct ring_status_poll_traffic traffic;
+	size_t answered;
+	struct ring_addr addr[RING_MAX_MEMBERS];
+	bool got[RING_MAX_MEMBERS];
+	struct ring_msg_status_resp resp[RING_MAX_MEMBERS];
+};
+
+int ring_status_poll_open(struct ring_status_poll **out, const struct ring_layout *l,
+			  const char *secret_file, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct ring_status_poll *p = calloc(1, sizeof *p); /* large: not on the stack */
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return -RING_ENOMEM;
+	}
+	p->l = l;
+	p->fd = -1;
+	p->fp = ring_layout_fingerprint(l);
+	int family = AF_UNSPEC;
+	for (size_t i = 0; i < l->n; i++) {
+		char why[256];
+		if (ring_net_resolve(l->members[i].host, l->members[i].port, family, &p->addr[i], why,
+				     sizeof why) < 0) {
+			snprintf(err, errlen, "cannot resolve %s: %s", l->members[i].host, why);
+			ring_status_poll_close(p);
+			return -RING_ECONFIG;
+		}
+		family = p->addr[i].sa.ss_family;
+	}
+	p->fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (p->fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		ring_status_poll_close(p);
+		return -RING_EIO;
+	}
+	if (secret_file && secret_file[0]) {
+		char why[512];
+		if (ring_auth_load(&p->auth, secret_file, l->n, why, sizeof why) < 0) {
+			snprintf(err, errlen, "%s (status over UDP is authenticated: run as a user "
+				 "that may read the key)", why);
+			ring_status_poll_close(p);
+			return -RING_ECONFIG;
+		}
+	}
+	/* Rounds number up from here: distinct nonces for this poll's life,
+	 * and unlike another process's (which has its own port anyway). */
+	p->nonce_base = ((uint64_t)getpid() << 40) ^ ring_mono_us() ^ p->fp;
+	*out = p;
+	return 0;
+}
+
+void ring_status_poll_close(struct ring_status_poll *p)
+{
+	if (!p)
+		return;
+	if (p->fd >= 0)
+		close(p->fd);
+	ring_auth_free(p->auth);
+	free(p);
+}
+
+/* Sends this round's request to every member that has not answered. */
+static void ask(struct ring_status_poll *p)
+{
+	struct ring_msg req = {.type = RING_MSG_STATUS_REQ, .from = 0, .fingerprint = p->fp};
+	req.u.status_req.nonce = p->nonce;
+	uint8_t buf[RING_WIRE_MAX + RING_AUTH_TRAILER];
+	for (size_t i = 0; i < p->l->n; i++) {
+		if (p->got[i])
+			continue;
+		req.to = p->l->members[i].id;
+		int n = ring_wire_encode(&req, buf, RING_WIRE_MAX);
+		if (n > 0 && p->auth)
+			n = ring_auth_seal(p->auth, buf, (size_t)n, sizeof buf, ring_wall_us());
+		if (n > 0 && sendto(p->fd, buf, (size_t)n, 0, (struct sockaddr *)&p->addr[i].sa,
+				    p->addr[i].len) == n) {
+			p->traffic.sent++;
+			p->traffic.sent_bytes += (uint64_t)n;
+		}
+	}
+}
+
+/* Reads every datagram waiting; keeps those that answer this round. */
+static void read_all(struct ring_status_poll *p)
+{
+	const struct ring_layout *l = p->l;
+	/* Room past the largest datagram of ours, so a longer one shows as such. */
+	uint8_t in[RING_WIRE_MAX + RING_AUTH_TRAILER + 64];
+	for (int k = 0; k < 4 * RING_MAX_MEMBERS; k++) { /* bounded: a flood cannot hold us */
+		struct ring_addr from = {.len = sizeof from.sa};
+		ssize_t n = recvfrom(p->fd, in, sizeof in, MSG_DONTWAIT, (struct sockaddr *)&from.sa,
+				     &from.len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return;
+		p->traffic.received++;
+		p->traffic.received_bytes += (uint64_t)n;
+		if (p->auth) {
+			/* The sender's key slot is its member index: found by
+			 * address, as a member would. */
+			size_t slot = ring_net_index_of(p->addr, l->n, &from);
+			n = slot < l->n ? ring_auth_open(p->auth, in, (size_t)n, slot, ring_wall_us())
+					: -1;
+		}
+		struct ring_msg m;
+		if (n <= 0 || ring_wire_decode(in, (size_t)n, &m) < 0 ||
+		    m.type != RING_MSG_STATUS_RESP || m.fingerprint != p->fp ||
+		    m.u.status_resp.nonce != p->nonce)
+			continue;
+		int idx = ring_layout_index(l, m.from);
+		if (idx < 0 || p->got[idx])
+			continue;
+		p->got[idx] = true;
+		p->resp[idx] = m.u.status_resp;
+		p->answered++;
+		p->traffic.kept++;
+	}
+}
+
+int ring_status_poll_round(struct ring_status_poll *p, unsigned tries, unsigned try_ms,
+			   int wake_fd, bool *woken)
+{
+	bool w = false;
+	memset(p->got, 0, sizeof p->got);
+	p->answered = 0;
+	p->nonce = p->nonce_base + ++p->round;
+	for (unsigned t = 0; t < tries && p->answered < p->l->n && !w; t++) {
+		ask(p);
+		uint64_t until = ring_mono_us() / 1000u + try_ms;
+		for (int spins = 0; spins < 100000 && p->answered < p->l->n && !w; spins++) {
+			uint64_t now = ring_mono_us() / 1000u;
+			if (now >= until)
+				break;
+			struct pollfd pfd[2] = {{.fd = p->fd, .events = POLLIN},
+						{.fd = wake_fd, .events = POLLIN}};
+			int r = poll(pfd, wake_fd >= 0 ? 2 : 1, (int)(until - now));
+			if (r < 0 && errno != EINTR) {
+				if (woken)
+					*woken = false;
+				return -RING_EIO;
+			}
+			if (r > 0 && (pfd[0].revents & POLLIN))
+				read_all(p);
+			if (r > 0 && wake_fd >= 0 && pfd[1].revents)
+				w = true;
+		}
+	}
+	if (woken)
+		*woken = w;
+	return (int)p->answered;
+}
+
+const struct ring_msg_status_resp *ring_status_poll_answer(const struct ring_status_poll *p,
+							   size_t i)
+{
+	return i < p->l->n && p->got[i] ? &p->resp[i] : NULL;
+}
+
+size_t ring_status_poll_answered(const struct ring_status_poll *p)
+{
+	return p->answered;
+}
+
+uint64_t ring_status_poll_fingerprint(const struct ring_status_poll *p)
+{
+	return p->fp;
+}
+
+void ring_status_poll_traffic(const struct ring_status_poll *p,
+			      struct ring_status_poll_traffic *out)
+{
+	*out = p->traffic;
+}

@@ -1,0 +1,56 @@
+/* Every member's status over UDP (STATUS_REQ / STATUS_RESP): the one poll
+ * that `ringctl ring` runs once and `ringctl watch` runs in a loop. Each
+ * round has a fresh nonce, so a late answer to the round before is not
+ * taken for a current one. No libevent; the caller owns the clock's use. */
+#ifndef RING_STATUS_POLL_H
+#define RING_STATUS_POLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/layout.h"
+#include "core/wire.h"
+
+struct ring_status_poll;
+
+/* Resolves every member of L (the first one's address family for all),
+ * opens a UDP socket and, when SECRET_FILE is not empty, loads the key
+ * (requests are sealed, answers must be). L must outlive the poll.
+ * Returns 0; -RING_ECONFIG (a host does not resolve, the key cannot be
+ * read); -RING_EIO (no socket); -RING_ENOMEM. ERR says why. */
+int ring_status_poll_open(struct ring_status_poll **out, const struct ring_layout *l,
+			  const char *secret_file, char *err, size_t errlen);
+
+void ring_status_poll_close(struct ring_status_poll *p);
+
+/* One round: forgets the last round's answers, takes a new nonce, asks
+ * every member, waits at most TRY_MS for answers, asks the silent ones
+ * again, TRIES times in all (a lost datagram is not a down member). Ends
+ * early once all have answered, or when WAKE_FD (-1: none) becomes
+ * readable. Returns the number of members that answered, or -RING_EIO
+ * when waiting failed. *WOKEN (may be NULL) says whether WAKE_FD ended it. */
+int ring_status_poll_round(struct ring_status_poll *p, unsigned tries, unsigned try_ms,
+			   int wake_fd, bool *woken);
+
+/* This round's answer of the member at ring index I, or NULL when it has
+ * not answered (yet). */
+const struct ring_msg_status_resp *ring_status_poll_answer(const struct ring_status_poll *p,
+							   size_t i);
+
+/* Members that answered this round. */
+size_t ring_status_poll_answered(const struct ring_status_poll *p);
+
+/* The ring's fingerprint the poll uses, for messages about a ring where
+ * nobody answers (a member with another file ignores us). */
+uint64_t ring_status_poll_fingerprint(const struct ring_status_poll *p);
+
+/* Datagrams sent and received, all rounds, and their bytes: what the poll
+ * costs the ring. Received counts every datagram read, kept or not. */
+struct ring_status_poll_traffic {
+	uint64_t sent, sent_bytes, received, received_bytes, kept;
+};
+void ring_status_poll_traffic(const struct ring_status_poll *p,
+			      struct ring_status_poll_traffic *out);
+
+#endif

@@ -1,0 +1,958 @@
+/* The faults of `ringctl trace`: each line of faults.log, and the faults the
+ * members' logs show by themselves (a crash, a loss, a pause, a skip...),
+ * merged so that one incident is one fault, each timed to the next grant.
+ * docs/testing.md ("Faults and recovery") defines every rule used here. */
+#include "ctl/trace_faults.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "core/node.h"
+
+/* What one line of evidence says. The order is also how telling each is,
+ * when an incident is named after its most telling signal. */
+enum sig_kind {
+	S_LISTED,   /* a line of faults.log */
+	S_CRASH,    /* a member's life ended without node_stop (inferred) */
+	S_PAUSE,    /* pause_detected */
+	S_SKIP,     /* successor_skip */
+	S_LOSS,     /* loss_suspect after a silence */
+	S_REJOIN,   /* member_rejoin */
+	S_STALE,    /* token_stale_drop */
+	S_REGEN,    /* token_regen: evidence only, never a fault by itself */
+	S_NOQUORUM, /* no_quorum: evidence only */
+};
+
+static bool evidence_only(enum sig_kind k)
+{
+	return k == S_REGEN || k == S_NOQUORUM;
+}
+
+struct sig {
+	uint64_t start;    /* its first evidence: when the fault began, as far as it tells */
+	uint64_t t;        /* when it was logged (a crash: the member's last line) */
+	uint64_t ms;       /* silent_ms, a pause's ms */
+	uint64_t until;    /* a crash: the member's next start, or 0 */
+	uint32_t by;       /* the member that logged it (0: faults.log) */
+	uint32_t subject;  /* the member it is about, or 0 */
+	enum sig_kind kind;
+	char what[48];     /* a faults.log line's text */
+};
+
+/* One life of a member: one process, from its start (or the first line of
+ * its file) to its stop, its next start, or the end of its file. */
+struct life {
+	uint32_t node;
+	uint64_t first_t, last_t, restart_t;
+	bool stopped, holding;
+	bool lived; /* it started, or logged a core event: not just ringd's preamble */
+	bool started; /* its file shows its node_start */
+};
+
+struct sight {
+	uint64_t t;
+	uint32_t node;
+};
+
+struct grant_at {
+	uint64_t t;
+	uint32_t node;
+	uint64_t fence;
+};
+
+#define EVIDENCE_MAX 6 /* signals named per fault; the rest are counted */
+
+struct incident {
+	uint64_t start;
+	uint32_t subject;
+	size_t lead;  /* the signal that names it */
+	bool listed;  /* from faults.log */
+	bool inferred; /* the logs show it (alone, or too) */
+	size_t ev[EVIDENCE_MAX], nev;
+	bool recovered;
+	uint64_t recovery_us;
+	uint32_t gnode;
+	uint64_t gfence;
+};
+
+struct ring_trace_faults {
+	struct sig *s;
+	size_t ns, caps;
+	struct life *lv;
+	size_t nl, capl;
+	struct sight *si;
+	size_t nsi, capsi;
+	struct grant_at *g;
+	size_t ng, capg;
+	struct incident *in;
+	size_t nin, capin;
+	/* the file being read: the member its last line was of */
+	bool in_life;
+	struct life cur;
+	bool retx;          /* a run of retransmits is going on, */
+	uint32_t retx_to;   /* to this member, */
+	uint64_t retx_start; /* since then */
+	/* and the others it speaks for, when several members' logs share it */
+	struct reader *rd;
+	size_t nrd, caprd;
+	bool active;        /* cur and the retransmit run belong to active_node */
+	uint32_t active_node;
+};
+
+/* One member's place in the file being read, while another's lines are. */
+struct reader {
+	uint32_t node;
+	bool in_life;
+	struct life cur;
+	bool retx;
+	uint32_t retx_to;
+	uint64_t retx_start;
+};
+
+/* Scans for corroboration look this far ahead, so that a huge log costs
+ * time in proportion to its size. */
+#define SCAN_MAX 4096
+
+static bool grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return true;
+	if (*cap > SIZE_MAX / 4 / size)
+		return false;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *q = realloc(*p, c * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = c;
+	return true;
+}
+
+struct ring_trace_faults *ring_trace_faults_new(void)
+{
+	return calloc(1, sizeof(struct ring_trace_faults));
+}
+
+void ring_trace_faults_free(struct ring_trace_faults *fs)
+{
+	if (!fs)
+		return;
+	free(fs->rd);
+	free(fs->s);
+	free(fs->lv);
+	free(fs->si);
+	free(fs->g);
+	free(fs->in);
+	free(fs);
+}
+
+static struct sig *add_sig(struct ring_trace_faults *fs, enum sig_kind k, uint64_t t,
+			   uint64_t start, uint32_t by, uint32_t subject)
+{
+	if (!grow((void **)&fs->s, &fs->caps, fs->ns, sizeof *fs->s))
+		return NULL;
+	struct sig *s = &fs->s[fs->ns++];
+	memset(s, 0, sizeof *s);
+	s->kind = k;
+	s->t = t;
+	s->start = start;
+	s->by = by;
+	s->subject = subject < 65536 ? subject : 0; /* ids are 1..65535; garbage is nobody */
+	return s;
+}
+
+/* T minus MS milliseconds, never before 0. */
+static uint64_t before(uint64_t t, uint64_t ms)
+{
+	return ms > t / 1000 ? 0 : t - ms * 1000;
+}
+
+static int end_life(struct ring_trace_faults *fs)
+{
+	if (!fs->in_life)
+		return 0;
+	fs->in_life = false;
+	if (!grow((void **)&fs->lv, &fs->capl, fs->nl, sizeof *fs->lv))
+		return -RING_ENOMEM;
+	fs->lv[fs->nl++] = fs->cur;
+	return 0;
+}
+
+static void begin_life(struct ring_trace_faults *fs, uint32_t node, uint64_t t)
+{
+	memset(&fs->cur, 0, sizeof fs->cur);
+	fs->cur.node = node;
+	fs->cur.first_t = fs->cur.last_t = t;
+	fs->in_life = true;
+}
+
+static int sighted(struct ring_trace_faults *fs, const struct ring_trace_line *l)
+{
+	if (!grow((void **)&fs->si, &fs->capsi, fs->nsi, sizeof *fs->si))
+		return -RING_ENOMEM;
+	fs->si[fs->nsi++] = (struct sight){l->t, l->node};
+	return 0;
+}
+
+/* A member's own events: does it hold the token now, and does the token
+ * show itself here? */
+static int core_line(struct ring_trace_faults *fs, const struct ring_trace_line *l)
+{
+	struct sig *s = NULL;
+	bool sight = false;
+	/* A run of retransmits is only the one right before this line. */
+	bool retx = fs->retx;
+	if (l->core != RING_LOG_RETRANSMIT)
+		fs->retx = false;
+	switch ((enum ring_log_event)l->core) {
+	case RING_LOG_CS_ENTER:
+		if (!grow((void **)&fs->g, &fs->capg, fs->ng, sizeof *fs->g))
+			return -RING_ENOMEM;
+		fs->g[fs->ng++] = (struct grant_at){l->t, l->node, l->field[0]};
+		/* fall through */
+	case RING_LOG_TOKEN_RECV:
+	case RING_LOG_TOKEN_REGEN:
+	case RING_LOG_TOKEN_PARK:
+		fs->cur.holding = true;
+		sight = true;
+		break;
+	case RING_LOG_TOKEN_PASS:
+	case RING_LOG_TOKEN_UNPARK:
+		fs->cur.holding = false;
+		sight = true;
+		break;
+	case RING_LOG_CS_EXIT:
+	case RING_LOG_LEASE_EXPIRED:
+	case RING_LOG_MEMBER_REJOIN: /* the holder re-epochs its token */
+		sight = true;
+		break;
+	case RING_LOG_LEAVE_DONE:
+		fs->cur.holding = false;
+		break;
+	default:
+		break;
+	}
+	if (sight && sighted(fs, l) < 0)
+		return -RING_ENOMEM;
+
+	switch ((enum ring_log_event)l->core) {
+	case RING_LOG_LOSS_SUSPECT:
+		/* silent_ms 0: it never heard a token, the ring's first
+		 * election, not a loss. */
+		if (l->field[0] == 0)
+			return 0;
+		if ((s = add_sig(fs, S_LOSS, l->t, before(l->t, l->field[0]), l->node, 0)))
+			s->ms = l->field[0];
+		break;
+	case RING_LOG_PAUSE_DETECTED:
+		if ((s = add_sig(fs, S_PAUSE, l->t, before(l->t, l->field[0]), l->node, l->node)))
+			s->ms = l->field[0];
+		break;
+	case RING_LOG_RETRANSMIT:
+		if (!fs->retx || fs->retx_to != l->field[0]) {
+			fs->retx = true;
+			fs->retx_to = (uint32_t)l->field[0];
+			fs->retx_start = l->t;
+		}
+		return 0;
+	case RING_LOG_SUCCESSOR_SKIP: {
+		/* It began with the first of the retransmits that led to it. */
+		uint32_t dead = (uint32_t)l->field[0];
+		bool run = retx && fs->retx_to == dead;
+		s = add_sig(fs, S_SKIP, l->t, run ? fs->retx_start : l->t, l->node, dead);
+		fs->cur.holding = true; /* it passes on a token it still has */
+		break;
+	}
+	case RING_LOG_MEMBER_REJOIN:
+		s = add_sig(fs, S_REJOIN, l->t, l->t, l->node, (uint32_t)l->field[0]);
+		break;
+	case RING_LOG_TOKEN_STALE_DROP:
+		s = add_sig(fs, S_STALE, l->t, l->t, l->node, 0);
+		break;
+	case RING_LOG_TOKEN_REGEN:
+		s = add_sig(fs, S_REGEN, l->t, l->t, l->node, 0);
+		break;
+	case RING_LOG_NO_QUORUM:
+		fs->cur.holding = false; /* it dropped its token */
+		s = add_sig(fs, S_NOQUORUM, l->t, l->t, l->node, 0);
+		break;
+	default:
+		return 0;
+	}
+	return s ? 0 : -RING_ENOMEM;
+}
+
+static struct reader *reader_of(struct ring_trace_faults *fs, uint32_t node)
+{
+	for (size_t i = 0; i < fs->nrd; i++)
+		if (fs->rd[i].node == node)
+			return &fs->rd[i];
+	if (!grow((void **)&fs->rd, &fs->caprd, fs->nrd, sizeof *fs->rd))
+		return NULL;
+	fs->rd[fs->nrd] = (struct reader){.node = node};
+	return &fs->rd[fs->nrd++];
+}
+
+/* Makes NODE's place in the file the current one (cur, the retransmit
+ * run), keeping the previous member's aside: lives are per member, also
+ * when several members' logs are interleaved in one file. */
+static int switch_to(struct ring_trace_faults *fs, uint32_t node)
+{
+	if (fs->active && fs->active_node == node)
+		return 0;
+	if (fs->active) {
+		struct reader *was = reader_of(fs, fs->active_node);
+		if (!was)
+			return -RING_ENOMEM;
+		*was = (struct reader){fs->active_node, fs->in_life, fs->cur, fs->retx, fs->retx_to,
+				       fs->retx_start};
+	}
+	struct reader *now = reader_of(fs, node);
+	if (!now)
+		return -RING_ENOMEM;
+	fs->in_life = now->in_life;
+	fs->cur = now->cur;
+	fs->retx = now->retx;
+	fs->retx_to = now->retx_to;
+	fs->retx_start = now->retx_start;
+	fs->active = true;
+	fs->active_node = node;
+	return 0;
+}
+
+int ring_trace_faults_line(struct ring_trace_faults *fs, const struct ring_trace_line *l)
+{
+	int rc = 0;
+	if (l->shell == RING_TRACE_SHELL_FAULT) {
+		struct sig *s = add_sig(fs, S_LISTED, l->t, l->t, 0, 0);
+		if (!s)
+			return -RING_ENOMEM;
+		snprintf(s->what, sizeof s->what, "%s", l->what ? l->what : "?");
+		/* "kill 3", "pause 3": the member it is about. */
+		char verb[16];
+		unsigned id;
+		int end = 0;
+		if (sscanf(s->what, "%15s %u%n", verb, &id, &end) == 2 && s->what[end] == '\0' &&
+		    id > 0 && id < 65536)
+			s->subject = id;
+		return 0;
+	}
+	if (l->node == 0)
+		return 0;
+	if ((rc = switch_to(fs, l->node)) < 0)
+		return rc;
+	if (l->shell == RING_TRACE_SHELL_START && fs->in_life && fs->cur.lived) {
+		/* A start after no stop: the life before it crashed. (Lines
+		 * before a first start, as auth_off, belong to that start.) */
+		if (!fs->cur.stopped)
+			fs->cur.restart_t = l->t;
+		if ((rc = end_life(fs)) < 0)
+			return rc;
+	}
+	if (!fs->in_life || fs->cur.node != l->node) {
+		if ((rc = end_life(fs)) < 0)
+			return rc;
+		begin_life(fs, l->node, l->t);
+	}
+	if (l->shell == RING_TRACE_SHELL_STOP) {
+		fs->cur.stopped = true;
+		fs->cur.holding = false;
+	}
+	if (l->shell == RING_TRACE_SHELL_START || l->core >= 0)
+		fs->cur.lived = true;
+	if (l->shell == RING_TRACE_SHELL_START)
+		fs->cur.started = true;
+	if (l->core >= 0 && (rc = core_line(fs, l)) < 0)
+		return rc;
+	if (l->t > fs->cur.last_t)
+		fs->cur.last_t = l->t;
+	return 0;
+}
+
+void ring_trace_faults_end_file(struct ring_trace_faults *fs)
+{
+	/* Every member the file spoke for: its life ends with the file. Out
+	 * of memory, a life is not judged. */
+	if (fs->active)
+		(void)end_life(fs);
+	for (size_t i = 0; i < fs->nrd; i++) {
+		if (fs->active && fs->rd[i].node == fs->active_node)
+			continue;
+		fs->in_life = fs->rd[i].in_life;
+		fs->cur = fs->rd[i].cur;
+		(void)end_life(fs);
+	}
+	fs->in_life = false;
+	fs->retx = false;
+	fs->active = false;
+	fs->nrd = 0;
+}
+
+/* ---- inference ---- */
+
+static int by_t_sight(const void *a, const void *b)
+{
+	const struct sight *x = a, *y = b;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int by_t_grant(const void *a, const void *b)
+{
+	const struct grant_at *x = a, *y = b;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int by_node_time(const void *a, const void *b)
+{
+	const struct life *x = a, *y = b;
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return x->first_t < y->first_t ? -1 : x->first_t > y->first_t;
+}
+
+/* Sorting signals needs the array; qsort has no context argument. */
+static const struct sig *sort_sigs;
+
+static int by_start_idx(const void *a, const void *b)
+{
+	const struct sig *x = &sort_sigs[*(const size_t *)a], *y = &sort_sigs[*(const size_t *)b];
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int by_t_idx(const void *a, const void *b)
+{
+	const struct sig *x = &sort_sigs[*(const size_t *)a], *y = &sort_sigs[*(const size_t *)b];
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int by_incident_start(const void *a, const void *b)
+{
+	const struct incident *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The number of grants at or before T: two moments with the same count
+ * have no grant between them. */
+static size_t slot(const struct ring_trace_faults *fs, uint64_t t)
+{
+	size_t lo = 0, hi = fs->ng;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (fs->g[mid].t <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The first of IDX (sorted by t) logged after T. */
+static size_t first_after(const struct sig *s, const size_t *idx, size_t n, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s[idx[mid]].t <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether any member but NODE showed the token after T and before UNTIL. */
+static bool token_seen_elsewhere(const struct ring_trace_faults *fs, uint32_t node, uint64_t t,
+				 uint64_t until)
+{
+	size_t lo = 0, hi = fs->nsi;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (fs->si[mid].t <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, k = 0; i < fs->nsi && fs->si[i].t < until; i++, k++) {
+		if (k >= SCAN_MAX)
+			return true; /* a busy ring: the token surely moved on */
+		if (fs->si[i].node != node)
+			return true;
+	}
+	return false;
+}
+
+/* A life that ended without node_stop is a crash when the logs confirm it:
+ * the member started again later, or another member skipped it as dead,
+ * or it held the token at its last word and the next sign of the ring was
+ * a loss suspected by another member, with no token seen anywhere between. */
+static int infer_crashes(struct ring_trace_faults *fs)
+{
+	size_t *skips = malloc((fs->ns + 1) * sizeof *skips);
+	size_t *losses = malloc((fs->ns + 1) * sizeof *losses);
+	if (!skips || !losses) {
+		free(skips);
+		free(losses);
+		return -RING_ENOMEM;
+	}
+	size_t nsk = 0, nlo = 0;
+	for (size_t i = 0; i < fs->ns; i++) {
+		if (fs->s[i].kind == S_SKIP)
+			skips[nsk++] = i;
+		else if (fs->s[i].kind == S_LOSS)
+			losses[nlo++] = i;
+	}
+	sort_sigs = fs->s;
+	qsort(skips, nsk, sizeof *skips, by_t_idx);
+	qsort(losses, nlo, sizeof *losses, by_t_idx);
+	if (fs->nl > 1)
+		qsort(fs->lv, fs->nl, sizeof *fs->lv, by_node_time);
+
+	int rc = 0;
+	for (size_t i = 0; i < fs->nl && rc == 0; i++) {
+		struct life *lf = &fs->lv[i];
+		if (lf->stopped)
+			continue;
+		uint64_t tl = lf->last_t;
+		/* Its next life, in this file or another. */
+		uint64_t restart = lf->restart_t;
+		if (!restart && i + 1 < fs->nl && fs->lv[i + 1].node == lf->node &&
+		    fs->lv[i + 1].first_t > tl)
+			restart = fs->lv[i + 1].first_t;
+		uint64_t skip_start = 0;
+		for (size_t k = first_after(fs->s, skips, nsk, tl), n = 0; k < nsk && n < SCAN_MAX;
+		     k++, n++) {
+			const struct sig *sk = &fs->s[skips[k]];
+			if (restart && sk->t >= restart)
+				break;
+			if (sk->subject == lf->node) {
+				skip_start = sk->start > tl ? sk->start : tl;
+				break;
+			}
+		}
+		bool lost = false, holding = lf->holding;
+		if (holding) {
+			for (size_t k = first_after(fs->s, losses, nlo, tl), n = 0;
+			     k < nlo && n < SCAN_MAX; k++, n++) {
+				const struct sig *lo = &fs->s[losses[k]];
+				if (restart && lo->t >= restart)
+					break;
+				if (lo->by == lf->node)
+					continue;
+				lost = !token_seen_elsewhere(fs, lf->node, tl, lo->t);
+				break;
+			}
+		}
+		if (!restart && !skip_start && !lost)
+			continue; /* still running when the logs end, as far as they tell */
+		/* When it began: at its last word if the token died with it
+		 * (it held it then, and nobody else showed it before the
+		 * others noticed); otherwise when the others met its absence. */
+		uint64_t noticed = skip_start ? skip_start : restart;
+		if (!lost && holding && noticed &&
+		    token_seen_elsewhere(fs, lf->node, tl, noticed))
+			holding = false; /* it passed the token on unlogged (no -v) */
+		uint64_t start = tl;
+		if (!holding && !lost)
+			start = noticed;
+		struct sig *s = add_sig(fs, S_CRASH, tl, start, lf->node, lf->node);
+		if (!s) {
+			rc = -RING_ENOMEM;
+			break;
+		}
+		s->until = restart;
+	}
+	free(skips);
+	free(losses);
+	return rc;
+}
+
+static int new_incident(struct ring_trace_faults *fs, size_t lead, bool listed)
+{
+	if (!grow((void **)&fs->in, &fs->capin, fs->nin, sizeof *fs->in))
+		return -1;
+	struct incident *in = &fs->in[fs->nin];
+	memset(in, 0, sizeof *in);
+	in->start = fs->s[lead].start;
+	in->subject = fs->s[lead].subject;
+	in->lead = lead;
+	in->listed = listed;
+	return (int)fs->nin++;
+}
+
+static void add_evidence(struct ring_trace_faults *fs, struct incident *in, size_t si)
+{
+	const struct sig *s = &fs->s[si];
+	in->inferred = true;
+	if (in->nev < EVIDENCE_MAX)
+		in->ev[in->nev] = si;
+	in->nev++;
+	/* An inferred fault is named after its most telling signal. */
+	if (!in->listed && !evidence_only(s->kind) && s->kind < fs->s[in->lead].kind) {
+		in->lead = si;
+		in->subject = s->subject;
+	}
+}
+
+/* Which incident a signal of the logs belongs to: a faults.log line about
+ * the same member that the signal follows (a crash: whose fault came after
+ * its last word and before its next start; a skip or rejoin: after a crash
+ * or a listed fault of that member, which has not been granted since);
+ * else one with no grant between their starts, faults.log's first. */
+static int merge(struct ring_trace_faults *fs, const size_t *order, size_t n_in)
+{
+	uint64_t *last_grant = calloc(65536, sizeof *last_grant);
+	int *last_inc = malloc(65536 * sizeof *last_inc);
+	size_t *listed = malloc((fs->nin + 1) * sizeof *listed);
+	size_t *listed_slot = malloc((fs->nin + 1) * sizeof *listed_slot);
+	if (!last_grant || !last_inc || !listed || !listed_slot) {
+		free(last_grant);
+		free(last_inc);
+		free(listed);
+		free(listed_slot);
+		return -RING_ENOMEM;
+	}
+	for (size_t i = 0; i < 65536; i++)
+		last_inc[i] = -1;
+	size_t nlisted = fs->nin; /* only listed incidents exist yet, by start */
+	for (size_t i = 0; i < nlisted; i++) {
+		listed[i] = i;
+		listed_slot[i] = slot(fs, fs->in[i].start);
+	}
+	size_t gi = 0, li = 0;
+	int cur = -1;
+	size_t cur_slot = 0;
+	int rc = 0;
+	for (size_t o = 0; o < n_in; o++) {
+		size_t si = order[o];
+		const struct sig *s = &fs->s[si];
+		for (; gi < fs->ng && fs->g[gi].t <= s->start; gi++)
+			last_grant[fs->g[gi].node & 0xffff] = fs->g[gi].t;
+		if (s->kind == S_LISTED) {
+			for (; li < nlisted && fs->s[fs->in[li].lead].start <= s->start; li++)
+				if (fs->in[li].subject)
+					last_inc[fs->in[li].subject] = (int)li;
+			continue;
+		}
+		int target = -1;
+		if (s->kind == S_CRASH) {
+			for (size_t k = 0; k < nlisted && target < 0; k++) {
+				const struct incident *in = &fs->in[k];
+				if (in->subject == s->subject && in->start >= s->t &&
+				    (!s->until || in->start <= s->until))
+					target = (int)k;
+			}
+		}
+		if (target < 0 && s->subject && (s->kind == S_SKIP || s->kind == S_REJOIN)) {
+			int k = last_inc[s->subject];
+			if (k >= 0) {
+				const struct incident *in = &fs->in[k];
+				enum sig_kind lk = fs->s[in->lead].kind;
+				if ((lk == S_CRASH || lk == S_LISTED) && in->subject == s->subject &&
+				    last_grant[s->subject] <= in->start)
+					target = k;
+			}
+		}
+		size_t k_slot = slot(fs, s->start);
+		if (target < 0) {
+			size_t lo = 0, hi = nlisted;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (listed_slot[mid] < k_slot)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < nlisted && listed_slot[lo] == k_slot)
+				target = (int)listed[lo];
+		}
+		if (target < 0 && cur >= 0 && cur_slot == k_slot)
+			target = cur;
+		if (target < 0) {
+			if (evidence_only(s->kind))
+				continue;
+			target = new_incident(fs, si, false);
+			if (target < 0) {
+				rc = -RING_ENOMEM;
+				break;
+			}
+			cur = target;
+			cur_slot = k_slot;
+		}
+		add_evidence(fs, &fs->in[target], si);
+		if (fs->in[target].subject)
+			last_inc[fs->in[target].subject] = target;
+	}
+	free(last_grant);
+	free(last_inc);
+	free(listed);
+	free(listed_slot);
+	return rc;
+}
+
+/* The life of NODE that T falls in, the latest that began at or before T;
+ * NULL when the logs have none. *FIRST: it is NODE's first in the logs. */
+static const struct life *life_at(const struct ring_trace_faults *fs, uint32_t node, uint64_t t,
+				  bool *first)
+{
+	const struct life *at = NULL;
+	size_t before = 0;
+	for (size_t i = 0; i < fs->nl; i++) {
+		const struct life *lf = &fs->lv[i];
+		if (lf->node != node || lf->first_t > t)
+			continue;
+		before++;
+		if (!at || lf->first_t > at->first_t)
+			at = lf;
+	}
+	*first = before == 1;
+	return at;
+}
+
+/* Whether a signal is only the ring forming, not a fault: a member's first
+ * start in the logs (its node_start is there) being admitted (member_rejoin
+ * of it), or that member suspecting a loss of a silence that began before
+ * any token showed anywhere in the logs: there was none yet to lose. (Its
+ * own log cannot tell whether it has seen the token: without -v a member
+ * that does not hold it logs nothing of it.) A member's later starts are
+ * judged as usual: its crash is the fault. */
+static bool start_up(const struct ring_trace_faults *fs, const struct sig *s)
+{
+	uint32_t who = s->kind == S_REJOIN ? s->subject : s->kind == S_LOSS ? s->by : 0;
+	bool first;
+	const struct life *lf = who ? life_at(fs, who, s->t, &first) : NULL;
+	if (!lf || !first || !lf->started)
+		return false;
+	if (s->kind == S_REJOIN)
+		return true;
+	return fs->nsi == 0 || s->start < fs->si[0].t;
+}
+
+int ring_trace_faults_resolve(struct ring_trace_faults *fs, struct ring_trace_fault_totals *tot)
+{
+	memset(tot, 0, sizeof *tot);
+	if (fs->ng > 1)
+		qsort(fs->g, fs->ng, sizeof *fs->g, by_t_grant);
+	if (fs->nsi > 1)
+		qsort(fs->si, fs->nsi, sizeof *fs->si, by_t_sight);
+	/* Drop the ring's own start before anything is judged. */
+	size_t kept = 0;
+	for (size_t i = 0; i < fs->ns; i++)
+		if (!start_up(fs, &fs->s[i]))
+			fs->s[kept++] = fs->s[i];
+	fs->ns = kept;
+	/* A suspicion's silence is what that member heard; heartbeats are not
+	 * logged, so a token seen anywhere later (a grant at the member that
+	 * then died with it) is where the silence really began. Otherwise a
+	 * crash of a holder just granted looks like a loss before it. */
+	for (size_t i = 0; i < fs->ns; i++) {
+		struct sig *sg = &fs->s[i];
+		if (sg->kind != S_LOSS)
+			continue;
+		size_t lo = 0, hi = fs->nsi; /* the sightings before the suspicion */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (fs->si[mid].t < sg->t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > 0 && fs->si[lo - 1].t > sg->start)
+			sg->start = fs->si[lo - 1].t;
+	}
+	int rc = infer_crashes(fs);
+	if (rc < 0)
+		return rc;
+	size_t *order = malloc((fs->ns + 1) * sizeof *order);
+	if (!order)
+		return -RING_ENOMEM;
+	for (size_t i = 0; i < fs->ns; i++)
+		order[i] = i;
+	sort_sigs = fs->s;
+	qsort(order, fs->ns, sizeof *order, by_start_idx);
+	/* Each line of faults.log is a fault of its own, as it always was. */
+	for (size_t o = 0; o < fs->ns && rc == 0; o++)
+		if (fs->s[order[o]].kind == S_LISTED && new_incident(fs, order[o], true) < 0)
+			rc = -RING_ENOMEM;
+	if (rc == 0)
+		rc = merge(fs, order, fs->ns);
+	free(order);
+	if (rc < 0)
+		return rc;
+	if (fs->nin > 1)
+		qsort(fs->in, fs->nin, sizeof *fs->in, by_incident_start);
+
+	for (size_t i = 0; i < fs->nin; i++) {
+		struct incident *in = &fs->in[i];
+		size_t k = slot(fs, in->start); /* the first grant after its start */
+		in->recovered = k < fs->ng;
+		if (in->recovered) {
+			in->recovery_us = fs->g[k].t - in->start;
+			in->gnode = fs->g[k].node;
+			in->gfence = fs->g[k].fence;
+		}
+		tot->faults++;
+		in->listed ? tot->listed++ : tot->inferred++;
+		if (!in->recovered)
+			tot->unrecovered++;
+		else if (in->recovery_us > tot->slowest_us)
+			tot->slowest_us = in->recovery_us;
+		if (in->listed) {
+			tot->listed_count++;
+			if (in->recovered && in->recovery_us > tot->listed_slowest_us)
+				tot->listed_slowest_us = in->recovery_us;
+		}
+	}
+	return 0;
+}
+
+/* ---- report ---- */
+
+static void name_of(const struct ring_trace_faults *fs, const struct incident *in, char *buf,
+		    size_t len)
+{
+	const struct sig *s = &fs->s[in->lead];
+	switch (s->kind) {
+	case S_LISTED:
+		snprintf(buf, len, "%s", s->what);
+		break;
+	case S_CRASH:
+		snprintf(buf, len, "crash n%u", s->subject);
+		break;
+	case S_PAUSE:
+		snprintf(buf, len, "pause n%u", s->subject);
+		break;
+	case S_SKIP:
+		snprintf(buf, len, "skip n%u", s->subject);
+		break;
+	case S_LOSS:
+		snprintf(buf, len, "token loss");
+		break;
+	case S_REJOIN:
+		snprintf(buf, len, "rejoin n%u", s->subject);
+		break;
+	default:
+		snprintf(buf, len, "stale token at n%u", s->by);
+		break;
+	}
+}
+
+static void sig_text(const struct sig *s, char *buf, size_t len)
+{
+	switch (s->kind) {
+	case S_CRASH:
+		snprintf(buf, len, "n%u's log ends without node_stop%s", s->subject,
+			 s->until ? " (restarted later)" : "");
+		break;
+	case S_PAUSE:
+		snprintf(buf, len, "pause_detected n%u (%" PRIu64 " ms)", s->by, s->ms);
+		break;
+	case S_SKIP:
+		snprintf(buf, len, "successor_skip n%u dead=%u", s->by, s->subject);
+		break;
+	case S_LOSS:
+		snprintf(buf, len, "loss_suspect n%u (silent %" PRIu64 " ms)", s->by, s->ms);
+		break;
+	case S_REJOIN:
+		snprintf(buf, len, "member_rejoin n%u id=%u", s->by, s->subject);
+		break;
+	case S_STALE:
+		snprintf(buf, len, "token_stale_drop n%u", s->by);
+		break;
+	case S_REGEN:
+		snprintf(buf, len, "token_regen n%u", s->by);
+		break;
+	case S_NOQUORUM:
+		snprintf(buf, len, "no_quorum n%u", s->by);
+		break;
+	default:
+		snprintf(buf, len, "%s", s->what);
+		break;
+	}
+}
+
+static void evidence_text(const struct ring_trace_faults *fs, const struct incident *in,
+			  char *buf, size_t len)
+{
+	size_t at = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < in->nev && i < EVIDENCE_MAX && at < len; i++) {
+		char one[96];
+		sig_text(&fs->s[in->ev[i]], one, sizeof one);
+		int w = snprintf(buf + at, len - at, "%s%s", i ? ", " : "", one);
+		at += w > 0 ? (size_t)w : 0;
+	}
+	if (in->nev > EVIDENCE_MAX && at < len)
+		snprintf(buf + at, len - at, " and %zu more", in->nev - EVIDENCE_MAX);
+}
+
+static double secs(uint64_t us)
+{
+	return (double)us / 1e6;
+}
+
+void ring_trace_faults_print(const struct ring_trace_faults *fs, uint64_t base, size_t list_max,
+			     FILE *out)
+{
+	size_t shown = 0, hidden = 0;
+	for (size_t i = 0; i < fs->nin; i++) {
+		const struct incident *in = &fs->in[i];
+		if (!in->listed && shown++ >= list_max) {
+			hidden++;
+			continue;
+		}
+		char what[64], ev[700];
+		name_of(fs, in, what, sizeof what);
+		evidence_text(fs, in, ev, sizeof ev);
+		double at = in->start > base ? secs(in->start - base) : 0.0;
+		/* A faults.log fault keeps the line test/lab reads its recovery from. */
+		fprintf(out, "%s at %.3f s: %-16s ", in->listed ? "fault" : "inferred fault", at,
+			what);
+		if (in->recovered)
+			fprintf(out, "next grant %.3f s later (n%u fence %" PRIu64 ":%" PRIu64 ")",
+				secs(in->recovery_us), in->gnode, in->gfence >> 32,
+				in->gfence & 0xffffffffu);
+		else
+			fprintf(out, "no grant after it: unrecovered");
+		if (in->inferred)
+			fprintf(out, "; %s: %s", in->listed ? "the logs show it too" : "evidence", ev);
+		fputc('\n', out);
+	}
+	if (hidden)
+		fprintf(out, "... and %zu more inferred faults (--json lists them)\n", hidden);
+}
+
+json_t *ring_trace_faults_json(const struct ring_trace_faults *fs, uint64_t base, size_t max)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < fs->nin && i < max; i++) {
+		const struct incident *in = &fs->in[i];
+		char what[64], fence[48];
+		name_of(fs, in, what, sizeof what);
+		json_t *ev = json_array();
+		for (size_t k = 0; ev && k < in->nev && k < EVIDENCE_MAX; k++) {
+			char one[96];
+			sig_text(&fs->s[in->ev[k]], one, sizeof one);
+			json_array_append_new(ev, json_string(one));
+		}
+		snprintf(fence, sizeof fence, "%" PRIu64 ":%" PRIu64, in->gfence >> 32,
+			 in->gfence & 0xffffffffu);
+		json_t *o = json_pack(
+			"{s:f, s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:I}", "at_s",
+			in->start > base ? secs(in->start - base) : 0.0, "what", what, "source",
+			in->listed ? (in->inferred ? "both" : "faults.log") : "inferred", "recovered",
+			in->recovered, "recovery_s",
+			in->recovered ? json_real(secs(in->recovery_us)) : json_null(), "next_grant_node",
+			in->recovered ? json_integer(in->gnode) : json_null(), "next_grant_fence",
+			in->recovered ? json_string(fence) : json_null(), "evidence",
+			ev ? ev : json_array(), "evidence_count", (json_int_t)in->nev);
+		if (o)
+			json_array_append_new(a, o);
+	}
+	return a;
+}

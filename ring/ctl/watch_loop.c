@@ -1,0 +1,301 @@
+/* `ringctl watch`'s loop and terminal: rounds of the status poll on a
+ * schedule, the view drawn on an alternate screen (or as plain lines), a
+ * self-pipe for the signals so that a wait on the ring also hears them.
+ * See watch_loop.h; the view itself is watch.c. */
+#include "ctl/watch_loop.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "core/err.h"
+#include "ctl/watch.h"
+
+/* Entering: the alternate screen (the user's scrollback stays as it was),
+ * the cursor hidden. Leaving undoes both, in the other order. */
+#define ENTER_SCREEN "\033[?1049h\033[?25l"
+#define LEAVE_SCREEN "\033[?25h\033[?1049l"
+
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char b = (unsigned char)sig;
+	(void)write(sig_pipe[1], &b, 1); /* full pipe: a signal is pending anyway */
+	errno = saved;
+}
+
+static const int caught[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP, SIGCONT};
+
+static void catch_signal(int sig)
+{
+	struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: poll wakes */
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
+static void default_signals(void)
+{
+	struct sigaction sa = {.sa_handler = SIG_DFL};
+	sigemptyset(&sa.sa_mask);
+	for (size_t k = 0; k < sizeof caught / sizeof caught[0]; k++)
+		sigaction(caught[k], &sa, NULL);
+}
+
+struct term {
+	int fd;
+	bool tty;      /* drawing a screen, not lines */
+	bool entered;  /* the alternate screen is ours now */
+	bool gone;     /* the reader went away (EPIPE): stop quietly */
+	unsigned cols, rows;
+};
+
+/* Writes all of BUF; false when the reader has gone or writing failed. */
+static bool put(struct term *t, const char *buf, size_t len)
+{
+	for (size_t off = 0; off < len && !t->gone;) {
+		ssize_t w = write(t->fd, buf + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd pfd = {.fd = t->fd, .events = POLLOUT};
+			(void)poll(&pfd, 1, 1000);
+			continue;
+		}
+		if (w <= 0) {
+			t->gone = true;
+			break;
+		}
+		off += (size_t)w;
+	}
+	return !t->gone;
+}
+
+static void term_size(struct term *t)
+{
+	struct winsize ws;
+	t->cols = 80;
+	t->rows = 24;
+	if (ioctl(t->fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
+		t->cols = ws.ws_col;
+		t->rows = ws.ws_row;
+	}
+}
+
+static void term_enter(struct term *t)
+{
+	if (t->tty && !t->entered) {
+		put(t, ENTER_SCREEN, strlen(ENTER_SCREEN));
+		t->entered = true;
+	}
+}
+
+static void term_leave(struct term *t)
+{
+	if (t->entered) {
+		t->entered = false;
+		put(t, LEAVE_SCREEN, strlen(LEAVE_SCREEN));
+	}
+}
+
+/* Time labels: UTC to the millisecond on lines (like the logs, for
+ * reading beside them), the local time of day on a screen. */
+static void stamp(char *b, size_t n, bool tty)
+{
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (tty) {
+		localtime_r(&ts.tv_sec, &tm);
+		strftime(b, n, "%H:%M:%S", &tm);
+	} else {
+		gmtime_r(&ts.tv_sec, &tm);
+		char s[32];
+		strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
+		snprintf(b, n, "%s.%03ldZ", s, ts.tv_nsec / 1000000L);
+	}
+}
+
+/* Draws the view: home, each line over the old one (cleared to its end),
+ * the rest of the screen cleared; no newline after the last line, so a
+ * full screen does not scroll. Lines: one each round. */
+static void draw(struct term *t, const struct ring_watch *w, char *buf, size_t cap)
+{
+	char when[64];
+	stamp(when, sizeof when, t->tty);
+	if (!t->tty) {
+		int n = ring_watch_render(w, RING_WATCH_LINE, 0, 0, when, buf, cap);
+		put(t, buf, (size_t)n < cap ? (size_t)n : strlen(buf));
+		return;
+	}
+	/* One column short: a character in the last column leaves some
+	 * terminals about to wrap, and then clearing to the end eats it. */
+	int n = ring_watch_render(w, RING_WATCH_SCREEN, t->cols > 1 ? t->cols - 1 : 1, t->rows, when,
+				  buf, cap);
+	size_t len = (size_t)n < cap ? (size_t)n : strlen(buf);
+	put(t, "\033[H", 3);
+	for (size_t off = 0; off < len;) {
+		char *nl = memchr(buf + off, '\n', len - off);
+		size_t end = nl ? (size_t)(nl - buf) : len;
+		put(t, buf + off, end - off);
+		put(t, "\033[K", 3);
+		off = end + 1;
+		if (off < len)
+			put(t, "\n", 1);
+	}
+	put(t, "\033[J", 3);
+}
+
+/* Gives the terminal back, stops as SIGTSTP would have, and takes the
+ * terminal again once continued. */
+static void suspend(struct term *t)
+{
+	bool was = t->entered;
+	term_leave(t);
+	struct sigaction sa = {.sa_handler = SIG_DFL};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTSTP, &sa, NULL);
+	raise(SIGTSTP); /* stops here until SIGCONT */
+	catch_signal(SIGTSTP);
+	if (was)
+		term_enter(t);
+}
+
+enum { GO_ON, REDRAW, STOP };
+
+/* Reads what the signals left in the pipe and acts on it. */
+static int signals(struct term *t)
+{
+	unsigned char b[64];
+	int what = GO_ON;
+	ssize_t n;
+	while ((n = read(sig_pipe[0], b, sizeof b)) > 0) {
+		for (ssize_t k = 0; k < n; k++) {
+			if (b[k] == SIGINT || b[k] == SIGTERM || b[k] == SIGHUP)
+				return STOP;
+			if (b[k] == SIGTSTP)
+				suspend(t);
+			if (b[k] == SIGWINCH && t->tty)
+				term_size(t);
+			what = REDRAW;
+		}
+	}
+	return what;
+}
+
+static int open_pipe(char *err, size_t errlen)
+{
+	if (pipe(sig_pipe) != 0) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -RING_EIO;
+	}
+	for (int k = 0; k < 2; k++) {
+		fcntl(sig_pipe[k], F_SETFL, fcntl(sig_pipe[k], F_GETFL) | O_NONBLOCK);
+		fcntl(sig_pipe[k], F_SETFD, FD_CLOEXEC);
+	}
+	return 0;
+}
+
+static void close_pipe(void)
+{
+	for (int k = 0; k < 2; k++) {
+		if (sig_pipe[k] >= 0)
+			close(sig_pipe[k]);
+		sig_pipe[k] = -1;
+	}
+}
+
+int ring_watch_loop(const struct ring_conf *conf, const struct ring_watch_opts *o, int out_fd,
+		    struct ring_watch_result *res, char *err, size_t errlen)
+{
+	static struct ring_watch view; /* large: not on the stack */
+	static char buf[1 << 18];      /* the largest screen: 258 lines of 1023 */
+	const struct ring_layout *l = &conf->layout;
+	struct ring_status_poll *p;
+	int rc = ring_status_poll_open(&p, l, ring_conf_poll_key(conf), err, errlen);
+	if (rc < 0)
+		return rc;
+	if ((rc = open_pipe(err, errlen)) < 0) {
+		ring_status_poll_close(p);
+		return rc;
+	}
+	struct term t = {.fd = out_fd, .tty = !o->plain && isatty(out_fd)};
+	if (t.tty)
+		term_size(&t);
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, NULL); /* a reader gone is a write error, then a clean stop */
+	for (size_t k = 0; k < sizeof caught / sizeof caught[0]; k++)
+		catch_signal(caught[k]);
+	ring_watch_init(&view, l);
+	view.authenticated = conf->auth == RING_AUTH_KEYED;
+	term_enter(&t);
+
+	/* Each round asks twice (a lost datagram is not a down member), each
+	 * try waiting half the interval, at most 250 ms: a round ends within
+	 * the interval, and a member silent through both is down at once. */
+	unsigned try_ms = o->interval_ms / 2 < 250 ? o->interval_ms / 2 : 250;
+	uint64_t start = ring_mono_us(), next = start;
+	bool stop = false;
+	for (uint64_t round = 0; !stop && !t.gone && (!o->count || round < o->count);) {
+		bool woken = false;
+		int got = ring_status_poll_round(p, 2, try_ms, sig_pipe[0], &woken);
+		if (got < 0) {
+			snprintf(err, errlen, "waiting for status answers: %s", strerror(errno));
+			rc = -RING_EIO;
+			break;
+		}
+		if (woken) {
+			/* A signal cut the round short: its silent members
+			 * may only be slow. Act on it and ask again. */
+			if (signals(&t) == STOP)
+				break;
+			if (view.rounds)
+				draw(&t, &view, buf, sizeof buf);
+			continue;
+		}
+		const struct ring_msg_status_resp *ans[RING_MAX_MEMBERS];
+		for (size_t i = 0; i < l->n; i++)
+			ans[i] = ring_status_poll_answer(p, i);
+		ring_watch_update(&view, ans, ring_mono_us());
+		draw(&t, &view, buf, sizeof buf);
+		round++;
+		if (o->count && round >= o->count)
+			break;
+		/* To the next round's time, hearing signals meanwhile; a round
+		 * late (a stopped process) starts the schedule again from now. */
+		next += (uint64_t)o->interval_ms * 1000u;
+		uint64_t now = ring_mono_us();
+		if (next < now)
+			next = now;
+		for (int spins = 0; spins < 100000 && !stop && (now = ring_mono_us()) < next; spins++) {
+			struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
+			int ms = (int)((next - now + 999) / 1000);
+			if (poll(&pfd, 1, ms) > 0) {
+				int s = signals(&t);
+				stop = s == STOP;
+				if (s == REDRAW)
+					draw(&t, &view, buf, sizeof buf);
+			}
+		}
+	}
+	term_leave(&t);
+	default_signals();
+	close_pipe();
+	if (res) {
+		res->rounds = view.rounds;
+		res->elapsed_us = ring_mono_us() - start;
+		ring_status_poll_traffic(p, &res->traffic);
+	}
+	ring_status_poll_close(p);
+	return rc;
+}
