@@ -233,7 +233,7 @@ soak: $(B)/sim
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SEEDS) --first 1000000 || exit 1; done
 
 # Mutation testing (test/mutants, docs/testing.md): each test/mutants/*.mut
-# weakens one rule in a copy of the core (ring/core), and the simulator (with
+# weakens one rule in a copy of the core file that holds its text, and the simulator (with
 # MUTANT_UNIT=1 also the unit suites) must catch it. The table lands in
 # build/mutants/table.md. A subset: make mutants MUTANTS="name ..."
 MUTANT_SEEDS   ?= $(SIM_SEEDS)
@@ -243,7 +243,7 @@ MUTANT_UNIT    ?= 0
 MUTANTS        ?=
 
 mutants:
-	@MUTANT_CC='$(CC)' MUTANT_LDFLAGS='$(CFLAGS)' MUTANT_TARGET=ring/core/node.c \
+	@MUTANT_CC='$(CC)' MUTANT_LDFLAGS='$(CFLAGS)' MUTANT_FILES='$(CORE_SRC)' \
 	MUTANT_CFLAGS='$(CSTD) $(WARN) $(CFLAGS) $(PKG_CFLAGS)' \
 	MUTANT_UNIT_LIBS='$(UNIT_LIBS)' \
 	CORE_SRC='$(CORE_SRC)' SIM_SRC='$(SIM_SRC)' UNIT_SRC='$(UNIT_SRC)' \

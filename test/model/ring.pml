@@ -6,7 +6,7 @@
  * leaves and restarts with the persisted epoch (§5.3, §5.4), elections that
  * read a majority's epochs and complete later (§6), quorum = majority or
  * none, and a network that loses, duplicates and reorders. Each name says
- * the ring/core/node.c function or field it stands for. */
+ * the core's (ring/core) function or field it stands for. */
 
 #ifndef N
 #define N 3              /* members */
@@ -72,7 +72,7 @@ mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
  * on one that is neither.
  * model: TOKEN TOKEN_ACK HEARTBEAT JOIN LEAVE WANT
  * not-modelled: ELECTION ELECTION_ACK STATUS_REQ STATUS_RESP EPOCH_QUERY EPOCH_REPLY
- * And every PHASE_* of ring/core/node.c's enum token_phase:
+ * And every PHASE_* of ring/core/internal.h's enum token_phase:
  * model-phase: NONE HELD PASSING
  *
  * And every field of struct ring_node, by the model's name for it, or as
@@ -173,7 +173,7 @@ inline revoke(rv) {
 	fi
 }
 
-/* The token is not here: what node.c keeps of it is never read again
+/* The token is not here: what the core keeps of it is never read again
  * until a token arrives, so the model forgets it (fewer states, the same
  * behaviour). */
 inline forget(fm) {
@@ -403,7 +403,7 @@ inline serve(sm) {
 	act = 0
 }
 
-/* serve() where node.c calls it: after an event that may let the held
+/* serve() where the core calls it: after an event that may let the held
  * token act (a paced ring's holder chooses in steps of its own) */
 inline serve_held(hm) {
 	if
@@ -413,7 +413,7 @@ inline serve_held(hm) {
 }
 
 /* summon(): a WANT to the member where the token parks, once per park in
- * the model (node.c resends it, which matters only when one is lost) */
+ * the model (the core resends it, which matters only when one is lost) */
 #define SUMMON_DUE(m) (want[m] && phase[m] == NONE && !leaving[m] && pk_e[m] != 0 && \
 			!(sm_e[m] == pk_e[m] && sm_s[m] == pk_s[m]))
 inline summon(um) {

@@ -103,9 +103,9 @@ for msg in $(sed -n 's/^\tX(\([A-Z_]*\), [0-9]*, ".*/\1/p' "$root/ring/core/wire
 		{ echo "model: ring/core/wire.h has RING_MSG_$msg, which ring.pml neither models nor lists" >&2; fail=1; }
 done
 phases=$(sed -n 's/^ \* model-phase: //p' "$here/ring.pml" | tr ' ' '\n')
-for ph in $(sed -n '/^enum token_phase {/,/^};/s/^\tPHASE_\([A-Z]*\),.*/\1/p' "$root/ring/core/node.c"); do
+for ph in $(sed -n '/^enum token_phase {/,/^};/s/^\tPHASE_\([A-Z]*\),.*/\1/p' "$root/ring/core/internal.h"); do
 	grep -qx "$ph" <<<"$phases" ||
-		{ echo "model: ring/core/node.c has PHASE_$ph, which ring.pml does not model" >&2; fail=1; }
+		{ echo "model: ring/core/internal.h has PHASE_$ph, which ring.pml does not model" >&2; fail=1; }
 done
 
 # And every field of struct ring_node: modelled (field: NAME=model's) or
@@ -113,7 +113,7 @@ done
 fields=$(sed -n -e 's/^ \* field: //p' "$here/ring.pml" | tr ' ' '\n' | sed 's/=.*//'
 	sed -n 's/^ \* not-modelled: //p' "$here/ring.pml" | tr ' ' '\n')
 # The declarators of struct ring_node, comments and types stripped.
-for fld in $(sed -n '/^struct ring_node {/,/^};/p' "$root/ring/core/node.c" | sed 's|/\*.*\*/||g' |
+for fld in $(sed -n '/^struct ring_node {/,/^};/p' "$root/ring/core/internal.h" | sed 's|/\*.*\*/||g' |
 	grep -v '^[[:space:]]*\*\|^[[:space:]]*/\*' | sed '1d;$d' | tr '\n' ' ' | tr ';' '\n' |
 	sed -E 's/^\s+//; s/\s+$//; s/.*\}\s*//; s/^(const\s+)?(struct|enum)\s+\w+\s+//;
 		s/^(const\s+)?(unsigned\s+)?\w+\s+//; s/\*//g; s/\[[^]]*\]//g' |

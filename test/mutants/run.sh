@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make mutants: mutation testing of the protocol core (docs/testing.md,
 # "Mutation testing"). Each test/mutants/NAME.mut weakens one rule of
-# docs/PROTOCOL.md in a copy of ring/core/node.c; the simulator, and with
+# docs/PROTOCOL.md in a copy of the core file that holds its text (one of
+# MUTANT_FILES, ring/core/*.c); the simulator, and with
 # MUTANT_UNIT=1 the unit suites, must catch every one that matters.
 #
 # Run through make, which passes the compiler, flags, source lists and the
@@ -11,7 +12,7 @@
 # Output: the table on stdout and in build/mutants/table.md; each mutant's
 # copy of the core, build log and simulator output under build/mutants/NAME/.
 # Exit 1 when a must-kill mutant survived, a mutant is stale (its ORIGINAL
-# text no longer occurs exactly once), does not build or is malformed, or the
+# text no longer occurs exactly once in one core file), does not build or is malformed, or the
 # unmutated core itself fails; 2 on a usage error.
 set -u -o pipefail
 
@@ -194,7 +195,7 @@ base_class() {
 one() {
 	name=$1
 	dir=$out/$name
-	local start deadline mut core_objs o f tgt_obj
+	local start deadline mut core_objs o f tgt tgt_obj rc found=0 why=
 	start=$(now)
 	deadline=$((EPOCHSECONDS + MUTANT_TIMEOUT))
 	mkdir -p "$dir"
@@ -202,27 +203,38 @@ one() {
 	rm -rf "${dir:?}/$tdir"
 	mkdir -p "$(dirname "$dir/$tdir")"
 	cp -R "$snap/$tdir" "$dir/$tdir"
-	awk -f "$here/apply.awk" "$mut" "$snap/$MUTANT_TARGET" >"$dir/$MUTANT_TARGET.new" \
-		2>"$dir/apply.log"
-	case $? in
-	0) ;;
-	3)
-		result stale - - - "$(since "$start")" "$(cat "$dir/apply.log")"
+	# The core is several files: the mutant's text lives in exactly one.
+	tgt=
+	for f in $MUTANT_FILES; do
+		awk -f "$here/apply.awk" "$mut" "$snap/$f" >"$dir/$f.new" 2>"$dir/apply.log"
+		rc=$?
+		case $rc in
+		0) found=$((found + 1)) tgt=$f ;;
+		3) rm -f "$dir/$f.new" ;;
+		*)
+			result bad - - - "$(since "$start")" "$(cat "$dir/apply.log")"
+			return
+			;;
+		esac
+		[ "$rc" = 0 ] && [ "$found" -gt 1 ] && why="its text occurs in more than one core file ($tgt and another)"
+	done
+	if [ "$found" = 0 ]; then
+		result stale - - - "$(since "$start")" \
+			"no core file holds every ORIGINAL block exactly once"
 		return
-		;;
-	*)
-		result bad - - - "$(since "$start")" "$(cat "$dir/apply.log")"
-		return
-		;;
-	esac
-	mv "$dir/$MUTANT_TARGET.new" "$dir/$MUTANT_TARGET"
-	if cmp -s "$dir/$MUTANT_TARGET" "$snap/$MUTANT_TARGET"; then
-		result bad - - - "$(since "$start")" "the replacement leaves $MUTANT_TARGET unchanged"
+	elif [ -n "$why" ]; then
+		result bad - - - "$(since "$start")" "$why"
 		return
 	fi
-	tgt_obj=$dir/$(obj_of "$MUTANT_TARGET")
+	echo "$tgt" >"$dir/target"
+	mv "$dir/$tgt.new" "$dir/$tgt"
+	if cmp -s "$dir/$tgt" "$snap/$tgt"; then
+		result bad - - - "$(since "$start")" "the replacement leaves $tgt unchanged"
+		return
+	fi
+	tgt_obj=$dir/$(obj_of "$tgt")
 	# shellcheck disable=SC2086 # flag lists are words
-	if ! $MUTANT_CC $MUTANT_CFLAGS -I"$snap/ring" -c "$dir/$MUTANT_TARGET" -o "$tgt_obj" \
+	if ! $MUTANT_CC $MUTANT_CFLAGS -I"$snap/ring" -c "$dir/$tgt" -o "$tgt_obj" \
 		>"$dir/build.log" 2>&1; then
 		result broken - - - "$(since "$start")" \
 			"does not compile: $(grep -m1 -E 'error|warning' "$dir/build.log")"
@@ -231,7 +243,7 @@ one() {
 	core_objs=()
 	for f in $CORE_SRC; do
 		o=$snap/obj/$(obj_of "$f")
-		[ "$f" = "$MUTANT_TARGET" ] && o=$tgt_obj
+		[ "$f" = "$tgt" ] && o=$tgt_obj
 		core_objs+=("$o")
 	done
 	local sim_objs=() unit_objs=()
@@ -257,19 +269,25 @@ one() {
 # ---- the whole run ----
 
 need MUTANT_CC MUTANT_CFLAGS MUTANT_LDFLAGS CORE_SRC SIM_SRC CLASSES MUTANT_SEEDS \
-	MUTANT_JOBS MUTANT_TIMEOUT MUTANT_UNIT MUTANT_TARGET
+	MUTANT_JOBS MUTANT_TIMEOUT MUTANT_UNIT MUTANT_FILES
 : "${MUTANT_SIM_LIBS:=}" "${MUTANT_UNIT_LIBS:=}" "${UNIT_SRC:=}" "${UNIT_EXTRA_SRC:=}" "${MUTANTS:=}"
 top=$(pwd)
-tdir=$(dirname "$MUTANT_TARGET")
-[ -f "$MUTANT_TARGET" ] || die "no $MUTANT_TARGET here: run from the repository's root"
-case " $CORE_SRC " in *" $MUTANT_TARGET "*) ;; *) die "$MUTANT_TARGET is not in CORE_SRC" ;; esac
+# The core's folder: every mutant gets a copy of it (MUTANT_FILES lie in it).
+tdir=
+for f in $MUTANT_FILES; do
+	[ -f "$f" ] || die "no $f here: run from the repository's root"
+	case " $CORE_SRC " in *" $f "*) ;; *) die "$f is not in CORE_SRC" ;; esac
+	[ -z "$tdir" ] || [ "$tdir" = "$(dirname "$f")" ] || die "MUTANT_FILES lie in more than one folder"
+	tdir=$(dirname "$f")
+done
+[ -n "$tdir" ] || die "MUTANT_FILES is empty"
 [[ $MUTANT_SEEDS =~ ^[1-9][0-9]*$ ]] || die "MUTANT_SEEDS must be a positive number"
 [[ $MUTANT_JOBS =~ ^[1-9][0-9]*$ ]] || die "MUTANT_JOBS must be a positive number"
 [[ $MUTANT_TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "MUTANT_TIMEOUT must be a positive number of seconds"
 [ -n "$CLASSES" ] || die "CLASSES is empty"
 export top tdir here out snap MUTANT_CC MUTANT_CFLAGS MUTANT_LDFLAGS MUTANT_SIM_LIBS \
 	MUTANT_UNIT_LIBS CORE_SRC SIM_SRC UNIT_SRC UNIT_EXTRA_SRC CLASSES MUTANT_SEEDS \
-	MUTANT_TIMEOUT MUTANT_UNIT MUTANT_TARGET
+	MUTANT_TIMEOUT MUTANT_UNIT MUTANT_FILES
 
 if [ "${1:-}" = --one ]; then
 	one "$2"
@@ -458,8 +476,8 @@ while IFS=$'\t' read -r sec n; do
 	case $st in
 	killed) printf -- '- `%s`: %s\n' "$n" "$(md "$detail")" >>"$details" ;;
 	survived) printf -- '- `%s` (§%s) survived: %s\n' "$n" "$sec" "$(md "$rule")" >>"$problems" ;;
-	stale) printf -- '- `%s` is STALE: %s in %s; update test/mutants/%s.mut to the current code\n' \
-		"$n" "$detail" "$MUTANT_TARGET" "$n" >>"$problems" ;;
+	stale) printf -- '- `%s` is STALE: %s; update test/mutants/%s.mut to the current code\n' \
+		"$n" "$detail" "$n" >>"$problems" ;;
 	broken) printf -- '- `%s` does not build: %s (log: %s/%s/build.log)\n' "$n" "$(md "$detail")" \
 		"$out" "$n" >>"$problems" ;;
 	bad) printf -- '- `%s` is malformed: %s\n' "$n" "$(md "$detail")" >>"$problems" ;;
@@ -480,7 +498,7 @@ extra=""
 summary="$summary$extra; $wall s wall on $MUTANT_JOBS jobs"
 
 {
-	echo "## Mutants of $MUTANT_TARGET"
+	echo "## Mutants of the core ($tdir)"
 	echo
 	echo "Classes: $CLASSES; up to $MUTANT_SEEDS seeds each, stopping at the first failure;" \
 		"unit suites: $unit_note; at most $MUTANT_TIMEOUT s per mutant; the unmutated core took $base_wall s."
