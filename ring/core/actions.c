@@ -23,7 +23,7 @@ static size_t update_cap(const struct ring_update *up)
 
 /* Replaces everything UP holds with one FATAL: a member that cannot do
  * what it decided must do nothing at all, and stop (§7). */
-void fatal(struct ring_node *node, struct ring_update *up, int reason)
+void act_fatal(struct ring_node *node, struct ring_update *up, int reason)
 {
 	node->broken = true;
 	up->n = 1;
@@ -39,13 +39,13 @@ void fatal(struct ring_node *node, struct ring_update *up, int reason)
  * epoch it never stored: the update becomes one FATAL and the member is
  * broken, so this and every later push of the step return NULL and add
  * nothing to it. */
-struct ring_action *push(struct ring_node *node, struct ring_update *up,
-			 enum ring_action_type type)
+struct ring_action *act_push(struct ring_node *node, struct ring_update *up,
+			     enum ring_action_type type)
 {
 	if (node->broken)
 		return NULL;
 	if (up->n >= update_cap(up)) {
-		fatal(node, up, -RING_EOVERFLOW);
+		act_fatal(node, up, -RING_EOVERFLOW);
 		return NULL;
 	}
 	struct ring_action *a = &up->action[up->n++];
@@ -54,10 +54,10 @@ struct ring_action *push(struct ring_node *node, struct ring_update *up,
 	return a;
 }
 
-void log_event(struct ring_node *node, struct ring_update *up,
-	       enum ring_log_event ev, uint64_t a, uint64_t b, uint64_t c)
+void act_log(struct ring_node *node, struct ring_update *up,
+	     enum ring_log_event ev, uint64_t a, uint64_t b, uint64_t c)
 {
-	struct ring_action *act = push(node, up, RING_ACTION_LOG);
+	struct ring_action *act = act_push(node, up, RING_ACTION_LOG);
 	if (!act)
 		return;
 	act->u.log.event = ev;
@@ -66,10 +66,10 @@ void log_event(struct ring_node *node, struct ring_update *up,
 	act->u.log.field[2] = c;
 }
 
-void bad_packet(struct ring_node *node, struct ring_update *up, uint16_t from, int err)
+void act_bad_packet(struct ring_node *node, struct ring_update *up, uint16_t from, int err)
 {
 	node->counters.bad_packets++;
-	log_event(node, up, RING_LOG_BAD_PACKET, from, (uint64_t)(err < 0 ? -err : err), 0);
+	act_log(node, up, RING_LOG_BAD_PACKET, from, (uint64_t)(err < 0 ? -err : err), 0);
 }
 
 /* A datagram of another wire version: a member still on the old binary (or
@@ -77,20 +77,20 @@ void bad_packet(struct ring_node *node, struct ring_update *up, uint16_t from, i
  * a bad packet, so that an operator sees at once what is wrong; like any
  * undecodable datagram it goes no further, so the sender is never taken
  * for a live member and never half-joins (PROTOCOL.md §2). */
-void version_mismatch(struct ring_node *node, struct ring_update *up, uint16_t from,
-		      int theirs)
+void act_version_mismatch(struct ring_node *node, struct ring_update *up, uint16_t from,
+			  int theirs)
 {
 	node->counters.version_mismatches++;
-	log_event(node, up, RING_LOG_VERSION_MISMATCH, from, (uint64_t)theirs, RING_WIRE_VERSION);
+	act_log(node, up, RING_LOG_VERSION_MISMATCH, from, (uint64_t)theirs, RING_WIRE_VERSION);
 }
 
-void send_msg(struct ring_node *node, struct ring_update *up, uint16_t to,
+void act_send(struct ring_node *node, struct ring_update *up, uint16_t to,
 	      struct ring_msg *msg)
 {
 	msg->from = node->id;
 	msg->to = to;
 	msg->fingerprint = node->fingerprint;
-	struct ring_action *a = push(node, up, RING_ACTION_SEND);
+	struct ring_action *a = act_push(node, up, RING_ACTION_SEND);
 	if (!a)
 		return;
 	int len = ring_wire_encode(msg, a->u.send.buf, sizeof a->u.send.buf);
@@ -104,12 +104,12 @@ void send_msg(struct ring_node *node, struct ring_update *up, uint16_t to,
 
 /* Returns false when the member is broken: the epoch was not stored, so it
  * must not be acted on (the update is one FATAL by now). */
-bool persist(struct ring_node *node, struct ring_update *up, uint32_t epoch)
+bool act_persist(struct ring_node *node, struct ring_update *up, uint32_t epoch)
 {
 	/* An epoch only grows: one persisted below would let us mint again
 	 * what we minted (I3). */
 	RING_ASSERT(epoch >= node->epoch);
-	struct ring_action *a = push(node, up, RING_ACTION_PERSIST);
+	struct ring_action *a = act_push(node, up, RING_ACTION_PERSIST);
 	if (!a)
 		return false;
 	a->u.persist.epoch = epoch;
@@ -117,34 +117,34 @@ bool persist(struct ring_node *node, struct ring_update *up, uint32_t epoch)
 	return true;
 }
 
-void send_ack(struct ring_node *node, struct ring_update *up, uint16_t to,
-	      uint32_t epoch, uint32_t seq, uint32_t flags)
+void act_send_ack(struct ring_node *node, struct ring_update *up, uint16_t to,
+		  uint32_t epoch, uint32_t seq, uint32_t flags)
 {
 	struct ring_msg m = {.type = RING_MSG_TOKEN_ACK};
 	m.u.token_ack.epoch = epoch;
 	m.u.token_ack.seq = seq;
 	m.u.token_ack.known_epoch = node->epoch;
 	m.u.token_ack.flags = flags;
-	send_msg(node, up, to, &m);
+	act_send(node, up, to, &m);
 }
 
-void send_join(struct ring_node *node, struct ring_update *up, uint16_t to,
-	       uint64_t now)
+void act_send_join(struct ring_node *node, struct ring_update *up, uint16_t to,
+		   uint64_t now)
 {
 	if (node->leaving || now < node->join_next)
 		return;
 	node->join_next = now + ms(node->layout.heartbeat_ms);
 	struct ring_msg m = {.type = RING_MSG_JOIN};
 	m.u.join.epoch = node->epoch;
-	send_msg(node, up, to, &m);
+	act_send(node, up, to, &m);
 }
 
 /* "I will not take this pass" (§5.3, §5.4): a restarted member asks to be
  * taken in (JOIN), a leaving one says it is gone (LEAVE). Naming the exact
  * hop is what lets the sender act at once: a duplicate or an old refusal
  * cannot match a later pass, since every pass has a new seq or epoch. */
-void send_refusal(struct ring_node *node, struct ring_update *up, uint16_t to,
-		  const struct ring_msg_token *t)
+void act_send_refusal(struct ring_node *node, struct ring_update *up, uint16_t to,
+		      const struct ring_msg_token *t)
 {
 	struct ring_msg m;
 	if (node->leaving) {
@@ -166,10 +166,10 @@ void send_refusal(struct ring_node *node, struct ring_update *up, uint16_t to,
 		m.u.join.epoch = above;
 		m.u.join.refused = (struct ring_hop){t->epoch, t->seq};
 	}
-	send_msg(node, up, to, &m);
+	act_send(node, up, to, &m);
 }
 
-void send_heartbeat(struct ring_node *node, struct ring_update *up, uint64_t now)
+void act_send_heartbeat(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	struct ring_msg m = {.type = RING_MSG_HEARTBEAT};
 	m.u.heartbeat.epoch = node->token.epoch;
@@ -178,7 +178,7 @@ void send_heartbeat(struct ring_node *node, struct ring_update *up, uint64_t now
 	/* Summoned, the park is ending: it draws no more summons. */
 	m.u.heartbeat.flags = node->parked && !node->summoned ? RING_HB_PARKED : 0;
 	m.u.heartbeat.alive = node->token.alive;
-	send_msg(node, up, 0, &m);
+	act_send(node, up, 0, &m);
 	node->hb_base = now;
 	node->hb_deadline = now + ms(node->layout.heartbeat_ms);
 }

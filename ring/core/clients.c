@@ -30,20 +30,20 @@ static void queue_remove(struct ring_node *node, uint64_t client)
 	node->q_len = out;
 }
 
-void revoke_grant(struct ring_node *node, struct ring_update *up)
+void clients_revoke(struct ring_node *node, struct ring_update *up)
 {
 	if (!node->granted)
 		return;
-	struct ring_action *a = push(node, up, RING_ACTION_REVOKE);
+	struct ring_action *a = act_push(node, up, RING_ACTION_REVOKE);
 	if (a) {
 		a->u.revoke.client = node->grant_client;
 		a->u.revoke.fence = node->grant_fence;
 	}
-	log_event(node, up, RING_LOG_CS_EXIT, node->grant_fence, node->grant_client, 0);
+	act_log(node, up, RING_LOG_CS_EXIT, node->grant_fence, node->grant_client, 0);
 	node->granted = false;
 }
 
-void grant(struct ring_node *node, struct ring_update *up, uint64_t now)
+void clients_grant(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	/* One grant at a time, of the token we hold in the epoch we know,
 	 * once per visit (§3.3). An unproven member may grant (§5.3: it
@@ -64,26 +64,26 @@ void grant(struct ring_node *node, struct ring_update *up, uint64_t now)
 	node->visit_wanted = true;
 	node->resting = false;
 	node->counters.cs_entries++;
-	struct ring_action *a = push(node, up, RING_ACTION_GRANT);
+	struct ring_action *a = act_push(node, up, RING_ACTION_GRANT);
 	if (a) {
 		a->u.grant.client = client;
 		a->u.grant.fence = node->grant_fence;
 		a->u.grant.epoch = node->token.epoch;
 	}
-	log_event(node, up, RING_LOG_CS_ENTER, node->grant_fence, node->token.epoch, client);
+	act_log(node, up, RING_LOG_CS_ENTER, node->grant_fence, node->token.epoch, client);
 }
 
 static void deny(struct ring_node *node, struct ring_update *up, uint64_t client, int reason)
 {
-	struct ring_action *a = push(node, up, RING_ACTION_DENY);
+	struct ring_action *a = act_push(node, up, RING_ACTION_DENY);
 	if (a) {
 		a->u.deny.client = client;
 		a->u.deny.reason = reason;
 	}
 }
 
-void on_acquire(struct ring_node *node, struct ring_update *up, uint64_t client,
-		uint64_t now)
+void clients_on_acquire(struct ring_node *node, struct ring_update *up, uint64_t client,
+			uint64_t now)
 {
 	if (node->leaving || node->left) {
 		deny(node, up, client, -RING_ELEAVING);
@@ -100,31 +100,31 @@ void on_acquire(struct ring_node *node, struct ring_update *up, uint64_t client,
 	}
 	node->queue[(node->q_head + node->q_len) % RING_QUEUE_MAX] = client;
 	node->q_len++;
-	serve(node, up, now);
-	summon(node, up, now);
+	visit_serve(node, up, now);
+	park_summon(node, up, now);
 }
 
-void on_release(struct ring_node *node, struct ring_update *up, uint64_t client,
-		uint64_t now)
+void clients_on_release(struct ring_node *node, struct ring_update *up, uint64_t client,
+			uint64_t now)
 {
 	if (node->granted && node->grant_client == client) {
-		log_event(node, up, RING_LOG_CS_EXIT, node->grant_fence, client, 0);
+		act_log(node, up, RING_LOG_CS_EXIT, node->grant_fence, client, 0);
 		node->granted = false;
-		serve(node, up, now);
+		visit_serve(node, up, now);
 		return;
 	}
 	queue_remove(node, client);
 }
 
-void check_lease(struct ring_node *node, struct ring_update *up, uint64_t now)
+void clients_check_lease(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	if (!node->granted || now < node->lease_deadline)
 		return;
-	struct ring_action *a = push(node, up, RING_ACTION_REVOKE);
+	struct ring_action *a = act_push(node, up, RING_ACTION_REVOKE);
 	if (a) {
 		a->u.revoke.client = node->grant_client;
 		a->u.revoke.fence = node->grant_fence;
 	}
-	log_event(node, up, RING_LOG_LEASE_EXPIRED, node->grant_fence, node->grant_client, 0);
+	act_log(node, up, RING_LOG_LEASE_EXPIRED, node->grant_fence, node->grant_client, 0);
 	node->granted = false;
 }

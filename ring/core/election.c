@@ -16,7 +16,7 @@ static uint64_t election_timeout(const struct ring_node *node)
 
 /* A live token was heard recently enough that an election must be a
  * mistake (§6.2). */
-bool recently_heard(const struct ring_node *node, uint64_t now)
+bool election_recently_heard(const struct ring_node *node, uint64_t now)
 {
 	return node->heard_ever &&
 	       now - node->last_heard < ms(node->layout.loss_timeout_ms) / 2;
@@ -26,7 +26,7 @@ static void election_send(struct ring_node *node, struct ring_update *up)
 {
 	struct ring_msg m = {.type = RING_MSG_ELECTION};
 	m.u.election = node->fwd.msg;
-	send_msg(node, up, id_of(node, node->fwd.to), &m);
+	act_send(node, up, id_of(node, node->fwd.to), &m);
 }
 
 /* Hands an election to the next member in configured order, whatever the
@@ -58,7 +58,7 @@ static void start_election(struct ring_node *node, struct ring_update *up, uint6
 	node->elect_started = now;
 	node->counters.elections++;
 	node->loss_deadline = now + election_timeout(node);
-	log_event(node, up, RING_LOG_ELECTION_START, node->elect_round, node->epoch, 0);
+	act_log(node, up, RING_LOG_ELECTION_START, node->elect_round, node->epoch, 0);
 	struct ring_msg_election e = {
 		.initiator = node->id,
 		.round = node->elect_round,
@@ -69,15 +69,15 @@ static void start_election(struct ring_node *node, struct ring_update *up, uint6
 	election_forward(node, up, &e, (node->me + 1) % node->layout.n, now);
 }
 
-void regenerate(struct ring_node *node, struct ring_update *up,
-		const struct ring_msg_election *e, uint64_t now)
+static void regenerate(struct ring_node *node, struct ring_update *up,
+		       const struct ring_msg_election *e, uint64_t now)
 {
-	uint32_t epoch = mint(node, up, e->max_epoch);
+	uint32_t epoch = epoch_mint(node, up, e->max_epoch);
 	if (epoch == 0)
 		return;
 	size_t have = ring_set_count(&e->participants);
-	log_event(node, up, RING_LOG_ELECTION_WON, epoch, e->round, have);
-	if (!persist(node, up, epoch))
+	act_log(node, up, RING_LOG_ELECTION_WON, epoch, e->round, have);
+	if (!act_persist(node, up, epoch))
 		return;
 	memset(&node->token, 0, sizeof node->token);
 	node->token.epoch = epoch;
@@ -86,7 +86,7 @@ void regenerate(struct ring_node *node, struct ring_update *up,
 	node->seen_seq = 0;
 	node->alive_view = e->participants;
 	node->counters.regenerations++;
-	log_event(node, up, RING_LOG_TOKEN_REGEN, epoch, have, 0);
+	act_log(node, up, RING_LOG_TOKEN_REGEN, epoch, have, 0);
 	node->phase = PHASE_HELD;
 	node->visit_granted = false;
 	node->visit_wanted = false;
@@ -98,8 +98,8 @@ void regenerate(struct ring_node *node, struct ring_update *up,
 	node->participated_until = 0;
 	node->heard_ever = true;
 	node->last_heard = now;
-	send_heartbeat(node, up, now); /* everyone learns the new epoch at once */
-	serve(node, up, now);
+	act_send_heartbeat(node, up, now); /* everyone learns the new epoch at once */
+	visit_serve(node, up, now);
 }
 
 /* Our own election came back around the ring. */
@@ -114,7 +114,7 @@ static void election_complete(struct ring_node *node, struct ring_update *up,
 	size_t have = ring_set_count(&e->participants);
 	if (have < node->quorum) {
 		node->no_quorum = true;
-		log_event(node, up, RING_LOG_NO_QUORUM, have, node->quorum, 0);
+		act_log(node, up, RING_LOG_NO_QUORUM, have, node->quorum, 0);
 		node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
 		return;
 	}
@@ -145,16 +145,16 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 		 * initiator; an epoch above what the election saw lets members
 		 * that learned a dead epoch accept this token. */
 		if (node->phase == PHASE_HELD && e->max_epoch > node->token.epoch &&
-		    !reepoch(node, up, e->max_epoch, now))
+		    !epoch_reepoch(node, up, e->max_epoch, now))
 			return;
-		send_heartbeat(node, up, now);
+		act_send_heartbeat(node, up, now);
 		return;
 	}
 	/* The initiator alone lost touch, or just started. It is not told:
 	 * only the holder's own heartbeats may count as hearing the token,
 	 * or members answering each other would keep a dead token "alive".
 	 * The holder's next heartbeat reaches it within heartbeat_ms. */
-	if (recently_heard(node, now))
+	if (election_recently_heard(node, now))
 		return;
 	if (node->elect_active) {
 		if (node->id > e->initiator)
@@ -188,19 +188,19 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
  * a rolled-back disk's (test/test_review_epochs3.c). We carry it, raised to
  * our epoch, and the election dies where nobody can take that: a ring
  * wedged until the operator mends the disk, not fences going back. */
-void on_election(struct ring_node *node, struct ring_update *up, uint16_t from,
-		 const struct ring_msg_election *e, uint64_t now)
+void election_on_msg(struct ring_node *node, struct ring_update *up, uint16_t from,
+		     const struct ring_msg_election *e, uint64_t now)
 {
 	struct ring_msg ack = {.type = RING_MSG_ELECTION_ACK};
 	ack.u.election_ack.initiator = e->initiator;
 	ack.u.election_ack.round = e->round;
 	ack.u.election_ack.hops = e->hops;
-	send_msg(node, up, from, &ack);
+	act_send(node, up, from, &ack);
 	election_arrive(node, up, e, now);
 }
 
 /* The ack of the election hop we are forwarding, and of no other. */
-void on_election_ack(struct ring_node *node, size_t from_idx,
+void election_on_ack(struct ring_node *node, size_t from_idx,
 		     const struct ring_msg_election_ack *a)
 {
 	if (node->fwd.active && from_idx == node->fwd.to &&
@@ -223,20 +223,20 @@ void election_ack_timeout(struct ring_node *node, struct ring_update *up, uint64
 	}
 }
 
-void no_quorum_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
+void election_no_quorum_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	/* Time to elect, but too few members answered to prove our epoch:
 	 * say so, as a failed election would (§5.3). */
 	node->no_quorum = true;
-	log_event(node, up, RING_LOG_NO_QUORUM, ring_set_count(&node->replied) + 1,
-		  query_needed(node) + 1, 0);
+	act_log(node, up, RING_LOG_NO_QUORUM, ring_set_count(&node->replied) + 1,
+		restart_query_needed(node) + 1, 0);
 	node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
 }
 
-void loss_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
+void election_loss_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	if (!node->elect_active && now >= node->participated_until)
-		log_event(node, up, RING_LOG_LOSS_SUSPECT,
-			  node->heard_ever ? (now - node->last_heard) / 1000 : 0, node->epoch, 0);
+		act_log(node, up, RING_LOG_LOSS_SUSPECT,
+			node->heard_ever ? (now - node->last_heard) / 1000 : 0, node->epoch, 0);
 	start_election(node, up, now);
 }

@@ -7,12 +7,12 @@
  * the same epoch, and we never mint one twice since each is persisted.
  * Returns 0 when the generations are used up (§4.2): the update is then one
  * FATAL, since any epoch we could still make would repeat one. */
-uint32_t mint(struct ring_node *node, struct ring_update *up, uint32_t base)
+uint32_t epoch_mint(struct ring_node *node, struct ring_update *up, uint32_t base)
 {
 	uint32_t gen = (max_u32(base, node->epoch) >> 8) + 1;
 	if (gen > RING_GEN_MAX) {
-		log_event(node, up, RING_LOG_EPOCH_EXHAUSTED, max_u32(base, node->epoch), 0, 0);
-		fatal(node, up, -RING_EEXHAUSTED);
+		act_log(node, up, RING_LOG_EPOCH_EXHAUSTED, max_u32(base, node->epoch), 0, 0);
+		act_fatal(node, up, -RING_EEXHAUSTED);
 		return 0;
 	}
 	uint32_t e = gen << 8 | (uint32_t)node->me;
@@ -22,7 +22,7 @@ uint32_t mint(struct ring_node *node, struct ring_update *up, uint32_t base)
 
 /* Whether epoch E is within one jump of BASE: none, or at most
  * RING_GEN_JUMP generations above it (§4.2), from 0 too. */
-bool within_reach(uint32_t base, uint32_t e)
+bool epoch_within_reach(uint32_t base, uint32_t e)
 {
 	return e == 0 || (e >> 8) <= (base >> 8) + RING_GEN_JUMP;
 }
@@ -33,10 +33,10 @@ bool within_reach(uint32_t base, uint32_t e)
  * answer beyond reach counts only when another member vouches for it too. */
 bool epoch_ok(const struct ring_node *node, uint32_t e)
 {
-	return within_reach(node->epoch, e);
+	return epoch_within_reach(node->epoch, e);
 }
 
-bool epochs_ok(const struct ring_node *node, const struct ring_msg *m)
+bool epoch_msg_ok(const struct ring_node *node, const struct ring_msg *m)
 {
 	switch (m->type) {
 	case RING_MSG_TOKEN:
@@ -64,9 +64,9 @@ bool epochs_ok(const struct ring_node *node, const struct ring_msg *m)
 	}
 }
 
-void drop_token(struct ring_node *node, struct ring_update *up, uint64_t now)
+void epoch_drop_token(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
-	revoke_grant(node, up);
+	clients_revoke(node, up);
 	node->phase = PHASE_NONE;
 	node->resting = false;
 	node->parked = false;
@@ -75,16 +75,16 @@ void drop_token(struct ring_node *node, struct ring_update *up, uint64_t now)
 }
 
 /* Learn that epoch E exists. Tokens older than it are now stale, ours too. */
-void adopt(struct ring_node *node, struct ring_update *up, uint32_t e,
-	   uint16_t from, uint64_t now)
+void epoch_adopt(struct ring_node *node, struct ring_update *up, uint32_t e,
+		 uint16_t from, uint64_t now)
 {
-	if (e <= node->epoch || !persist(node, up, e))
+	if (e <= node->epoch || !act_persist(node, up, e))
 		return;
-	log_event(node, up, RING_LOG_EPOCH_ADOPT, e, from, 0);
+	act_log(node, up, RING_LOG_EPOCH_ADOPT, e, from, 0);
 	if (node->phase != PHASE_NONE && node->token.epoch < e) {
 		node->counters.stale_dropped++;
-		log_event(node, up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, from, e);
-		drop_token(node, up, now);
+		act_log(node, up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, from, e);
+		epoch_drop_token(node, up, now);
 	}
 }
 
@@ -92,18 +92,18 @@ void adopt(struct ring_node *node, struct ring_update *up, uint32_t e,
  * membership change, or when its fences run out. Returns false when the
  * member is broken (epochs exhausted, or no room to persist): the caller
  * stops, as the update is one FATAL. */
-bool reepoch(struct ring_node *node, struct ring_update *up, uint32_t base,
-	     uint64_t now)
+bool epoch_reepoch(struct ring_node *node, struct ring_update *up, uint32_t base,
+		   uint64_t now)
 {
 	if (!node->proven) {
 		/* We may have minted epochs in a life our disk forgot (§5.3):
 		 * minting again before a majority told us what exists could
 		 * repeat one. The token goes; a proven member regenerates. */
-		drop_token(node, up, now);
+		epoch_drop_token(node, up, now);
 		return false;
 	}
-	uint32_t e = mint(node, up, max_u32(base, node->token.epoch));
-	if (e == 0 || !persist(node, up, e))
+	uint32_t e = epoch_mint(node, up, max_u32(base, node->token.epoch));
+	if (e == 0 || !act_persist(node, up, e))
 		return false;
 	node->token.epoch = e;
 	node->token.seq = 0;

@@ -185,114 +185,107 @@ static inline size_t next_in(const struct ring_node *node, const struct ring_set
 	return node->me;
 }
 
-/* node.c: the step */
-void on_datagram(struct ring_node *node, struct ring_update *up,
-		 const struct ring_event *ev);
-
 /* actions.c */
-void fatal(struct ring_node *node, struct ring_update *up, int reason);
-struct ring_action *push(struct ring_node *node, struct ring_update *up,
-			 enum ring_action_type type);
-void log_event(struct ring_node *node, struct ring_update *up,
-	       enum ring_log_event ev, uint64_t a, uint64_t b, uint64_t c);
-void bad_packet(struct ring_node *node, struct ring_update *up, uint16_t from, int err);
-void version_mismatch(struct ring_node *node, struct ring_update *up, uint16_t from,
-		      int theirs);
-void send_msg(struct ring_node *node, struct ring_update *up, uint16_t to,
+void act_fatal(struct ring_node *node, struct ring_update *up, int reason);
+struct ring_action *act_push(struct ring_node *node, struct ring_update *up,
+			     enum ring_action_type type);
+void act_log(struct ring_node *node, struct ring_update *up,
+	     enum ring_log_event ev, uint64_t a, uint64_t b, uint64_t c);
+void act_bad_packet(struct ring_node *node, struct ring_update *up, uint16_t from, int err);
+void act_version_mismatch(struct ring_node *node, struct ring_update *up, uint16_t from,
+			  int theirs);
+void act_send(struct ring_node *node, struct ring_update *up, uint16_t to,
 	      struct ring_msg *msg);
-bool persist(struct ring_node *node, struct ring_update *up, uint32_t epoch);
-void send_ack(struct ring_node *node, struct ring_update *up, uint16_t to,
-	      uint32_t epoch, uint32_t seq, uint32_t flags);
-void send_join(struct ring_node *node, struct ring_update *up, uint16_t to,
-	       uint64_t now);
-void send_refusal(struct ring_node *node, struct ring_update *up, uint16_t to,
-		  const struct ring_msg_token *t);
-void send_heartbeat(struct ring_node *node, struct ring_update *up, uint64_t now);
+bool act_persist(struct ring_node *node, struct ring_update *up, uint32_t epoch);
+void act_send_ack(struct ring_node *node, struct ring_update *up, uint16_t to,
+		  uint32_t epoch, uint32_t seq, uint32_t flags);
+void act_send_join(struct ring_node *node, struct ring_update *up, uint16_t to,
+		   uint64_t now);
+void act_send_refusal(struct ring_node *node, struct ring_update *up, uint16_t to,
+		      const struct ring_msg_token *t);
+void act_send_heartbeat(struct ring_node *node, struct ring_update *up, uint64_t now);
 
 /* epoch.c (§4) */
-uint32_t mint(struct ring_node *node, struct ring_update *up, uint32_t base);
-bool within_reach(uint32_t base, uint32_t e);
+uint32_t epoch_mint(struct ring_node *node, struct ring_update *up, uint32_t base);
+bool epoch_within_reach(uint32_t base, uint32_t e);
 bool epoch_ok(const struct ring_node *node, uint32_t e);
-bool epochs_ok(const struct ring_node *node, const struct ring_msg *m);
-void drop_token(struct ring_node *node, struct ring_update *up, uint64_t now);
-void adopt(struct ring_node *node, struct ring_update *up, uint32_t e,
-	   uint16_t from, uint64_t now);
-bool reepoch(struct ring_node *node, struct ring_update *up, uint32_t base,
-	     uint64_t now);
+bool epoch_msg_ok(const struct ring_node *node, const struct ring_msg *m);
+void epoch_drop_token(struct ring_node *node, struct ring_update *up, uint64_t now);
+void epoch_adopt(struct ring_node *node, struct ring_update *up, uint32_t e,
+		 uint16_t from, uint64_t now);
+bool epoch_reepoch(struct ring_node *node, struct ring_update *up, uint32_t base,
+		   uint64_t now);
 bool epoch_confirmed(const struct ring_node *node);
 
 /* visit.c (§3.1-3.3) */
-void send_token(struct ring_node *node, struct ring_update *up, uint64_t now);
-void uncount_pass(struct ring_node *node);
-void serve(struct ring_node *node, struct ring_update *up, uint64_t now);
-void pass_token(struct ring_node *node, struct ring_update *up, uint64_t now);
-void on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
-	      const struct ring_msg_token *t, uint64_t now);
-void on_token_ack(struct ring_node *node, struct ring_update *up, uint16_t from,
+void visit_send_token(struct ring_node *node, struct ring_update *up, uint64_t now);
+void visit_uncount_pass(struct ring_node *node);
+void visit_serve(struct ring_node *node, struct ring_update *up, uint64_t now);
+void visit_pass(struct ring_node *node, struct ring_update *up, uint64_t now);
+void visit_on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
+		    const struct ring_msg_token *t, uint64_t now);
+void visit_on_ack(struct ring_node *node, struct ring_update *up, uint16_t from,
 		  const struct ring_msg_token_ack *a, uint64_t now);
-void on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t from,
-		  const struct ring_msg_heartbeat *h, uint64_t now);
-bool heartbeats(const struct ring_node *node);
-void pass_ack_timeout(struct ring_node *node, struct ring_update *up, uint64_t now);
-void heartbeat_due(struct ring_node *node, struct ring_update *up, uint64_t now);
+void visit_on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t from,
+			const struct ring_msg_heartbeat *h, uint64_t now);
+bool visit_heartbeats(const struct ring_node *node);
+void visit_ack_timeout(struct ring_node *node, struct ring_update *up, uint64_t now);
+void visit_heartbeat_due(struct ring_node *node, struct ring_update *up, uint64_t now);
 
 /* park.c (§3.4) */
-bool may_park(const struct ring_node *node);
+bool park_allowed(const struct ring_node *node);
 bool park_fresh(const struct ring_node *node, uint64_t now);
-uint64_t lap_at(const struct ring_node *node);
-bool lap_due(const struct ring_node *node, uint64_t now);
-void park(struct ring_node *node, struct ring_update *up, uint64_t now);
-bool wants_token(const struct ring_node *node);
-void summon(struct ring_node *node, struct ring_update *up, uint64_t now);
-void on_want(struct ring_node *node, struct ring_update *up, size_t from_idx,
-	     const struct ring_msg_want *w, uint64_t now);
+uint64_t park_lap_at(const struct ring_node *node);
+bool park_lap_due(const struct ring_node *node, uint64_t now);
+void park_token(struct ring_node *node, struct ring_update *up, uint64_t now);
+bool park_wanted(const struct ring_node *node);
+void park_summon(struct ring_node *node, struct ring_update *up, uint64_t now);
+void park_on_want(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		  const struct ring_msg_want *w, uint64_t now);
 
 /* clients.c */
-void revoke_grant(struct ring_node *node, struct ring_update *up);
-void grant(struct ring_node *node, struct ring_update *up, uint64_t now);
-void on_acquire(struct ring_node *node, struct ring_update *up, uint64_t client,
-		uint64_t now);
-void on_release(struct ring_node *node, struct ring_update *up, uint64_t client,
-		uint64_t now);
-void check_lease(struct ring_node *node, struct ring_update *up, uint64_t now);
+void clients_revoke(struct ring_node *node, struct ring_update *up);
+void clients_grant(struct ring_node *node, struct ring_update *up, uint64_t now);
+void clients_on_acquire(struct ring_node *node, struct ring_update *up, uint64_t client,
+			uint64_t now);
+void clients_on_release(struct ring_node *node, struct ring_update *up, uint64_t client,
+			uint64_t now);
+void clients_check_lease(struct ring_node *node, struct ring_update *up, uint64_t now);
 
 /* members.c (§5.3-5.4) */
-bool apply_membership(struct ring_node *node, struct ring_update *up, uint64_t now);
-void finish_leave(struct ring_node *node, struct ring_update *up);
-void on_join(struct ring_node *node, struct ring_update *up, size_t from_idx,
-	     const struct ring_msg_join *j, uint64_t now);
-void take_back(struct ring_node *node, struct ring_update *up, uint64_t now);
-void on_leave(struct ring_node *node, struct ring_update *up, size_t from_idx,
-	      const struct ring_msg_leave *l, uint64_t now);
-void on_leave_request(struct ring_node *node, struct ring_update *up, uint64_t now);
-void leave_timeout(struct ring_node *node, struct ring_update *up, uint64_t now);
+bool members_apply(struct ring_node *node, struct ring_update *up, uint64_t now);
+void members_finish_leave(struct ring_node *node, struct ring_update *up);
+void members_on_join(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		     const struct ring_msg_join *j, uint64_t now);
+void members_take_back(struct ring_node *node, struct ring_update *up, uint64_t now);
+void members_on_leave(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		      const struct ring_msg_leave *l, uint64_t now);
+void members_on_leave_request(struct ring_node *node, struct ring_update *up, uint64_t now);
+void members_leave_timeout(struct ring_node *node, struct ring_update *up, uint64_t now);
 
 /* restart.c (§5.3) */
-size_t query_needed(const struct ring_node *node);
-void query_start(struct ring_node *node, struct ring_update *up, uint64_t now,
-		 bool at_start);
-void query_settle(struct ring_node *node, struct ring_update *up, uint64_t now);
-void on_epoch_reply(struct ring_node *node, struct ring_update *up, size_t from_idx,
-		    const struct ring_msg_epoch_reply *r, uint64_t now);
-void on_epoch_query(struct ring_node *node, struct ring_update *up, uint16_t from,
-		    const struct ring_msg_epoch_query *q);
-void query_due(struct ring_node *node, struct ring_update *up, uint64_t now);
+size_t restart_query_needed(const struct ring_node *node);
+void restart_query_start(struct ring_node *node, struct ring_update *up, uint64_t now,
+			 bool at_start);
+void restart_on_reply(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		      const struct ring_msg_epoch_reply *r, uint64_t now);
+void restart_on_query(struct ring_node *node, struct ring_update *up, uint16_t from,
+		      const struct ring_msg_epoch_query *q);
+void restart_query_due(struct ring_node *node, struct ring_update *up, uint64_t now);
 
 /* election.c (§6) */
-bool recently_heard(const struct ring_node *node, uint64_t now);
-void regenerate(struct ring_node *node, struct ring_update *up,
-		const struct ring_msg_election *e, uint64_t now);
-void on_election(struct ring_node *node, struct ring_update *up, uint16_t from,
-		 const struct ring_msg_election *e, uint64_t now);
-void on_election_ack(struct ring_node *node, size_t from_idx,
+bool election_recently_heard(const struct ring_node *node, uint64_t now);
+void election_on_msg(struct ring_node *node, struct ring_update *up, uint16_t from,
+		     const struct ring_msg_election *e, uint64_t now);
+void election_on_ack(struct ring_node *node, size_t from_idx,
 		     const struct ring_msg_election_ack *a);
 void election_ack_timeout(struct ring_node *node, struct ring_update *up, uint64_t now);
-void no_quorum_timeout(struct ring_node *node, struct ring_update *up, uint64_t now);
-void loss_timeout(struct ring_node *node, struct ring_update *up, uint64_t now);
+void election_no_quorum_timeout(struct ring_node *node, struct ring_update *up, uint64_t now);
+void election_loss_timeout(struct ring_node *node, struct ring_update *up, uint64_t now);
 
 /* timers.c */
-void check_pause(struct ring_node *node, struct ring_update *up, uint64_t now);
-void run_timers(struct ring_node *node, struct ring_update *up, uint64_t now);
-uint64_t next_deadline(const struct ring_node *node);
+void timers_check_pause(struct ring_node *node, struct ring_update *up, uint64_t now);
+void timers_run(struct ring_node *node, struct ring_update *up, uint64_t now);
+uint64_t timers_next_deadline(const struct ring_node *node);
 
 #endif

@@ -5,7 +5,7 @@
 /* Applies pending joins and leaves to the token we hold; any change gets a
  * new epoch (§5.3, §5.4). Returns false when the token had to be dropped
  * for want of a quorum. */
-bool apply_membership(struct ring_node *node, struct ring_update *up, uint64_t now)
+bool members_apply(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	/* A change needs a new epoch, which a member that has not proven its
 	 * epoch may not mint (§5.3): the requests stay pending for the next
@@ -46,35 +46,35 @@ bool apply_membership(struct ring_node *node, struct ring_update *up, uint64_t n
 		return true;
 	if (ring_set_count(&alive) < node->quorum) {
 		node->no_quorum = true;
-		log_event(node, up, RING_LOG_NO_QUORUM, ring_set_count(&alive), node->quorum, 0);
-		drop_token(node, up, now);
+		act_log(node, up, RING_LOG_NO_QUORUM, ring_set_count(&alive), node->quorum, 0);
+		epoch_drop_token(node, up, now);
 		return false;
 	}
 	node->token.alive = alive;
 	node->alive_view = alive;
-	if (!reepoch(node, up, base, now))
+	if (!epoch_reepoch(node, up, base, now))
 		return false;
 	for (size_t i = 0; i < node->layout.n; i++)
 		if (ring_set_has(&joined, i))
-			log_event(node, up, RING_LOG_MEMBER_REJOIN, id_of(node, i), node->token.epoch, 0);
+			act_log(node, up, RING_LOG_MEMBER_REJOIN, id_of(node, i), node->token.epoch, 0);
 	/* A park re-epoched where it rests is a new park: say so at once, or
 	 * summons naming the old one are ignored until the next heartbeat. */
 	if (node->parked)
-		send_heartbeat(node, up, now);
+		act_send_heartbeat(node, up, now);
 	return true;
 }
 
-void finish_leave(struct ring_node *node, struct ring_update *up)
+void members_finish_leave(struct ring_node *node, struct ring_update *up)
 {
 	if (node->left)
 		return;
 	node->left = true;
-	log_event(node, up, RING_LOG_LEAVE_DONE, node->epoch, 0, 0);
-	push(node, up, RING_ACTION_LEFT);
+	act_log(node, up, RING_LOG_LEAVE_DONE, node->epoch, 0, 0);
+	act_push(node, up, RING_ACTION_LEFT);
 }
 
-void on_join(struct ring_node *node, struct ring_update *up, size_t from_idx,
-	     const struct ring_msg_join *j, uint64_t now)
+void members_on_join(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		     const struct ring_msg_join *j, uint64_t now)
 {
 	if (node->leaving)
 		return;
@@ -82,8 +82,8 @@ void on_join(struct ring_node *node, struct ring_update *up, size_t from_idx,
 	node->join_until[from_idx] = now + 2 * ms(node->layout.loss_timeout_ms);
 	node->join_epoch[from_idx] = j->epoch;
 	if (node->phase == PHASE_HELD) {
-		if (apply_membership(node, up, now))
-			serve(node, up, now);
+		if (members_apply(node, up, now))
+			visit_serve(node, up, now);
 	} else if (node->phase == PHASE_PASSING && node->pass_to == from_idx &&
 		   j->refused.epoch == node->token.epoch && j->refused.seq == node->token.seq) {
 		/* Our successor restarted and refused this very pass. Only an
@@ -102,20 +102,20 @@ void on_join(struct ring_node *node, struct ring_update *up, size_t from_idx,
 
 /* The successor refused our pass and no ack of it came: hand it over again
  * under a new epoch, which readmits the refuser (§5.3). */
-void take_back(struct ring_node *node, struct ring_update *up, uint64_t now)
+void members_take_back(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	size_t to = node->pass_to;
 	node->phase = PHASE_HELD;
 	node->visit_granted = true;
-	uncount_pass(node);
-	if (!reepoch(node, up, max_u32(node->refused_epoch, node->token.epoch), now))
+	visit_uncount_pass(node);
+	if (!epoch_reepoch(node, up, max_u32(node->refused_epoch, node->token.epoch), now))
 		return; /* dropped: we may not mint yet */
 	node->join_until[to] = 0; /* readmitted by this epoch */
-	log_event(node, up, RING_LOG_MEMBER_REJOIN, id_of(node, to), node->token.epoch, 0);
+	act_log(node, up, RING_LOG_MEMBER_REJOIN, id_of(node, to), node->token.epoch, 0);
 	/* Its past life may have passed the token on (§3.2): as after a skip,
 	 * the new epoch is heard at once. */
 	node->hb_deadline = now;
-	pass_token(node, up, now);
+	visit_pass(node, up, now);
 }
 
 /* Whether hop A is B or one after it. */
@@ -124,10 +124,10 @@ static bool hop_covers(const struct ring_hop *a, uint32_t epoch, uint32_t seq)
 	return a->epoch > epoch || (a->epoch == epoch && a->seq >= seq);
 }
 
-void on_leave(struct ring_node *node, struct ring_update *up, size_t from_idx,
-	      const struct ring_msg_leave *l, uint64_t now)
+void members_on_leave(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		      const struct ring_msg_leave *l, uint64_t now)
 {
-	log_event(node, up, RING_LOG_MEMBER_LEAVE, id_of(node, from_idx), node->epoch, 0);
+	act_log(node, up, RING_LOG_MEMBER_LEAVE, id_of(node, from_idx), node->epoch, 0);
 	if (node->park_known && node->park_at == from_idx)
 		node->park_known = false; /* a leaver hands its park on: no summons to it */
 	node->join_until[from_idx] = 0;
@@ -155,24 +155,24 @@ void on_leave(struct ring_node *node, struct ring_update *up, size_t from_idx,
 			 * retry budget: with none left, the deadline would skip the
 			 * leaver at once, and it may have taken the pass. */
 			node->counters.retransmits++;
-			send_token(node, up, now);
-			log_event(node, up, RING_LOG_RETRANSMIT, id_of(node, node->pass_to),
-				  node->token.epoch, node->token.seq);
+			visit_send_token(node, up, now);
+			act_log(node, up, RING_LOG_RETRANSMIT, id_of(node, node->pass_to),
+				node->token.epoch, node->token.seq);
 			if (node->ack_deadline < now + ms(node->layout.ack_timeout_ms))
 				node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
 		}
 	} else if (node->phase == PHASE_HELD) {
-		if (apply_membership(node, up, now))
-			serve(node, up, now);
+		if (members_apply(node, up, now))
+			visit_serve(node, up, now);
 	}
 }
 
-void on_leave_request(struct ring_node *node, struct ring_update *up, uint64_t now)
+void members_on_leave_request(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	if (node->leaving)
 		return;
 	node->leaving = true;
-	revoke_grant(node, up);
+	clients_revoke(node, up);
 	node->q_len = 0; /* the shell closes the clients of a leaving member */
 	/* From here on we accept no new hop (§5.4): the LEAVE names the last
 	 * one we did, so a predecessor can tell whether its pass is here. */
@@ -186,14 +186,14 @@ void on_leave_request(struct ring_node *node, struct ring_update *up, uint64_t n
 	struct ring_msg m = {.type = RING_MSG_LEAVE};
 	m.u.leave.epoch = node->epoch;
 	m.u.leave.accepted = node->leave_accepted;
-	send_msg(node, up, 0, &m);
+	act_send(node, up, 0, &m);
 	if (node->phase == PHASE_HELD)
-		serve(node, up, now);
+		visit_serve(node, up, now);
 }
 
-void leave_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
+void members_leave_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	/* Nobody took the token in time (§5.4): go, as a crash would. */
-	log_event(node, up, RING_LOG_LEAVE_TIMEOUT, (now - node->leave_started) / 1000, 0, 0);
-	drop_token(node, up, now);
+	act_log(node, up, RING_LOG_LEAVE_TIMEOUT, (now - node->leave_started) / 1000, 0, 0);
+	epoch_drop_token(node, up, now);
 }

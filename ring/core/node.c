@@ -28,45 +28,45 @@ static int admit(struct ring_node *node, struct ring_update *up, const struct ri
 	uint16_t from = ev->u.datagram.from_id;
 	int err = ring_wire_decode(ev->u.datagram.buf, ev->u.datagram.len, m);
 	if (err == -RING_EVERSION) {
-		version_mismatch(node, up, from,
-				 ring_wire_peek_version(ev->u.datagram.buf, ev->u.datagram.len));
+		act_version_mismatch(node, up, from,
+				     ring_wire_peek_version(ev->u.datagram.buf, ev->u.datagram.len));
 		return -1;
 	}
 	if (err < 0) {
-		bad_packet(node, up, from, err);
+		act_bad_packet(node, up, from, err);
 		return -1;
 	}
 	int idx = ring_layout_index(&node->layout, from);
 	if (from == 0 || idx < 0) {
-		bad_packet(node, up, from, -RING_ENOTMEMBER);
+		act_bad_packet(node, up, from, -RING_ENOTMEMBER);
 		return -1;
 	}
 	if (m->fingerprint != node->fingerprint) {
 		node->counters.config_mismatches++;
-		log_event(node, up, RING_LOG_CONFIG_MISMATCH, from, 0, 0);
+		act_log(node, up, RING_LOG_CONFIG_MISMATCH, from, 0, 0);
 		return -1;
 	}
 	if (m->from != from || from == node->id) {
-		bad_packet(node, up, from, -RING_ESPOOF);
+		act_bad_packet(node, up, from, -RING_ESPOOF);
 		return -1;
 	}
 	if (m->to != 0 && m->to != node->id) {
-		bad_packet(node, up, from, -RING_ENOTFORME);
+		act_bad_packet(node, up, from, -RING_ENOTFORME);
 		return -1;
 	}
-	if (!epochs_ok(node, m)) {
-		bad_packet(node, up, from, -RING_EJUMP);
+	if (!epoch_msg_ok(node, m)) {
+		act_bad_packet(node, up, from, -RING_EJUMP);
 		/* Forged, or the ring moved on while we were away: the others
 		 * will tell which (§5.3). */
 		if (!node->query_active && now >= node->query_next)
-			query_start(node, up, now, false);
+			restart_query_start(node, up, now, false);
 		return -1;
 	}
 	return idx;
 }
 
-void on_datagram(struct ring_node *node, struct ring_update *up,
-		 const struct ring_event *ev)
+static void on_datagram(struct ring_node *node, struct ring_update *up,
+			const struct ring_event *ev)
 {
 	uint64_t now = ev->now_us;
 	uint16_t from = ev->u.datagram.from_id;
@@ -76,34 +76,34 @@ void on_datagram(struct ring_node *node, struct ring_update *up,
 		return;
 	switch (m.type) {
 	case RING_MSG_TOKEN:
-		on_token(node, up, from, &m.u.token, now);
+		visit_on_token(node, up, from, &m.u.token, now);
 		break;
 	case RING_MSG_TOKEN_ACK:
-		on_token_ack(node, up, from, &m.u.token_ack, now);
+		visit_on_ack(node, up, from, &m.u.token_ack, now);
 		break;
 	case RING_MSG_HEARTBEAT:
-		on_heartbeat(node, up, from, &m.u.heartbeat, now);
+		visit_on_heartbeat(node, up, from, &m.u.heartbeat, now);
 		break;
 	case RING_MSG_ELECTION:
-		on_election(node, up, from, &m.u.election, now);
+		election_on_msg(node, up, from, &m.u.election, now);
 		break;
 	case RING_MSG_ELECTION_ACK:
-		on_election_ack(node, (size_t)idx, &m.u.election_ack);
+		election_on_ack(node, (size_t)idx, &m.u.election_ack);
 		break;
 	case RING_MSG_JOIN:
-		on_join(node, up, (size_t)idx, &m.u.join, now);
+		members_on_join(node, up, (size_t)idx, &m.u.join, now);
 		break;
 	case RING_MSG_LEAVE:
-		on_leave(node, up, (size_t)idx, &m.u.leave, now);
+		members_on_leave(node, up, (size_t)idx, &m.u.leave, now);
 		break;
 	case RING_MSG_EPOCH_QUERY:
-		on_epoch_query(node, up, from, &m.u.epoch_query);
+		restart_on_query(node, up, from, &m.u.epoch_query);
 		break;
 	case RING_MSG_EPOCH_REPLY:
-		on_epoch_reply(node, up, (size_t)idx, &m.u.epoch_reply, now);
+		restart_on_reply(node, up, (size_t)idx, &m.u.epoch_reply, now);
 		break;
 	case RING_MSG_WANT:
-		on_want(node, up, (size_t)idx, &m.u.want, now);
+		park_on_want(node, up, (size_t)idx, &m.u.want, now);
 		break;
 	case RING_MSG_STATUS_REQ:
 	case RING_MSG_STATUS_RESP:
@@ -132,7 +132,7 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 	up->n = 0;
 	if (node->broken) {
 		/* Stays dead: its state no longer matches what it told the world. */
-		fatal(node, up, -RING_EOVERFLOW);
+		act_fatal(node, up, -RING_EOVERFLOW);
 		up->deadline_us = NEVER;
 		return;
 	}
@@ -140,8 +140,8 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 	if (node->started) {
 		/* Before anything else: a grant that outlived its lease or a
 		 * pause ends here (SPEC: pause_detected revokes first). */
-		check_pause(node, up, now);
-		check_lease(node, up, now);
+		timers_check_pause(node, up, now);
+		clients_check_lease(node, up, now);
 	}
 	switch (ev->type) {
 	case RING_EVENT_START:
@@ -160,11 +160,11 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 		node->loss_deadline = now + 2 * ms(node->layout.heartbeat_ms);
 		/* Whatever the disk says, learn what the others know first: the
 		 * disk may have been wiped or restored from a backup (§5.3). */
-		if (query_needed(node) == 0) {
+		if (restart_query_needed(node) == 0) {
 			node->proven = true;
 			node->first_nonce = node->query_nonce = now + 1;
 		} else {
-			query_start(node, up, now, true);
+			restart_query_start(node, up, now, true);
 		}
 		break;
 	case RING_EVENT_TICK:
@@ -173,27 +173,27 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 		on_datagram(node, up, ev);
 		break;
 	case RING_EVENT_ACQUIRE:
-		on_acquire(node, up, ev->u.client.client, now);
+		clients_on_acquire(node, up, ev->u.client.client, now);
 		break;
 	case RING_EVENT_RELEASE:
-		on_release(node, up, ev->u.client.client, now);
+		clients_on_release(node, up, ev->u.client.client, now);
 		break;
 	case RING_EVENT_LEAVE:
-		on_leave_request(node, up, now);
+		members_on_leave_request(node, up, now);
 		break;
 	case RING_EVENT_DROP_TOKEN:
 		/* A fault drill (ringctl inject drop-token): nobody holds the
 		 * token any more and the ring must find out by itself. */
 		if (node->phase != PHASE_NONE)
-			drop_token(node, up, now);
+			epoch_drop_token(node, up, now);
 		break;
 	}
 	if (node->started && !node->broken)
-		run_timers(node, up, now);
+		timers_run(node, up, now);
 	/* A leaving member is done once the token is no longer its to pass. */
 	if (node->leaving && node->phase == PHASE_NONE && !node->broken)
-		finish_leave(node, up);
-	up->deadline_us = node->started && !node->broken ? next_deadline(node) : NEVER;
+		members_finish_leave(node, up);
+	up->deadline_us = node->started && !node->broken ? timers_next_deadline(node) : NEVER;
 	node->armed_deadline = up->deadline_us;
 	if (!node->broken)
 		check_self(node);

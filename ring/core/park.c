@@ -5,7 +5,7 @@
 /* A whole rotation found nobody waiting (§3.4): every other member the token
  * counts passed it on unwanted since it was last wanted. Only when
  * idle_pass_ms is 0; a paced token keeps moving. */
-bool may_park(const struct ring_node *node)
+bool park_allowed(const struct ring_node *node)
 {
 	/* A client here that cannot be granted yet (quarantine, an epoch not
 	 * confirmed) sends the token on at once: no park to announce. */
@@ -29,19 +29,19 @@ bool park_fresh(const struct ring_node *node, uint64_t now)
 /* And it goes round once every loss_timeout_ms even when nobody asks: a
  * member that died is then found, skipped and reported (no-quorum) as on
  * a moving ring, for two datagrams per member a loss timeout. */
-uint64_t lap_at(const struct ring_node *node)
+uint64_t park_lap_at(const struct ring_node *node)
 {
 	return node->arrived + ms(node->layout.loss_timeout_ms);
 }
 
-bool lap_due(const struct ring_node *node, uint64_t now)
+bool park_lap_due(const struct ring_node *node, uint64_t now)
 {
-	return node->parked && now >= lap_at(node);
+	return node->parked && now >= park_lap_at(node);
 }
 
 /* The token stays here, heartbeating; the heartbeat says so at once, so
  * that a member whose client asks knows whom to summon. */
-void park(struct ring_node *node, struct ring_update *up, uint64_t now)
+void park_token(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	RING_ASSERT(node->phase == PHASE_HELD && !node->granted);
 	node->parked = true;
@@ -51,14 +51,14 @@ void park(struct ring_node *node, struct ring_update *up, uint64_t now)
 		    node->token.counter == node->lap_counter;
 	if (!same) {
 		node->counters.parks++;
-		log_event(node, up, RING_LOG_TOKEN_PARK, node->token.epoch, node->token.seq,
-			  node->token.idle);
+		act_log(node, up, RING_LOG_TOKEN_PARK, node->token.epoch, node->token.seq,
+			node->token.idle);
 	}
 	node->lap_epoch = 0;
-	send_heartbeat(node, up, now);
+	act_send_heartbeat(node, up, now);
 }
 
-bool wants_token(const struct ring_node *node)
+bool park_wanted(const struct ring_node *node)
 {
 	return node->q_len > 0 && node->phase == PHASE_NONE && !node->leaving && !node->left;
 }
@@ -67,9 +67,9 @@ bool wants_token(const struct ring_node *node)
  * waits. A summons has no authority, so losing one costs only time: it is
  * sent again, backing off from ack_timeout_ms to heartbeat_ms, and at once
  * for a new park (a parked heartbeat naming another hop). */
-void summon(struct ring_node *node, struct ring_update *up, uint64_t now)
+void park_summon(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
-	if (!wants_token(node) || !node->park_known || node->park_at == node->me)
+	if (!park_wanted(node) || !node->park_known || node->park_at == node->me)
 		return;
 	bool again = node->summon_hop.epoch == node->park_hop.epoch &&
 		     node->summon_hop.seq == node->park_hop.seq;
@@ -78,12 +78,12 @@ void summon(struct ring_node *node, struct ring_update *up, uint64_t now)
 	struct ring_msg m = {.type = RING_MSG_WANT};
 	m.u.want.epoch = node->park_hop.epoch;
 	m.u.want.seq = node->park_hop.seq;
-	send_msg(node, up, id_of(node, node->park_at), &m);
+	act_send(node, up, id_of(node, node->park_at), &m);
 	node->counters.summons++;
 	if (!again) {
 		/* One line per park summoned; the resends are only counted. */
-		log_event(node, up, RING_LOG_TOKEN_SUMMON, id_of(node, node->park_at),
-			  node->park_hop.epoch, node->park_hop.seq);
+		act_log(node, up, RING_LOG_TOKEN_SUMMON, id_of(node, node->park_at),
+			node->park_hop.epoch, node->park_hop.seq);
 		node->summon_every = ms(node->layout.ack_timeout_ms);
 	} else if (node->summon_every < ms(node->layout.heartbeat_ms)) {
 		node->summon_every = min_u64(2 * node->summon_every, ms(node->layout.heartbeat_ms));
@@ -94,8 +94,8 @@ void summon(struct ring_node *node, struct ring_update *up, uint64_t now)
 
 /* A summons for the park we hold (§3.4): the visit ends with the grant in
  * progress, if any. One for another park, or for none, is old or forged. */
-void on_want(struct ring_node *node, struct ring_update *up, size_t from_idx,
-	     const struct ring_msg_want *w, uint64_t now)
+void park_on_want(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		  const struct ring_msg_want *w, uint64_t now)
 {
 	/* From a member the token leaves out, a summons would cost a rotation
 	 * that cannot serve it: its JOIN comes first (§5.3). */
@@ -105,6 +105,6 @@ void on_want(struct ring_node *node, struct ring_update *up, size_t from_idx,
 		return;
 	uint16_t from = id_of(node, from_idx);
 	node->summoned = true;
-	log_event(node, up, RING_LOG_TOKEN_UNPARK, from, w->epoch, w->seq);
-	serve(node, up, now);
+	act_log(node, up, RING_LOG_TOKEN_UNPARK, from, w->epoch, w->seq);
+	visit_serve(node, up, now);
 }

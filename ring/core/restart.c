@@ -10,7 +10,7 @@
  * catches a disk rolled back below what any of them knows. quorum = none
  * promises no majority anywhere (§6.3): a stored epoch is taken as it is,
  * and a member with none asks one other. */
-size_t query_needed(const struct ring_node *node)
+size_t restart_query_needed(const struct ring_node *node)
 {
 	size_t n = node->layout.n;
 	if (node->layout.quorum == RING_QUORUM_MAJORITY)
@@ -22,7 +22,7 @@ static void query_send(struct ring_node *node, struct ring_update *up, uint64_t 
 {
 	struct ring_msg m = {.type = RING_MSG_EPOCH_QUERY};
 	m.u.epoch_query.nonce = node->query_nonce;
-	send_msg(node, up, 0, &m);
+	act_send(node, up, 0, &m);
 	/* Backing off: a member that cannot be proven (too few up) should not
 	 * cost the others a datagram every heartbeat for ever. */
 	node->query_next = now + node->query_every;
@@ -32,8 +32,8 @@ static void query_send(struct ring_node *node, struct ring_update *up, uint64_t 
 /* Asks every member what epoch it knows: at start, to learn the floor
  * below which our own past may hold tokens we cannot remember; later, to
  * catch up with a ring that moved further than a datagram may jump. */
-void query_start(struct ring_node *node, struct ring_update *up, uint64_t now,
-		 bool at_start)
+void restart_query_start(struct ring_node *node, struct ring_update *up, uint64_t now,
+			 bool at_start)
 {
 	node->query_active = true;
 	node->query_at_start = at_start;
@@ -63,7 +63,7 @@ static uint32_t reply_rank(const struct ring_node *node, uint32_t base, bool far
 		if (!ring_set_has(&node->replied, i))
 			continue;
 		uint32_t e = node->reply_epoch[i];
-		if (within_reach(base, e) == far)
+		if (epoch_within_reach(base, e) == far)
 			continue;
 		c++;
 		if (e > top[0]) {
@@ -88,7 +88,7 @@ static uint32_t reply_rank(const struct ring_node *node, uint32_t base, bool far
 static size_t far_vouchers(const struct ring_node *node)
 {
 	if (node->layout.keyed && node->query_at_start && node->start_epoch == 0 &&
-	    query_needed(node) < 2)
+	    restart_query_needed(node) < 2)
 		return 1;
 	return 2;
 }
@@ -118,24 +118,24 @@ static uint32_t reply_base(const struct ring_node *node)
 /* The answers to the current query settle it once enough of them are within
  * reach of where they may take us; those beyond reach that no second member
  * vouched for are left out, and counted as the bad datagrams they are. */
-void query_settle(struct ring_node *node, struct ring_update *up, uint64_t now)
+static void query_settle(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	uint32_t base = reply_base(node);
 	size_t have;
 	uint32_t highest = reply_rank(node, base, false, 1, &have);
-	if (have < query_needed(node))
+	if (have < restart_query_needed(node))
 		return;
 	node->query_active = false;
 	node->query_next = now + ms(node->layout.loss_timeout_ms);
 	for (size_t i = 0; i < node->layout.n; i++)
-		if (ring_set_has(&node->replied, i) && !within_reach(base, node->reply_epoch[i]))
-			bad_packet(node, up, id_of(node, i), -RING_EJUMP);
+		if (ring_set_has(&node->replied, i) && !epoch_within_reach(base, node->reply_epoch[i]))
+			act_bad_packet(node, up, id_of(node, i), -RING_EJUMP);
 	/* At start, the highest answer: a majority that persisted an epoch
 	 * shares a member with those who answered. Catching up, the second
 	 * highest where there is one: one forged answer cannot move us. */
 	size_t k = node->query_at_start || have < 2 ? 1 : 2;
 	uint32_t floor = max_u32(reply_rank(node, base, false, k, &have), base);
-	adopt(node, up, floor, 0, now);
+	epoch_adopt(node, up, floor, 0, now);
 	if (node->broken)
 		return;
 	/* The members whose first answer of this life was beyond reach have a
@@ -159,17 +159,17 @@ void query_settle(struct ring_node *node, struct ring_update *up, uint64_t now)
 		 * fences must not go back), so we stay out: our tokens are
 		 * beyond everybody's reach, and a regeneration dies at us
 		 * (on_election). The operator is told (operations.md). */
-		if (highest && !within_reach(highest, node->epoch))
-			log_event(node, up, RING_LOG_EPOCH_OUT_OF_REACH, node->epoch, highest, have);
+		if (highest && !epoch_within_reach(highest, node->epoch))
+			act_log(node, up, RING_LOG_EPOCH_OUT_OF_REACH, node->epoch, highest, have);
 		node->no_quorum = false;
 		if (node->loss_deadline < now + 2 * ms(node->layout.heartbeat_ms))
 			node->loss_deadline = now + 2 * ms(node->layout.heartbeat_ms);
 	}
-	log_event(node, up, RING_LOG_EPOCH_LEARNED, floor, have, node->query_at_start);
+	act_log(node, up, RING_LOG_EPOCH_LEARNED, floor, have, node->query_at_start);
 }
 
-void on_epoch_reply(struct ring_node *node, struct ring_update *up, size_t from_idx,
-		    const struct ring_msg_epoch_reply *r, uint64_t now)
+void restart_on_reply(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		      const struct ring_msg_epoch_reply *r, uint64_t now)
 {
 	if (from_idx >= RING_MAX_MEMBERS || node->first_nonce == 0 ||
 	    r->nonce < node->first_nonce || r->nonce > node->query_nonce)
@@ -189,9 +189,9 @@ void on_epoch_reply(struct ring_node *node, struct ring_update *up, size_t from_
 		 * knows that the first answers did not is one we must not mint
 		 * again. Within reach only (§4.2), like any datagram's. */
 		if (!near)
-			bad_packet(node, up, id_of(node, from_idx), -RING_EJUMP);
+			act_bad_packet(node, up, id_of(node, from_idx), -RING_EJUMP);
 		else if (node->proven)
-			adopt(node, up, r->epoch, id_of(node, from_idx), now);
+			epoch_adopt(node, up, r->epoch, id_of(node, from_idx), now);
 		return;
 	}
 	ring_set_add(&node->replied, from_idx);
@@ -200,16 +200,16 @@ void on_epoch_reply(struct ring_node *node, struct ring_update *up, size_t from_
 }
 
 /* "What epoch do you know?" (§5.3): the one we persisted. */
-void on_epoch_query(struct ring_node *node, struct ring_update *up, uint16_t from,
-		    const struct ring_msg_epoch_query *q)
+void restart_on_query(struct ring_node *node, struct ring_update *up, uint16_t from,
+		      const struct ring_msg_epoch_query *q)
 {
 	struct ring_msg r = {.type = RING_MSG_EPOCH_REPLY};
 	r.u.epoch_reply.nonce = q->nonce;
 	r.u.epoch_reply.epoch = node->epoch;
-	send_msg(node, up, from, &r);
+	act_send(node, up, from, &r);
 }
 
-void query_due(struct ring_node *node, struct ring_update *up, uint64_t now)
+void restart_query_due(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	query_send(node, up, now);
 }

@@ -4,7 +4,7 @@
 
 /* A deadline that fires far too late means this process was stopped (§5.5):
  * whatever it granted may have been given to someone else meanwhile. */
-void check_pause(struct ring_node *node, struct ring_update *up, uint64_t now)
+void timers_check_pause(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	uint64_t limit = ms(node->layout.loss_timeout_ms) / 2;
 	if (node->armed_deadline == NEVER || now <= node->armed_deadline ||
@@ -12,8 +12,8 @@ void check_pause(struct ring_node *node, struct ring_update *up, uint64_t now)
 		return;
 	uint64_t late = now - node->armed_deadline;
 	node->counters.pauses++;
-	log_event(node, up, RING_LOG_PAUSE_DETECTED, late / 1000, 0, 0);
-	revoke_grant(node, up);
+	act_log(node, up, RING_LOG_PAUSE_DETECTED, late / 1000, 0, 0);
+	clients_revoke(node, up);
 	/* Until a fresh heartbeat can reach us, grant nothing: a token waiting
 	 * in our socket may be an old one (§5.5). */
 	node->quarantine_until = now + 2 * ms(node->layout.heartbeat_ms);
@@ -27,7 +27,7 @@ void check_pause(struct ring_node *node, struct ring_update *up, uint64_t now)
 }
 
 /* When the held token's visit has something to do by itself: a rest or a
- * quarantine that ends, a parked token's lap. serve() decides what. */
+ * quarantine that ends, a parked token's lap. visit_serve() decides what. */
 static uint64_t visit_at(const struct ring_node *node)
 {
 	uint64_t d = NEVER;
@@ -36,7 +36,7 @@ static uint64_t visit_at(const struct ring_node *node)
 	if (node->resting)
 		d = min_u64(d, node->rest_deadline);
 	if (node->parked && !node->granted)
-		d = min_u64(d, lap_at(node));
+		d = min_u64(d, park_lap_at(node));
 	if (!node->granted && node->q_len > 0 && node->quarantine_until > 0)
 		d = min_u64(d, node->quarantine_until);
 	return d;
@@ -64,7 +64,7 @@ static uint64_t timer_fwd(const struct ring_node *n)
 
 static uint64_t timer_hb(const struct ring_node *n)
 {
-	return heartbeats(n) ? n->hb_deadline : NEVER;
+	return visit_heartbeats(n) ? n->hb_deadline : NEVER;
 }
 
 static uint64_t timer_query(const struct ring_node *n)
@@ -78,7 +78,7 @@ static uint64_t timer_leave(const struct ring_node *n)
 }
 static uint64_t timer_summon(const struct ring_node *n)
 {
-	return wants_token(n) && n->park_known && n->park_at != n->me ? n->summon_next : NEVER;
+	return park_wanted(n) && n->park_known && n->park_at != n->me ? n->summon_next : NEVER;
 }
 static uint64_t timer_no_quorum(const struct ring_node *n)
 {
@@ -99,18 +99,18 @@ static const struct core_timer {
 	bool every;
 } timers[] = {
 	{timer_lease, NULL, false},
-	{timer_pass, pass_ack_timeout, false},
+	{timer_pass, visit_ack_timeout, false},
 	{timer_fwd, election_ack_timeout, false},
-	{visit_at, serve, true},
-	{timer_hb, heartbeat_due, false},
-	{timer_query, query_due, false},
-	{timer_summon, summon, true},
-	{timer_leave, leave_timeout, false},
-	{timer_no_quorum, no_quorum_timeout, false},
-	{timer_loss, loss_timeout, false},
+	{visit_at, visit_serve, true},
+	{timer_hb, visit_heartbeat_due, false},
+	{timer_query, restart_query_due, false},
+	{timer_summon, park_summon, true},
+	{timer_leave, members_leave_timeout, false},
+	{timer_no_quorum, election_no_quorum_timeout, false},
+	{timer_loss, election_loss_timeout, false},
 };
 
-void run_timers(struct ring_node *node, struct ring_update *up, uint64_t now)
+void timers_run(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	for (size_t k = 0; k < sizeof timers / sizeof timers[0]; k++) {
 		const struct core_timer *t = &timers[k];
@@ -119,7 +119,7 @@ void run_timers(struct ring_node *node, struct ring_update *up, uint64_t now)
 	}
 }
 
-uint64_t next_deadline(const struct ring_node *node)
+uint64_t timers_next_deadline(const struct ring_node *node)
 {
 	uint64_t d = NEVER;
 	if (node->left)

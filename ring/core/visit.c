@@ -3,7 +3,7 @@
  * successor. */
 #include "core/internal.h"
 
-void send_token(struct ring_node *node, struct ring_update *up, uint64_t now)
+void visit_send_token(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	struct ring_msg m = {.type = RING_MSG_TOKEN};
 	m.u.token = node->token;
@@ -12,12 +12,12 @@ void send_token(struct ring_node *node, struct ring_update *up, uint64_t now)
 	 * its heartbeat (§5.1). */
 	uint64_t quiet = now - node->hb_base + node->hop_rtt_us / 2;
 	m.u.token.quiet_us = quiet > UINT32_MAX ? UINT32_MAX : (uint32_t)quiet;
-	send_msg(node, up, id_of(node, node->pass_to), &m);
+	act_send(node, up, id_of(node, node->pass_to), &m);
 }
 
 /* A pass is being made again (a skip, a take-back): the visit was counted
  * in idle by the first, so undo that, and pass_token counts it once. */
-void uncount_pass(struct ring_node *node)
+void visit_uncount_pass(struct ring_node *node)
 {
 	if (node->token.idle == 0)
 		node->visit_wanted = true;
@@ -27,7 +27,7 @@ void uncount_pass(struct ring_node *node)
 
 /* Decides what the held token does next: grant, rest, park, or move on
  * (§3.3, §3.4). */
-void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
+void visit_serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	if (now >= node->quarantine_until)
 		node->quarantine_until = 0;
@@ -35,18 +35,18 @@ void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 		return;
 	bool alone = next_in(node, &node->token.alive, node->me) == node->me;
 	if (node->leaving) {
-		pass_token(node, up, now);
+		visit_pass(node, up, now);
 		return;
 	}
 	if (alone) { /* a park is for a ring: alone, every grant is a visit anyway */
 		node->parked = false;
 		node->lap_epoch = 0;
 	}
-	if (!node->parked && !alone && may_park(node))
-		park(node, up, now);
+	if (!node->parked && !alone && park_allowed(node))
+		park_token(node, up, now);
 	if (node->visit_granted) {
-		if (!alone && !(node->parked && !node->summoned && !lap_due(node, now))) {
-			pass_token(node, up, now);
+		if (!alone && !(node->parked && !node->summoned && !park_lap_due(node, now))) {
+			visit_pass(node, up, now);
 			return;
 		}
 		/* Alone in the ring, or parked with nobody else asking: each
@@ -56,11 +56,11 @@ void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 	/* This epoch's fences are used up: a new epoch, which like any other
 	 * must be confirmed before it is granted under (§4.1, §4.4). */
 	if (node->q_len > 0 && node->token.counter == UINT32_MAX &&
-	    !reepoch(node, up, node->token.epoch, now))
+	    !epoch_reepoch(node, up, node->token.epoch, now))
 		return;
 	if (node->q_len > 0 && node->quarantine_until == 0 && epoch_confirmed(node) &&
 	    park_fresh(node, now)) {
-		grant(node, up, now);
+		clients_grant(node, up, now);
 		return;
 	}
 	if (alone) {
@@ -71,46 +71,46 @@ void serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 		return;
 	}
 	if (node->parked) {
-		if (node->q_len == 0 && !node->summoned && !lap_due(node, now))
+		if (node->q_len == 0 && !node->summoned && !park_lap_due(node, now))
 			return;
 		/* Summoned, wanted here but stale, or a lap is due: once round,
 		 * wanted, so that it parks again only after a whole rotation. */
 		node->lap_epoch = node->q_len == 0 && !node->summoned ? node->token.epoch : 0;
 		node->lap_counter = node->token.counter;
 		node->visit_wanted = true;
-		pass_token(node, up, now);
+		visit_pass(node, up, now);
 		return;
 	}
 	if (node->q_len > 0 || node->layout.idle_pass_ms == 0) {
 		/* Wanted here but not grantable yet (quarantine, an unconfirmed
 		 * epoch), or not yet a rotation unwanted: move on. */
-		pass_token(node, up, now);
+		visit_pass(node, up, now);
 		return;
 	}
 	if (!node->resting) {
 		node->resting = true;
 		node->rest_deadline = now + ms(node->layout.idle_pass_ms);
 	} else if (now >= node->rest_deadline) {
-		pass_token(node, up, now);
+		visit_pass(node, up, now);
 	}
 }
 
-void pass_token(struct ring_node *node, struct ring_update *up, uint64_t now)
+void visit_pass(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	/* A grant ends before the token leaves: a client in the region of a
 	 * token elsewhere is two holders (I2). */
 	RING_ASSERT(!node->granted);
 	/* The park ends here, before a re-epoch below could announce it. */
 	node->parked = false;
-	if (!apply_membership(node, up, now))
+	if (!members_apply(node, up, now))
 		return;
 	/* Hop numbers run out: a new epoch. */
-	if (node->token.seq == UINT32_MAX && !reepoch(node, up, node->token.epoch, now))
+	if (node->token.seq == UINT32_MAX && !epoch_reepoch(node, up, node->token.epoch, now))
 		return;
 	size_t next = next_in(node, &node->token.alive, node->me);
 	if (next == node->me) {
 		if (node->leaving) { /* nobody to hand it to */
-			drop_token(node, up, now);
+			epoch_drop_token(node, up, now);
 			return;
 		}
 		node->visit_granted = false;
@@ -129,7 +129,7 @@ void pass_token(struct ring_node *node, struct ring_update *up, uint64_t now)
 	/* A heartbeat that is due goes first, so the token leaves with its
 	 * quiet time reset; otherwise every later holder would find it due. */
 	if (now >= node->hb_deadline)
-		send_heartbeat(node, up, now);
+		act_send_heartbeat(node, up, now);
 	/* seen_* stays the last hop we accepted (§3.2): a hop we pass
 	 * reaches only its receiver, so recording it would refuse nothing
 	 * more (make mutants found the rule redundant; PROTOCOL.md §3.2). */
@@ -140,9 +140,9 @@ void pass_token(struct ring_node *node, struct ring_update *up, uint64_t now)
 	node->retries_left = node->layout.retries;
 	node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
 	node->pass_sent = now;
-	send_token(node, up, now);
-	log_event(node, up, RING_LOG_TOKEN_PASS, id_of(node, next), node->token.epoch,
-		  node->token.seq);
+	visit_send_token(node, up, now);
+	act_log(node, up, RING_LOG_TOKEN_PASS, id_of(node, next), node->token.epoch,
+		node->token.seq);
 }
 
 /* The successor did not answer (§3.2): it is dead to this token. */
@@ -153,30 +153,30 @@ static void skip_successor(struct ring_node *node, struct ring_update *up, uint6
 	ring_set_del(&node->token.alive, dead);
 	node->phase = PHASE_HELD;
 	if (ring_set_count(&node->token.alive) < node->quorum) {
-		log_event(node, up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
+		act_log(node, up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
 		node->no_quorum = true;
-		log_event(node, up, RING_LOG_NO_QUORUM, ring_set_count(&node->token.alive),
-			  node->quorum, 0);
-		drop_token(node, up, now);
+		act_log(node, up, RING_LOG_NO_QUORUM, ring_set_count(&node->token.alive),
+			node->quorum, 0);
+		epoch_drop_token(node, up, now);
 		return;
 	}
 	/* A new epoch makes the copy the successor may have after all (its
 	 * acks lost) stale wherever the two meet (§4.2). */
-	if (!reepoch(node, up, node->token.epoch, now))
+	if (!epoch_reepoch(node, up, node->token.epoch, now))
 		return;
 	node->alive_view = node->token.alive;
-	log_event(node, up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
+	act_log(node, up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
 	node->visit_granted = true; /* the visit was over; move on */
-	uncount_pass(node);
+	visit_uncount_pass(node);
 	/* The skipped member may have passed a copy on before it died with
 	 * its ack lost (§3.2): heartbeat the new epoch at once, so that the
 	 * copy is dropped, and its grant revoked, within a datagram's time. */
 	node->hb_deadline = now;
-	pass_token(node, up, now);
+	visit_pass(node, up, now);
 }
 
-void on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
-	      const struct ring_msg_token *t, uint64_t now)
+void visit_on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
+		    const struct ring_msg_token *t, uint64_t now)
 {
 	int fx = ring_layout_index(&node->layout, from);
 	if (fx < 0 || (size_t)fx >= RING_MAX_MEMBERS)
@@ -184,12 +184,12 @@ void on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
 	size_t fi = (size_t)fx;
 	if (t->epoch < node->epoch) {
 		node->counters.stale_dropped++;
-		log_event(node, up, RING_LOG_TOKEN_STALE_DROP, t->epoch, from, node->epoch);
-		send_ack(node, up, from, t->epoch, t->seq, RING_ACK_STALE);
+		act_log(node, up, RING_LOG_TOKEN_STALE_DROP, t->epoch, from, node->epoch);
+		act_send_ack(node, up, from, t->epoch, t->seq, RING_ACK_STALE);
 		return;
 	}
 	if (t->epoch == node->seen_epoch && t->seq <= node->seen_seq) {
-		send_ack(node, up, from, t->epoch, t->seq, 0); /* a duplicate */
+		act_send_ack(node, up, from, t->epoch, t->seq, 0); /* a duplicate */
 		return;
 	}
 	if (!ring_set_has(&node->floor_known, fi)) {
@@ -199,7 +199,7 @@ void on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
 		 * its retransmission is judged against it. */
 		struct ring_msg q = {.type = RING_MSG_EPOCH_QUERY};
 		q.u.epoch_query.nonce = node->query_nonce;
-		send_msg(node, up, from, &q);
+		act_send(node, up, from, &q);
 		return;
 	}
 	if (t->epoch <= node->start_epoch || t->epoch <= node->floor_from[fi] || node->leaving) {
@@ -207,21 +207,21 @@ void on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
 		 * accepted, so ask to be taken in under a new one (§5.3).
 		 * Leaving: we said which hop was our last (§5.4). Either way the
 		 * sender learns that this very pass was refused. */
-		send_refusal(node, up, from, t);
+		act_send_refusal(node, up, from, t);
 		return;
 	}
 	if (!ring_set_has(&t->alive, node->me)) {
 		/* Tokens go only to members they count as alive. */
-		bad_packet(node, up, from, -RING_EFIELD);
+		act_bad_packet(node, up, from, -RING_EFIELD);
 		return;
 	}
-	adopt(node, up, t->epoch, from, now);
+	epoch_adopt(node, up, t->epoch, from, now);
 	uint32_t counter = t->counter;
 	if (node->phase != PHASE_NONE && node->token.epoch == t->epoch) {
 		/* Our own pass came back around (its ack was lost): the token
 		 * moved on, so this is the one token. Keep the highest count so
 		 * that no fence of this epoch can be issued twice. */
-		revoke_grant(node, up);
+		clients_revoke(node, up);
 		if (node->token.counter > counter)
 			counter = node->token.counter;
 	}
@@ -231,7 +231,7 @@ void on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
 	/* Acked before the token can move on: a member that crashes between
 	 * its pass and its ack would otherwise be skipped while its pass
 	 * lives on, a second token with no datagram lost (review of §3.4). */
-	send_ack(node, up, from, t->epoch, t->seq, 0);
+	act_send_ack(node, up, from, t->epoch, t->seq, 0);
 	node->token = *t;
 	node->token.counter = counter;
 	node->phase = PHASE_HELD;
@@ -251,23 +251,23 @@ void on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
 	node->summoned = false;
 	node->park_known = false;
 	node->arrived = now;
-	log_event(node, up, RING_LOG_TOKEN_RECV, from, t->epoch, t->seq);
-	if (apply_membership(node, up, now))
-		serve(node, up, now);
+	act_log(node, up, RING_LOG_TOKEN_RECV, from, t->epoch, t->seq);
+	if (members_apply(node, up, now))
+		visit_serve(node, up, now);
 }
 
-void on_token_ack(struct ring_node *node, struct ring_update *up, uint16_t from,
+void visit_on_ack(struct ring_node *node, struct ring_update *up, uint16_t from,
 		  const struct ring_msg_token_ack *a, uint64_t now)
 {
 	if (node->phase != PHASE_PASSING || from != id_of(node, node->pass_to))
 		return;
 	if (a->flags & RING_ACK_STALE) {
-		adopt(node, up, a->known_epoch, from, now);
+		epoch_adopt(node, up, a->known_epoch, from, now);
 		if (node->phase != PHASE_NONE && a->epoch == node->token.epoch) {
 			node->counters.stale_dropped++;
-			log_event(node, up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, from,
-				  a->known_epoch);
-			drop_token(node, up, now);
+			act_log(node, up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, from,
+				a->known_epoch);
+			epoch_drop_token(node, up, now);
 		}
 	} else if (a->epoch == node->token.epoch && a->seq == node->token.seq) {
 		if (node->retries_left == node->layout.retries)
@@ -280,17 +280,17 @@ void on_token_ack(struct ring_node *node, struct ring_update *up, uint16_t from,
 	}
 }
 
-void on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t from,
-		  const struct ring_msg_heartbeat *h, uint64_t now)
+void visit_on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t from,
+			const struct ring_msg_heartbeat *h, uint64_t now)
 {
 	if (h->epoch < node->epoch) {
 		/* A stale token is alive at FROM. If ours is not, ask FROM to
 		 * take us in: it will re-epoch above what we know (§5.3). */
-		if (node->phase == PHASE_NONE && !recently_heard(node, now))
-			send_join(node, up, from, now);
+		if (node->phase == PHASE_NONE && !election_recently_heard(node, now))
+			act_send_join(node, up, from, now);
 		return;
 	}
-	adopt(node, up, h->epoch, from, now);
+	epoch_adopt(node, up, h->epoch, from, now);
 	node->heard_ever = true;
 	node->last_heard = now;
 	node->alive_view = h->alive;
@@ -298,7 +298,7 @@ void on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t from,
 	if (node->park_known) {
 		node->park_at = (size_t)ring_layout_index(&node->layout, from);
 		node->park_hop = (struct ring_hop){h->epoch, h->seq};
-		summon(node, up, now);
+		park_summon(node, up, now);
 	}
 	node->no_quorum = false;
 	node->elect_active = false;
@@ -306,38 +306,38 @@ void on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t from,
 	if (node->phase == PHASE_NONE)
 		node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
 	if (!ring_set_has(&h->alive, node->me))
-		send_join(node, up, from, now);
+		act_send_join(node, up, from, now);
 }
 
 /* Who speaks for the token (§5.1): its holder, and a member still passing
  * it once a retransmission showed the successor may be gone. A pass that
  * is merely awaiting its ack leaves that to the new holder: two members
  * heartbeating one token doubles the broadcasts for nothing. */
-bool heartbeats(const struct ring_node *node)
+bool visit_heartbeats(const struct ring_node *node)
 {
 	return node->phase == PHASE_HELD ||
 	       (node->phase == PHASE_PASSING && node->retries_left < node->layout.retries);
 }
 
-void pass_ack_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
+void visit_ack_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	if (node->pass_refused == REFUSED_JOIN) {
-		take_back(node, up, now);
+		members_take_back(node, up, now);
 	} else if (node->pass_refused == REFUSED_LEAVE) {
 		skip_successor(node, up, now);
 	} else if (node->retries_left > 0) {
 		node->retries_left--;
 		node->counters.retransmits++;
 		node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
-		send_token(node, up, now);
-		log_event(node, up, RING_LOG_RETRANSMIT, id_of(node, node->pass_to),
-			  node->token.epoch, node->token.seq);
+		visit_send_token(node, up, now);
+		act_log(node, up, RING_LOG_RETRANSMIT, id_of(node, node->pass_to),
+			node->token.epoch, node->token.seq);
 	} else {
 		skip_successor(node, up, now);
 	}
 }
 
-void heartbeat_due(struct ring_node *node, struct ring_update *up, uint64_t now)
+void visit_heartbeat_due(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
-	send_heartbeat(node, up, now);
+	act_send_heartbeat(node, up, now);
 }

@@ -20,7 +20,7 @@
 #define PARK 1           /* idle_pass_ms = 0 (parking, §3.4); 0: a paced ring */
 #endif
 #ifndef MAXGEN
-#define MAXGEN 3         /* epoch generations that may be minted (mint()) */
+#define MAXGEN 3         /* epoch generations that may be minted (epoch_mint()) */
 #endif
 #ifndef MAXSEQ
 #define MAXSEQ 6         /* hops per epoch (token.seq) */
@@ -165,7 +165,7 @@ inline send(sto, stt, sf, s1, s2, s3, s4, s5) {
 	net[sto] ! stt, sf, s1, s2, s3, s4, s5
 }
 
-/* revoke_grant() */
+/* clients_revoke() */
 inline revoke(rv) {
 	if
 	:: granted[rv] -> granted[rv] = 0; in_cs--
@@ -183,14 +183,14 @@ inline forget(fm) {
 	vg[fm] = 0; vw[fm] = 0; parked[fm] = 0; summoned[fm] = 0
 }
 
-/* drop_token() */
+/* epoch_drop_token() */
 inline drop(dm) {
 	revoke(dm);
 	forget(dm)
 }
 
-/* adopt(): learn epoch E; a token older than it is dropped (§4.3) */
-inline adopt(am, ae) {
+/* epoch_adopt(): learn epoch E; a token older than it is dropped (§4.3) */
+inline epoch_adopt(am, ae) {
 	if
 	:: ae > ep[am] ->
 		assert(ae > ep[am]);   /* a member never adopts an older epoch */
@@ -212,7 +212,7 @@ inline next_in(nm, nset, nnx) {
 	od
 }
 
-/* send_heartbeat(): to every configured member (§5.1); its seq is read
+/* act_send_heartbeat(): to every configured member (§5.1); its seq is read
  * only as the park's hop */
 #define PKSEQ(m) ((parked[m] && !summoned[m]) -> ts[m] : 0)
 inline hb_all(hm) {
@@ -224,15 +224,15 @@ inline hb_all(hm) {
 	}
 }
 
-/* mint(): an epoch above BASE and every one we know, ours by its low bits */
-inline mint(mm, mbase, me_) {
+/* epoch_mint(): an epoch above BASE and every one we know, ours by its low bits */
+inline epoch_mint(mm, mbase, me_) {
 	me_ = ((GEN(MAX(mbase, ep[mm])) + 1) << 2) | mm
 }
 
-/* reepoch(): a new epoch for the token held, heartbeat at once if RHB (after a
+/* epoch_reepoch(): a new epoch for the token held, heartbeat at once if RHB (after a
  * skip, a take-back or a membership change, §3.2, §5.3, §5.4) */
-inline reepoch(rm, rbase, rhb) {
-	mint(rm, rbase, ne);
+inline epoch_reepoch(rm, rbase, rhb) {
+	epoch_mint(rm, rbase, ne);
 	if
 	:: GEN(ne) <= MAXGEN ->
 		floor_e[ne] = granted_e;
@@ -247,7 +247,7 @@ inline reepoch(rm, rbase, rhb) {
 	fi
 }
 
-/* apply_membership(): pending joins and leaves change the alive set under
+/* members_apply(): pending joins and leaves change the alive set under
  * a new epoch; too few left drops the token (no_quorum) */
 inline apply(pm) {
 	na = ta[pm]; nb = te[pm]; chg = 0;
@@ -269,12 +269,12 @@ inline apply(pm) {
 	fi;
 	if
 	:: chg && COUNT(na) < Q -> drop(pm)
-	:: chg && COUNT(na) >= Q -> ta[pm] = na; reepoch(pm, nb, parked[pm])
+	:: chg && COUNT(na) >= Q -> ta[pm] = na; epoch_reepoch(pm, nb, parked[pm])
 	:: else -> skip
 	fi
 }
 
-/* pass_token(): to the next member alive, seq + 1, awaiting its ack */
+/* visit_pass(): to the next member alive, seq + 1, awaiting its ack */
 inline pass(pm) {
 	parked[pm] = 0;
 	apply(pm);
@@ -303,7 +303,7 @@ inline pass(pm) {
 	fi
 }
 
-/* uncount_pass(): a pass made again counts the visit once in idle */
+/* visit_uncount_pass(): a pass made again counts the visit once in idle */
 inline uncount(um) {
 	if
 	:: ti[um] == 0 -> vw[um] = 1
@@ -318,7 +318,7 @@ inline skip_succ(sm) {
 	if
 	:: COUNT(ta[sm]) < Q -> drop(sm)
 	:: else ->
-		reepoch(sm, te[sm], 1);
+		epoch_reepoch(sm, te[sm], 1);
 		if
 		:: phase[sm] == HELD -> one_token(sm); vg[sm] = 1; uncount(sm); pass(sm)
 		:: else -> skip
@@ -326,14 +326,14 @@ inline skip_succ(sm) {
 	fi
 }
 
-/* take_back(): the successor refused this very pass and no ack came: hand
+/* members_take_back(): the successor refused this very pass and no ack came: hand
  * it over again under a new epoch, which readmits it (§3.2 case 2, §5.3) */
-inline take_back(bm) {
+inline members_take_back(bm) {
 	phase[bm] = HELD;
 	vg[bm] = 1;
 	uncount(bm);
 	nb = MAX(ref_ep[bm], te[bm]);   /* (spin cannot take a conditional as an inline argument) */
-	reepoch(bm, nb, 1);
+	epoch_reepoch(bm, nb, 1);
 	if
 	:: phase[bm] == HELD -> one_token(bm); jpend[bm] = jpend[bm] & ~BIT(pass_to[bm]); pass(bm)
 	:: else -> skip
@@ -350,8 +350,8 @@ inline one_token(om) {
 	}
 }
 
-/* grant(): fence epoch << 32 | ++counter, checked against every fence before */
-inline grant(gm) {
+/* clients_grant(): fence epoch << 32 | ++counter, checked against every fence before */
+inline clients_grant(gm) {
 	tc[gm]++;
 	assert(tc[gm] > maxcnt[te[gm]]);     /* I1: no fence granted twice */
 	assert(floor_e[te[gm]] < te[gm]);    /* I1: newer fences exceed older ones (§4.4) */
@@ -365,11 +365,11 @@ inline grant(gm) {
 	vw[gm] = 1
 }
 
-/* may_park() */
+/* park_allowed() */
 #define MAY_PARK(m) (PARK && !summoned[m] && (!want[m] || CONFIRMED(m)) && ti[m] + 1 >= COUNT(ta[m]))
 
-/* serve(): grant, park, stay or move on (§3.3, §3.4) */
-inline serve(sm) {
+/* visit_serve(): grant, park, stay or move on (§3.3, §3.4) */
+inline visit_serve(sm) {
 	act = 0;   /* 1: pass it on, 2: grant (one call of each keeps the step small) */
 	if
 	:: leaving[sm] -> act = 1
@@ -379,7 +379,7 @@ inline serve(sm) {
 		:: else -> skip
 		fi;
 		if
-		:: !parked[sm] && !ALONE(sm) && MAY_PARK(sm) ->   /* park() */
+		:: !parked[sm] && !ALONE(sm) && MAY_PARK(sm) ->   /* park_token() */
 			parked[sm] = 1; hb_all(sm)
 		:: else -> skip
 		fi;
@@ -397,26 +397,26 @@ inline serve(sm) {
 	fi;
 	if
 	:: act == 1 -> pass(sm)
-	:: act == 2 -> grant(sm)
+	:: act == 2 -> clients_grant(sm)
 	:: else -> skip
 	fi;
 	act = 0
 }
 
-/* serve() where the core calls it: after an event that may let the held
+/* visit_serve() where the core calls it: after an event that may let the held
  * token act (a paced ring's holder chooses in steps of its own) */
 inline serve_held(hm) {
 	if
-	:: PARK && phase[hm] == HELD && !granted[hm] -> serve(hm)
+	:: PARK && phase[hm] == HELD && !granted[hm] -> visit_serve(hm)
 	:: else -> skip
 	fi
 }
 
-/* summon(): a WANT to the member where the token parks, once per park in
+/* park_summon(): a WANT to the member where the token parks, once per park in
  * the model (the core resends it, which matters only when one is lost) */
 #define SUMMON_DUE(m) (want[m] && phase[m] == NONE && !leaving[m] && pk_e[m] != 0 && \
 			!(sm_e[m] == pk_e[m] && sm_s[m] == pk_s[m]))
-inline summon(um) {
+inline park_summon(um) {
 	if
 	:: SUMMON_DUE(um) ->
 		sm_e[um] = pk_e[um]; sm_s[um] = pk_s[um];
@@ -431,8 +431,8 @@ inline summon(um) {
 #define DUP(oe, os, om) (oe == seen_e[om] && os <= seen_s[om])   /* §3.2 */
 #endif
 
-/* on_token() */
-inline on_token(om, ofm, oe, os, oc, oa, oi) {
+/* visit_on_token() */
+inline visit_on_token(om, ofm, oe, os, oc, oa, oi) {
 	if
 	:: oe < ep[om] -> send(ofm, ACK, om, oe, os, ep[om], 1, 0)       /* stale: say so */
 	:: oe >= ep[om] && DUP(oe, os, om) ->
@@ -444,7 +444,7 @@ inline on_token(om, ofm, oe, os, oc, oa, oi) {
 		send(ofm, JOIN, om, ep[om], oe, os, 0, 0)                 /* refused: restarted (§5.3) */
 	:: oe >= ep[om] && !(DUP(oe, os, om)) && !leaving[om] &&
 	   oe > start_e[om] ->
-		adopt(om, oe);
+		epoch_adopt(om, oe);
 		cc = oc;
 		if
 		:: phase[om] != NONE && te[om] == oe ->   /* our pass came back round */
@@ -465,11 +465,11 @@ inline on_token(om, ofm, oe, os, oc, oa, oi) {
 	fi
 }
 
-/* on_token_ack() */
+/* visit_on_ack() */
 inline on_ack(km, kf, ke, ks, kknown, kstale) {
 	if
 	:: phase[km] == PASSING && kf == pass_to[km] && kstale ->
-		adopt(km, kknown);
+		epoch_adopt(km, kknown);
 		if
 		:: phase[km] != NONE && ke == te[km] -> drop(km)
 		:: else -> skip
@@ -480,7 +480,7 @@ inline on_ack(km, kf, ke, ks, kknown, kstale) {
 	fi
 }
 
-/* send_join(): "take me in" (§5.3), at most one per heartbeat_ms; the
+/* act_send_join(): "take me in" (§5.3), at most one per heartbeat_ms; the
  * model's stand-in for that pace is one on the way at a time */
 inline join(jm, jto) {
 	if
@@ -489,14 +489,14 @@ inline join(jm, jto) {
 	fi
 }
 
-/* on_heartbeat() */
+/* visit_on_heartbeat() */
 inline on_hb(hm, hf, he, hs, ha, hp) {
 	if
 	:: he >= ep[hm] ->
-		adopt(hm, he);
+		epoch_adopt(hm, he);
 		electing[hm] = 0;
 		if
-		:: hp -> pk_at[hm] = hf; pk_e[hm] = he; pk_s[hm] = hs; summon(hm)
+		:: hp -> pk_at[hm] = hf; pk_e[hm] = he; pk_s[hm] = hs; park_summon(hm)
 		:: else -> pk_e[hm] = 0; pk_s[hm] = 0; pk_at[hm] = 0
 		fi;
 		if
@@ -515,8 +515,8 @@ inline on_hb(hm, hf, he, hs, ha, hp) {
 	fi
 }
 
-/* on_want(): a summons of the park we hold, from a member the token counts */
-inline on_want(wm, wf, we, ws) {
+/* park_on_want(): a summons of the park we hold, from a member the token counts */
+inline park_on_want(wm, wf, we, ws) {
 #ifdef BUG_SUMMONS_IGNORED
 	skip   /* planted: a park is never summoned away */
 #else
@@ -528,8 +528,8 @@ inline on_want(wm, wf, we, ws) {
 #endif
 }
 
-/* on_join() */
-inline on_join(jm, jf, je, jre, jrs) {
+/* members_on_join() */
+inline members_on_join(jm, jf, je, jre, jrs) {
 	if
 	:: !leaving[jm] ->
 		lpend[jm] = lpend[jm] & ~BIT(jf);
@@ -546,7 +546,7 @@ inline on_join(jm, jf, je, jre, jrs) {
 		   refused[jm] == REFUSED_NONE -> refused[jm] = REFUSED_JOIN; ref_ep[jm] = je
 #ifdef BUG_TAKEBACK_NOWAIT
 			/* planted: take it back at once, not one ack timeout later */
-			; take_back(jm)
+			; members_take_back(jm)
 #endif
 #endif
 		:: else -> skip
@@ -555,8 +555,8 @@ inline on_join(jm, jf, je, jre, jrs) {
 	fi
 }
 
-/* on_leave() */
-inline on_leave(lm, lf, lae, las, lre, lrs) {
+/* members_on_leave() */
+inline members_on_leave(lm, lf, lae, las, lre, lrs) {
 	if
 	:: pk_e[lm] != 0 && pk_at[lm] == lf -> pk_e[lm] = 0; pk_s[lm] = 0; pk_at[lm] = 0
 	:: else -> skip
@@ -640,17 +640,17 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 	/* a datagram arrives (on_datagram) */
 	/* (one step per type: spin limits the size of a d_step) */
 	:: d_step { up[m] && net[m] ? [TOKEN, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
-		on_token(m, f, e, s, c, a, x) }
+		visit_on_token(m, f, e, s, c, a, x) }
 	:: d_step { up[m] && net[m] ? [ACK, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
 		on_ack(m, f, e, s, c, a) }
 	:: d_step { up[m] && net[m] ? [HB, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
 		on_hb(m, f, e, s, a, x) }
 	:: d_step { up[m] && net[m] ? [JOIN, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
-		on_join(m, f, e, s, c) }
+		members_on_join(m, f, e, s, c) }
 	:: d_step { up[m] && net[m] ? [LEAVE, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
-		on_leave(m, f, e, s, c, a) }
+		members_on_leave(m, f, e, s, c, a) }
 	:: d_step { up[m] && net[m] ? [WANT, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
-		on_want(m, f, e, s) }
+		park_on_want(m, f, e, s) }
 	/* a member that is down or gone loses what arrives */
 	:: d_step { !up[m] && nempty(net[m]) -> net[m] ? t, f, e, s, c, a, x }
 #if PARK
@@ -660,15 +660,15 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 	/* a client asks (on_acquire), summoning a token parked elsewhere */
 	:: d_step { up[m] && !leaving[m] && !want[m] && reqs < REQS && !calm ->
 		reqs++; want[m] = 1;
-		summon(m);
+		park_summon(m);
 		serve_held(m) }
-	/* the summons timer (run_timers -> summon()): a park learnt while the
+	/* the summons timer (run_timers -> park_summon()): a park learnt while the
 	 * token was still ours is summoned once it has gone */
-	:: d_step { up[m] && SUMMON_DUE(m) -> summon(m) }
+	:: d_step { up[m] && SUMMON_DUE(m) -> park_summon(m) }
 #else
 	/* a paced ring: a client may be waiting at every visit, or none */
 	:: d_step { up[m] && phase[m] == HELD && !granted[m] && !vg[m] && !leaving[m] &&
-		    CONFIRMED(m) && tc[m] < MAXCNT -> want[m] = 1; grant(m) }
+		    CONFIRMED(m) && tc[m] < MAXCNT -> want[m] = 1; clients_grant(m) }
 	:: d_step { up[m] && phase[m] == HELD && !granted[m] && (!ALONE(m) || leaving[m]) &&
 		    !(bounded && ts[m] >= MAXSEQ) -> pass(m) }   /* (out of hops, it stays for good) */
 #endif
@@ -677,7 +677,7 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 	/* the ack timeout (run_timers): take back, skip, or retransmit */
 	:: d_step { up[m] && phase[m] == PASSING && PASS_GONE(m) ->
 		if
-		:: refused[m] == REFUSED_JOIN -> take_back(m)
+		:: refused[m] == REFUSED_JOIN -> members_take_back(m)
 		:: refused[m] == REFUSED_LEAVE -> skip_succ(m)
 		:: refused[m] == REFUSED_NONE && retries[m] > 0 -> retries[m]--;
 			send(pass_to[m], TOKEN, m, te[m], ts[m], tc[m], ta[m], ti[m])
@@ -735,7 +735,7 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 	/* regenerate(): above everything the election saw, alive = its participants */
 	:: d_step { up[m] && electing[m] && phase[m] == NONE && (NO_TOKEN || faulty) ->
 		electing[m] = 0;
-		mint(m, el_max[m], ne);
+		epoch_mint(m, el_max[m], ne);
 		if
 		:: GEN(ne) <= MAXGEN ->
 			floor_e[ne] = granted_e;
