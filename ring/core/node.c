@@ -125,6 +125,32 @@ static void check_self(const struct ring_node *node)
 	RING_ASSERT(node->phase != PHASE_PASSING || node->pass_to != node->me);
 }
 
+/* START: the member begins its life; once only. */
+static void start(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (node->started)
+		return;
+	node->started = true;
+	/* Rounds should differ from a previous life's. The daemon's
+	 * clock (CLOCK_BOOTTIME) keeps growing across restarts of the
+	 * process, but starts again near 0 when the host reboots, so a
+	 * round may repeat then. That costs liveness at most: a round
+	 * only tells an election's hops and acks from another's (§6.1);
+	 * what a regeneration mints is bounded by epochs and the proof
+	 * of §5.3, not by rounds. */
+	node->elect_round = (uint32_t)(now / 1000);
+	/* Listen for a live ring briefly before calling an election. */
+	node->loss_deadline = now + 2 * ms(node->layout.heartbeat_ms);
+	/* Whatever the disk says, learn what the others know first: the
+	 * disk may have been wiped or restored from a backup (§5.3). */
+	if (restart_query_needed(node) == 0) {
+		node->proven = true;
+		node->first_nonce = node->query_nonce = now + 1;
+	} else {
+		restart_query_start(node, up, now, true);
+	}
+}
+
 void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 		    struct ring_update *up)
 {
@@ -145,27 +171,7 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 	}
 	switch (ev->type) {
 	case RING_EVENT_START:
-		if (node->started)
-			break;
-		node->started = true;
-		/* Rounds should differ from a previous life's. The daemon's
-		 * clock (CLOCK_BOOTTIME) keeps growing across restarts of the
-		 * process, but starts again near 0 when the host reboots, so a
-		 * round may repeat then. That costs liveness at most: a round
-		 * only tells an election's hops and acks from another's (§6.1);
-		 * what a regeneration mints is bounded by epochs and the proof
-		 * of §5.3, not by rounds. */
-		node->elect_round = (uint32_t)(now / 1000);
-		/* Listen for a live ring briefly before calling an election. */
-		node->loss_deadline = now + 2 * ms(node->layout.heartbeat_ms);
-		/* Whatever the disk says, learn what the others know first: the
-		 * disk may have been wiped or restored from a backup (§5.3). */
-		if (restart_query_needed(node) == 0) {
-			node->proven = true;
-			node->first_nonce = node->query_nonce = now + 1;
-		} else {
-			restart_query_start(node, up, now, true);
-		}
+		start(node, up, now);
 		break;
 	case RING_EVENT_TICK:
 		break;

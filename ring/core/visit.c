@@ -175,22 +175,21 @@ static void skip_successor(struct ring_node *node, struct ring_update *up, uint6
 	visit_pass(node, up, now);
 }
 
-void visit_on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
-		    const struct ring_msg_token *t, uint64_t now)
+/* Whether a TOKEN from FROM (ring index FI) is answered without being
+ * taken: stale, a duplicate, before FROM's floor is known, refused to a
+ * restarted or leaving member, or not counting us alive. */
+static bool token_refused(struct ring_node *node, struct ring_update *up, uint16_t from,
+			  size_t fi, const struct ring_msg_token *t)
 {
-	int fx = ring_layout_index(&node->layout, from);
-	if (fx < 0 || (size_t)fx >= RING_MAX_MEMBERS)
-		return; /* on_datagram let only members through */
-	size_t fi = (size_t)fx;
 	if (t->epoch < node->epoch) {
 		node->counters.stale_dropped++;
 		act_log(node, up, RING_LOG_TOKEN_STALE_DROP, t->epoch, from, node->epoch);
 		act_send_ack(node, up, from, t->epoch, t->seq, RING_ACK_STALE);
-		return;
+		return true;
 	}
 	if (t->epoch == node->seen_epoch && t->seq <= node->seen_seq) {
 		act_send_ack(node, up, from, t->epoch, t->seq, 0); /* a duplicate */
-		return;
+		return true;
 	}
 	if (!ring_set_has(&node->floor_known, fi)) {
 		/* The first token from FROM in this life may be a late copy of
@@ -200,7 +199,7 @@ void visit_on_token(struct ring_node *node, struct ring_update *up, uint16_t fro
 		struct ring_msg q = {.type = RING_MSG_EPOCH_QUERY};
 		q.u.epoch_query.nonce = node->query_nonce;
 		act_send(node, up, from, &q);
-		return;
+		return true;
 	}
 	if (t->epoch <= node->start_epoch || t->epoch <= node->floor_from[fi] || node->leaving) {
 		/* Restarted: we cannot tell which hops of this epoch our past
@@ -208,23 +207,21 @@ void visit_on_token(struct ring_node *node, struct ring_update *up, uint16_t fro
 		 * Leaving: we said which hop was our last (§5.4). Either way the
 		 * sender learns that this very pass was refused. */
 		act_send_refusal(node, up, from, t);
-		return;
+		return true;
 	}
 	if (!ring_set_has(&t->alive, node->me)) {
 		/* Tokens go only to members they count as alive. */
 		act_bad_packet(node, up, from, -RING_EFIELD);
-		return;
+		return true;
 	}
-	epoch_adopt(node, up, t->epoch, from, now);
-	uint32_t counter = t->counter;
-	if (node->phase != PHASE_NONE && node->token.epoch == t->epoch) {
-		/* Our own pass came back around (its ack was lost): the token
-		 * moved on, so this is the one token. Keep the highest count so
-		 * that no fence of this epoch can be issued twice. */
-		clients_revoke(node, up);
-		if (node->token.counter > counter)
-			counter = node->token.counter;
-	}
+	return false;
+}
+
+/* Takes the token: the hop is ours (acked before anything else), the
+ * visit starts afresh, with COUNTER the highest fence count of its epoch. */
+static void token_take(struct ring_node *node, struct ring_update *up, uint16_t from,
+		       const struct ring_msg_token *t, uint32_t counter, uint64_t now)
+{
 	node->seen_epoch = t->epoch;
 	node->seen_seq = t->seq;
 	node->accepted = (struct ring_hop){t->epoch, t->seq};
@@ -252,6 +249,28 @@ void visit_on_token(struct ring_node *node, struct ring_update *up, uint16_t fro
 	node->park_known = false;
 	node->arrived = now;
 	act_log(node, up, RING_LOG_TOKEN_RECV, from, t->epoch, t->seq);
+}
+
+void visit_on_token(struct ring_node *node, struct ring_update *up, uint16_t from,
+		    const struct ring_msg_token *t, uint64_t now)
+{
+	int fx = ring_layout_index(&node->layout, from);
+	if (fx < 0 || (size_t)fx >= RING_MAX_MEMBERS)
+		return; /* on_datagram let only members through */
+	size_t fi = (size_t)fx;
+	if (token_refused(node, up, from, fi, t))
+		return;
+	epoch_adopt(node, up, t->epoch, from, now);
+	uint32_t counter = t->counter;
+	if (node->phase != PHASE_NONE && node->token.epoch == t->epoch) {
+		/* Our own pass came back around (its ack was lost): the token
+		 * moved on, so this is the one token. Keep the highest count so
+		 * that no fence of this epoch can be issued twice. */
+		clients_revoke(node, up);
+		if (node->token.counter > counter)
+			counter = node->token.counter;
+	}
+	token_take(node, up, from, t, counter, now);
 	if (members_apply(node, up, now))
 		visit_serve(node, up, now);
 }

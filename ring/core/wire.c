@@ -6,15 +6,11 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "core/bytes.h"
 #include "core/err.h"
+#include "core/wire_body.h"
 
 #define MAGIC_0 'R'
 #define MAGIC_1 'G'
-
-#define SET_BYTES sizeof(struct ring_set)
-
-_Static_assert(sizeof(struct ring_set) == 32, "a ring_set travels as 32 raw bytes");
 
 /* Body widths, field by field in the order of the structs in wire.h. The
  * table below is built from RING_MSG_TYPES, so a new type does not compile
@@ -51,79 +47,6 @@ static const size_t body_size[] = {
 
 #define TYPE_SLOTS (sizeof body_size / sizeof body_size[0])
 
-/* Cursors over bytes.h: each helper returns the position after its field. */
-static uint8_t *put_u8(uint8_t *p, uint8_t v)
-{
-	p[0] = v;
-	return p + 1;
-}
-
-static uint8_t *put_u16(uint8_t *p, uint16_t v)
-{
-	ring_put_be16(p, v);
-	return p + 2;
-}
-
-static uint8_t *put_u32(uint8_t *p, uint32_t v)
-{
-	ring_put_be32(p, v);
-	return p + 4;
-}
-
-static uint8_t *put_u64(uint8_t *p, uint64_t v)
-{
-	ring_put_be64(p, v);
-	return p + 8;
-}
-
-static uint8_t *put_set(uint8_t *p, const struct ring_set *s)
-{
-	memcpy(p, s->bits, SET_BYTES);
-	return p + SET_BYTES;
-}
-
-static uint8_t *put_hop(uint8_t *p, const struct ring_hop *h)
-{
-	p = put_u32(p, h->epoch);
-	return put_u32(p, h->seq);
-}
-
-static const uint8_t *get_u8(const uint8_t *p, uint8_t *v)
-{
-	*v = p[0];
-	return p + 1;
-}
-
-static const uint8_t *get_u16(const uint8_t *p, uint16_t *v)
-{
-	*v = ring_get_be16(p);
-	return p + 2;
-}
-
-static const uint8_t *get_u32(const uint8_t *p, uint32_t *v)
-{
-	*v = ring_get_be32(p);
-	return p + 4;
-}
-
-static const uint8_t *get_u64(const uint8_t *p, uint64_t *v)
-{
-	*v = ring_get_be64(p);
-	return p + 8;
-}
-
-static const uint8_t *get_set(const uint8_t *p, struct ring_set *s)
-{
-	memcpy(s->bits, p, SET_BYTES);
-	return p + SET_BYTES;
-}
-
-static const uint8_t *get_hop(const uint8_t *p, struct ring_hop *h)
-{
-	p = get_u32(p, &h->epoch);
-	return get_u32(p, &h->seq);
-}
-
 /* Body width of type code CODE, 0 when no such type. Takes the raw code so
  * that a byte off the wire and an enum from the caller go the same way. */
 static size_t body_of(unsigned code)
@@ -148,165 +71,6 @@ const char *ring_msg_name(enum ring_msg_type type)
 	}
 	return "unknown";
 }
-
-static uint8_t *put_body(uint8_t *p, const struct ring_msg *msg)
-{
-	switch (msg->type) {
-	case RING_MSG_TOKEN: {
-		const struct ring_msg_token *t = &msg->u.token;
-		p = put_u32(p, t->epoch);
-		p = put_u32(p, t->seq);
-		p = put_u32(p, t->counter);
-		p = put_u32(p, t->quiet_us);
-		p = put_u32(p, t->idle);
-		return put_set(p, &t->alive);
-	}
-	case RING_MSG_TOKEN_ACK: {
-		const struct ring_msg_token_ack *a = &msg->u.token_ack;
-		p = put_u32(p, a->epoch);
-		p = put_u32(p, a->seq);
-		p = put_u32(p, a->known_epoch);
-		return put_u32(p, a->flags);
-	}
-	case RING_MSG_HEARTBEAT: {
-		const struct ring_msg_heartbeat *h = &msg->u.heartbeat;
-		p = put_u32(p, h->epoch);
-		p = put_u32(p, h->seq);
-		p = put_u32(p, h->counter);
-		p = put_u32(p, h->flags);
-		return put_set(p, &h->alive);
-	}
-	case RING_MSG_ELECTION: {
-		const struct ring_msg_election *e = &msg->u.election;
-		p = put_u16(p, e->initiator);
-		p = put_u16(p, e->hops);
-		p = put_u32(p, e->round);
-		p = put_u32(p, e->max_epoch);
-		p = put_set(p, &e->participants);
-		return put_u32(p, e->flags);
-	}
-	case RING_MSG_ELECTION_ACK: {
-		const struct ring_msg_election_ack *e = &msg->u.election_ack;
-		p = put_u16(p, e->initiator);
-		p = put_u16(p, e->hops);
-		return put_u32(p, e->round);
-	}
-	case RING_MSG_JOIN:
-		p = put_u32(p, msg->u.join.epoch);
-		return put_hop(p, &msg->u.join.refused);
-	case RING_MSG_LEAVE:
-		p = put_u32(p, msg->u.leave.epoch);
-		p = put_hop(p, &msg->u.leave.accepted);
-		return put_hop(p, &msg->u.leave.refused);
-	case RING_MSG_EPOCH_QUERY:
-		return put_u64(p, msg->u.epoch_query.nonce);
-	case RING_MSG_EPOCH_REPLY:
-		p = put_u64(p, msg->u.epoch_reply.nonce);
-		return put_u32(p, msg->u.epoch_reply.epoch);
-	case RING_MSG_WANT:
-		p = put_u32(p, msg->u.want.epoch);
-		return put_u32(p, msg->u.want.seq);
-	case RING_MSG_STATUS_REQ:
-		return put_u64(p, msg->u.status_req.nonce);
-	case RING_MSG_STATUS_RESP: {
-		const struct ring_msg_status_resp *r = &msg->u.status_resp;
-		p = put_u64(p, r->nonce);
-		p = put_u8(p, r->state);
-		p = put_u8(p, r->flags);
-		p = put_u16(p, r->successor);
-		p = put_u32(p, r->epoch);
-		p = put_u64(p, r->fence);
-		p = put_u32(p, r->seen_ms);
-		p = put_u32(p, r->queued);
-		p = put_set(p, &r->alive);
-#define WIRE_PUT_COUNTER_(name) p = put_u64(p, r->counters.name);
-		RING_COUNTERS(WIRE_PUT_COUNTER_)
-#undef WIRE_PUT_COUNTER_
-		return p;
-	}
-	}
-	return p; /* unreachable: the caller checked the type */
-}
-
-static const uint8_t *get_body(const uint8_t *p, struct ring_msg *msg)
-{
-	switch (msg->type) {
-	case RING_MSG_TOKEN: {
-		struct ring_msg_token *t = &msg->u.token;
-		p = get_u32(p, &t->epoch);
-		p = get_u32(p, &t->seq);
-		p = get_u32(p, &t->counter);
-		p = get_u32(p, &t->quiet_us);
-		p = get_u32(p, &t->idle);
-		return get_set(p, &t->alive);
-	}
-	case RING_MSG_TOKEN_ACK: {
-		struct ring_msg_token_ack *a = &msg->u.token_ack;
-		p = get_u32(p, &a->epoch);
-		p = get_u32(p, &a->seq);
-		p = get_u32(p, &a->known_epoch);
-		return get_u32(p, &a->flags);
-	}
-	case RING_MSG_HEARTBEAT: {
-		struct ring_msg_heartbeat *h = &msg->u.heartbeat;
-		p = get_u32(p, &h->epoch);
-		p = get_u32(p, &h->seq);
-		p = get_u32(p, &h->counter);
-		p = get_u32(p, &h->flags);
-		return get_set(p, &h->alive);
-	}
-	case RING_MSG_ELECTION: {
-		struct ring_msg_election *e = &msg->u.election;
-		p = get_u16(p, &e->initiator);
-		p = get_u16(p, &e->hops);
-		p = get_u32(p, &e->round);
-		p = get_u32(p, &e->max_epoch);
-		p = get_set(p, &e->participants);
-		return get_u32(p, &e->flags);
-	}
-	case RING_MSG_ELECTION_ACK: {
-		struct ring_msg_election_ack *e = &msg->u.election_ack;
-		p = get_u16(p, &e->initiator);
-		p = get_u16(p, &e->hops);
-		return get_u32(p, &e->round);
-	}
-	case RING_MSG_JOIN:
-		p = get_u32(p, &msg->u.join.epoch);
-		return get_hop(p, &msg->u.join.refused);
-	case RING_MSG_LEAVE:
-		p = get_u32(p, &msg->u.leave.epoch);
-		p = get_hop(p, &msg->u.leave.accepted);
-		return get_hop(p, &msg->u.leave.refused);
-	case RING_MSG_EPOCH_QUERY:
-		return get_u64(p, &msg->u.epoch_query.nonce);
-	case RING_MSG_EPOCH_REPLY:
-		p = get_u64(p, &msg->u.epoch_reply.nonce);
-		return get_u32(p, &msg->u.epoch_reply.epoch);
-	case RING_MSG_WANT:
-		p = get_u32(p, &msg->u.want.epoch);
-		return get_u32(p, &msg->u.want.seq);
-	case RING_MSG_STATUS_REQ:
-		return get_u64(p, &msg->u.status_req.nonce);
-	case RING_MSG_STATUS_RESP: {
-		struct ring_msg_status_resp *r = &msg->u.status_resp;
-		p = get_u64(p, &r->nonce);
-		p = get_u8(p, &r->state);
-		p = get_u8(p, &r->flags);
-		p = get_u16(p, &r->successor);
-		p = get_u32(p, &r->epoch);
-		p = get_u64(p, &r->fence);
-		p = get_u32(p, &r->seen_ms);
-		p = get_u32(p, &r->queued);
-		p = get_set(p, &r->alive);
-#define WIRE_GET_COUNTER_(name) p = get_u64(p, &r->counters.name);
-		RING_COUNTERS(WIRE_GET_COUNTER_)
-#undef WIRE_GET_COUNTER_
-		return p;
-	}
-	}
-	return p; /* unreachable: the caller checked the type */
-}
-
 /* A hop is none ({0, 0}) or a real one: both parts set. */
 static bool hop_ok(const struct ring_hop *h)
 {
@@ -387,7 +151,7 @@ int ring_wire_encode(const struct ring_msg *msg, uint8_t *buf, size_t cap)
 	p = put_u16(p, msg->from);
 	p = put_u16(p, msg->to);
 	p = put_u64(p, msg->fingerprint);
-	put_body(p, msg);
+	wire_put_body(p, msg);
 	return (int)size;
 }
 
@@ -442,7 +206,7 @@ int ring_wire_decode(const uint8_t *buf, size_t len, struct ring_msg *msg)
 	p = get_u16(p, &msg->from);
 	p = get_u16(p, &msg->to);
 	p = get_u64(p, &msg->fingerprint);
-	get_body(p, msg);
+	wire_get_body(p, msg);
 
 	int rc = check_fields(msg);
 	if (rc < 0)
