@@ -97,7 +97,7 @@ CLASS ?= healthy
 SEED  ?= 1
 
 .PHONY: FORCE all deps check install uninstall deb test test-all asan integration lab security sim compare compare-check \
-	soak mutants fuzz fuzz-short demo bench clean model model-check layers
+	soak mutants fuzz fuzz-short demo bench clean model model-check layers house
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
 
@@ -153,7 +153,7 @@ test: deps
 
 # The parts of make test after the simulator, in order; each stops the run
 # on failure. The unit suites come last so that CUnit's summary ends it.
-TEST_STAGES ?= layers fuzz-short model-check integration lab security compare-check
+TEST_STAGES ?= house fuzz-short model-check integration lab security compare-check
 
 test-all: all asan
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SIM_SEEDS) || exit 1; done
@@ -197,6 +197,12 @@ security: ring/ringd ring/ringctl $(B)/hostile
 layers:
 	@bash test/house/layers.sh
 	@bash test/house/layers_selftest.sh
+
+# The house rules a reader relies on (test/house): the layers above, no
+# function in ring/ over 70 lines, and docs/ARCHITECTURE.md naming every file.
+house: layers
+	@bash test/house/functions.sh
+	@bash test/house/architecture.sh
 
 # Replays one run with its trace: make sim SEED=1234 CLASS=crash
 sim: $(B)/sim

@@ -204,7 +204,7 @@ struct ring_event cluster_event(const struct cluster *c, enum ring_event_type ty
 }
 
 /* A RING_ASSERT failed inside member c->stepping's step: the run fails
- * there, with its seed, like any invariant (core_assert.h). */
+ * there, with its seed, like any invariant (core/assert.h). */
 static void assert_failed(void *arg, const char *file, int line, const char *expr)
 {
 	struct cluster *c = arg;

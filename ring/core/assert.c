@@ -1,4 +1,4 @@
-/* What a failed RING_ASSERT does: the process's hook, or abort (core_assert.h). */
+/* What a failed RING_ASSERT does: the process's hook, or abort (assert.h). */
 #include "core/assert.h"
 
 #include <stdio.h>
