@@ -28,6 +28,7 @@ static void queue_remove(struct ring_node *node, uint64_t client)
 			node->queue[(node->q_head + out++) % RING_QUEUE_MAX] = c;
 	}
 	node->q_len = out;
+	RING_ASSERT(!queue_has(node, client));
 }
 
 void clients_revoke(struct ring_node *node, struct ring_update *up)

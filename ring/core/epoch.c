@@ -86,6 +86,8 @@ void epoch_adopt(struct ring_node *node, struct ring_update *up, uint32_t e,
 		act_log(node, up, RING_LOG_TOKEN_STALE_DROP, node->token.epoch, from, e);
 		epoch_drop_token(node, up, now);
 	}
+	/* Paired with check_self: no token here is older than what we know. */
+	RING_ASSERT(node->epoch == e && (node->phase == PHASE_NONE || node->token.epoch == e));
 }
 
 /* Give the token we hold a new epoch, above BASE (§4.2): after a skip, a
@@ -110,6 +112,7 @@ bool epoch_reepoch(struct ring_node *node, struct ring_update *up, uint32_t base
 	node->token.counter = 0;
 	node->seen_epoch = e;
 	node->seen_seq = 0;
+	RING_ASSERT(node->epoch == e);
 	return true;
 }
 
