@@ -31,17 +31,22 @@ static void queue_remove(struct ring_node *node, uint64_t client)
 	RING_ASSERT(!queue_has(node, client));
 }
 
-void clients_revoke(struct ring_node *node, struct ring_update *up)
+/* Ends the grant: REVOKE to its client, logged as EV. */
+static void end_grant(struct ring_node *node, struct ring_update *up, enum ring_log_event ev)
 {
-	if (!node->granted)
-		return;
 	struct ring_action *a = act_push(node, up, RING_ACTION_REVOKE);
 	if (a) {
 		a->u.revoke.client = node->grant_client;
 		a->u.revoke.fence = node->grant_fence;
 	}
-	act_log(node, up, RING_LOG_CS_EXIT, node->grant_fence, node->grant_client, 0);
+	act_log(node, up, ev, node->grant_fence, node->grant_client, 0);
 	node->granted = false;
+}
+
+void clients_revoke(struct ring_node *node, struct ring_update *up)
+{
+	if (node->granted)
+		end_grant(node, up, RING_LOG_CS_EXIT);
 }
 
 void clients_grant(struct ring_node *node, struct ring_update *up, uint64_t now)
@@ -119,13 +124,6 @@ void clients_on_release(struct ring_node *node, struct ring_update *up, uint64_t
 
 void clients_check_lease(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
-	if (!node->granted || now < node->lease_deadline)
-		return;
-	struct ring_action *a = act_push(node, up, RING_ACTION_REVOKE);
-	if (a) {
-		a->u.revoke.client = node->grant_client;
-		a->u.revoke.fence = node->grant_fence;
-	}
-	act_log(node, up, RING_LOG_LEASE_EXPIRED, node->grant_fence, node->grant_client, 0);
-	node->granted = false;
+	if (node->granted && now >= node->lease_deadline)
+		end_grant(node, up, RING_LOG_LEASE_EXPIRED);
 }

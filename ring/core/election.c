@@ -87,13 +87,7 @@ static void regenerate(struct ring_node *node, struct ring_update *up,
 	node->alive_view = e->participants;
 	node->counters.regenerations++;
 	act_log(node, up, RING_LOG_TOKEN_REGEN, epoch, have, 0);
-	node->phase = PHASE_HELD;
-	node->visit_granted = false;
-	node->visit_wanted = false;
-	node->resting = false;
-	node->parked = false;
-	node->summoned = false;
-	node->arrived = now;
+	visit_begin(node, now);
 	node->no_quorum = false;
 	node->participated_until = 0;
 	node->heard_ever = true;

@@ -218,6 +218,7 @@ bool epoch_reepoch(struct ring_node *node, struct ring_update *up, uint32_t base
 bool epoch_confirmed(const struct ring_node *node);
 
 /* visit.c (§3.1-3.3) */
+void visit_begin(struct ring_node *node, uint64_t now);
 void visit_send_token(struct ring_node *node, struct ring_update *up, uint64_t now);
 void visit_uncount_pass(struct ring_node *node);
 void visit_serve(struct ring_node *node, struct ring_update *up, uint64_t now);

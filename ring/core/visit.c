@@ -175,6 +175,19 @@ static void skip_successor(struct ring_node *node, struct ring_update *up, uint6
 	visit_pass(node, up, now);
 }
 
+/* A visit starts here, with a token taken or regenerated: held, and
+ * nothing granted, wanted, rested or parked yet (§3.3, §3.4). */
+void visit_begin(struct ring_node *node, uint64_t now)
+{
+	node->phase = PHASE_HELD;
+	node->visit_granted = false;
+	node->visit_wanted = false;
+	node->resting = false;
+	node->parked = false;
+	node->summoned = false;
+	node->arrived = now;
+}
+
 /* Whether a TOKEN from FROM (ring index FI) is answered without being
  * taken: stale, a duplicate, before FROM's floor is known, refused to a
  * restarted or leaving member, or not counting us alive. */
@@ -231,7 +244,6 @@ static void token_take(struct ring_node *node, struct ring_update *up, uint16_t 
 	act_send_ack(node, up, from, t->epoch, t->seq, 0);
 	node->token = *t;
 	node->token.counter = counter;
-	node->phase = PHASE_HELD;
 	uint64_t quiet = t->quiet_us;
 	node->hb_base = quiet < now ? now - quiet : 0;
 	node->hb_deadline = node->hb_base + ms(node->layout.heartbeat_ms);
@@ -241,13 +253,8 @@ static void token_take(struct ring_node *node, struct ring_update *up, uint16_t 
 	node->no_quorum = false;
 	node->elect_active = false;
 	node->participated_until = 0;
-	node->visit_granted = false;
-	node->visit_wanted = false;
-	node->resting = false;
-	node->parked = false;
-	node->summoned = false;
 	node->park_known = false;
-	node->arrived = now;
+	visit_begin(node, now);
 	act_log(node, up, RING_LOG_TOKEN_RECV, from, t->epoch, t->seq);
 }
 
