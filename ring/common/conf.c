@@ -376,102 +376,144 @@ static const char *section_of(const struct conf_parse *st, char *buf, size_t siz
 	return buf;
 }
 
+/* The readers of set_key(), one per kind of value: each reads VALUE into
+ * FIELD, key K's place, or fails with the key's own bounds and words. */
+
+static int set_name(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	const struct ring_conf_key *row = &ring_conf_keys[k];
+	size_t len = strlen(value);
+	if (len < row->min || len > row->max)
+		return fail(st, st->line, "%s must be %u..%u characters long, not %zu",
+			    row->name, row->min, row->max, len);
+	for (size_t i = 0; i < len; i++)
+		if (!is_name_char(value[i]))
+			return fail(st, st->line,
+				    "%s \"%s\" may only hold letters, digits, '.', '_' and '-'",
+				    row->name, value);
+	memcpy(field, value, len + 1);
+	return 0;
+}
+
+static int set_number(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	const struct ring_conf_key *row = &ring_conf_keys[k];
+	uint64_t v;
+	if (parse_decimal(value, &v) != 0)
+		return fail(st, st->line, "%s = \"%s\" is not a decimal number (%s)",
+			    row->name, value, row->values);
+	if (v < row->min || v > row->max)
+		return fail(st, st->line, "%s = %s is out of range %u..%u", row->name, value,
+			    row->min, row->max);
+	if (keys[k].kind == KIND_U32)
+		*(uint32_t *)field = (uint32_t)v;
+	else
+		*(uint16_t *)field = (uint16_t)v;
+	return 0;
+}
+
+static int set_quorum(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	if (strcasecmp(value, "majority") == 0)
+		*(enum ring_quorum *)field = RING_QUORUM_MAJORITY;
+	else if (strcasecmp(value, "none") == 0)
+		*(enum ring_quorum *)field = RING_QUORUM_NONE;
+	else
+		return fail(st, st->line, "%s = \"%s\" is neither majority nor none",
+			    ring_conf_keys[k].name, value);
+	return 0;
+}
+
+static int set_auth(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	if (strcasecmp(value, "auto") == 0)
+		*(enum ring_conf_auth *)field = RING_CONF_AUTH_AUTO;
+	else if (strcasecmp(value, "on") == 0)
+		*(enum ring_conf_auth *)field = RING_CONF_AUTH_ON;
+	else if (strcasecmp(value, "off") == 0)
+		*(enum ring_conf_auth *)field = RING_CONF_AUTH_OFF;
+	else
+		return fail(st, st->line, "%s = \"%s\" is not one of %s", ring_conf_keys[k].name,
+			    value, ring_conf_keys[k].values);
+	return 0;
+}
+
+static int set_bool(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	if (strcasecmp(value, "true") == 0 || strcasecmp(value, "yes") == 0 ||
+	    strcmp(value, "1") == 0)
+		*(bool *)field = true;
+	else if (strcasecmp(value, "false") == 0 || strcasecmp(value, "no") == 0 ||
+		 strcmp(value, "0") == 0)
+		*(bool *)field = false;
+	else
+		return fail(st, st->line, "%s = \"%s\" is not a boolean (%s)", ring_conf_keys[k].name,
+			    value, ring_conf_keys[k].values);
+	return 0;
+}
+
+/* A path or a socket's path, made absolute against the file's folder. */
+static int set_path(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	const struct ring_conf_key *row = &ring_conf_keys[k];
+	char path[RING_PATH_MAX];
+	if (strlen(value) < row->min)
+		return fail(st, st->line, "%s must not be empty", row->name);
+	if (resolve(st, value, path, sizeof path) != 0)
+		return fail(st, st->line, "%s: the path is longer than %d bytes", row->name,
+			    RING_PATH_MAX - 1);
+	size_t plen = strlen(path);
+	if (keys[k].kind == KIND_SOCK && plen > row->max)
+		return fail(st, st->line,
+			    "%s %s is %zu bytes long; a Unix socket path has at most %u",
+			    row->name, path, plen, row->max);
+	memcpy(field, path, plen + 1);
+	return 0;
+}
+
+static int set_listen(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	const char *why = parse_listen(value, field);
+	if (why)
+		return fail(st, st->line, "%s \"%s\" %s", ring_conf_keys[k].name, value, why);
+	return 0;
+}
+
+static int set_host(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	const char *why = host_problem(value);
+	if (why)
+		return fail(st, st->line, "%s \"%s\" %s", ring_conf_keys[k].name, value, why);
+	memcpy(field, value, strlen(value) + 1);
+	return 0;
+}
+
 /* Reads VALUE into key K of BASE (the conf or a node). Defaults come
  * through here too, so they obey the same bounds as the file's values. */
 static int set_key(struct conf_parse *st, enum conf_key k, const char *value, void *base)
 {
-	const struct ring_conf_key *row = &ring_conf_keys[k];
 	void *field = (char *)base + keys[k].off;
-	const char *name = row->name;
-	size_t len = strlen(value);
-	uint64_t v;
-
 	switch (keys[k].kind) {
 	case KIND_NAME:
-		if (len < row->min || len > row->max)
-			return fail(st, st->line, "%s must be %u..%u characters long, not %zu",
-				    name, row->min, row->max, len);
-		for (size_t i = 0; i < len; i++)
-			if (!is_name_char(value[i]))
-				return fail(st, st->line,
-					    "%s \"%s\" may only hold letters, digits, '.', '_' and '-'",
-					    name, value);
-		memcpy(field, value, len + 1);
-		return 0;
+		return set_name(st, k, value, field);
 	case KIND_U32:
 	case KIND_U16:
-		if (parse_decimal(value, &v) != 0)
-			return fail(st, st->line, "%s = \"%s\" is not a decimal number (%s)",
-				    name, value, row->values);
-		if (v < row->min || v > row->max)
-			return fail(st, st->line, "%s = %s is out of range %u..%u", name, value,
-				    row->min, row->max);
-		if (keys[k].kind == KIND_U32)
-			*(uint32_t *)field = (uint32_t)v;
-		else
-			*(uint16_t *)field = (uint16_t)v;
-		return 0;
+		return set_number(st, k, value, field);
 	case KIND_QUORUM:
-		if (strcasecmp(value, "majority") == 0)
-			*(enum ring_quorum *)field = RING_QUORUM_MAJORITY;
-		else if (strcasecmp(value, "none") == 0)
-			*(enum ring_quorum *)field = RING_QUORUM_NONE;
-		else
-			return fail(st, st->line, "%s = \"%s\" is neither majority nor none", name, value);
-		return 0;
+		return set_quorum(st, k, value, field);
 	case KIND_AUTH:
-		if (strcasecmp(value, "auto") == 0)
-			*(enum ring_conf_auth *)field = RING_CONF_AUTH_AUTO;
-		else if (strcasecmp(value, "on") == 0)
-			*(enum ring_conf_auth *)field = RING_CONF_AUTH_ON;
-		else if (strcasecmp(value, "off") == 0)
-			*(enum ring_conf_auth *)field = RING_CONF_AUTH_OFF;
-		else
-			return fail(st, st->line, "%s = \"%s\" is not one of %s", name, value,
-				    row->values);
-		return 0;
+		return set_auth(st, k, value, field);
 	case KIND_BOOL:
-		if (strcasecmp(value, "true") == 0 || strcasecmp(value, "yes") == 0 ||
-		    strcmp(value, "1") == 0)
-			*(bool *)field = true;
-		else if (strcasecmp(value, "false") == 0 || strcasecmp(value, "no") == 0 ||
-			 strcmp(value, "0") == 0)
-			*(bool *)field = false;
-		else
-			return fail(st, st->line, "%s = \"%s\" is not a boolean (%s)", name, value,
-				    row->values);
-		return 0;
+		return set_bool(st, k, value, field);
 	case KIND_PATH:
-	case KIND_SOCK: {
-		char path[RING_PATH_MAX];
-		if (len < row->min)
-			return fail(st, st->line, "%s must not be empty", name);
-		if (resolve(st, value, path, sizeof path) != 0)
-			return fail(st, st->line, "%s: the path is longer than %d bytes", name,
-				    RING_PATH_MAX - 1);
-		size_t plen = strlen(path);
-		if (keys[k].kind == KIND_SOCK && plen > row->max)
-			return fail(st, st->line,
-				    "%s %s is %zu bytes long; a Unix socket path has at most %u",
-				    name, path, plen, row->max);
-		memcpy(field, path, plen + 1);
-		return 0;
+	case KIND_SOCK:
+		return set_path(st, k, value, field);
+	case KIND_LISTEN:
+		return set_listen(st, k, value, field);
+	case KIND_HOST:
+		return set_host(st, k, value, field);
 	}
-	case KIND_LISTEN: {
-		const char *why = parse_listen(value, field);
-		if (why)
-			return fail(st, st->line, "%s \"%s\" %s", name, value, why);
-		return 0;
-	}
-	case KIND_HOST: {
-		const char *why = host_problem(value);
-		if (why)
-			return fail(st, st->line, "%s \"%s\" %s", name, value, why);
-		memcpy(field, value, len + 1);
-		return 0;
-	}
-	}
-	return fail(st, st->line, "%s: no reader for this key", name);
+	return fail(st, st->line, "%s: no reader for this key", ring_conf_keys[k].name);
 }
 
 /* Called by read_line() for a "[NAME]" line: inih's handler only sees
