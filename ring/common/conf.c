@@ -986,7 +986,9 @@ static void format_address(const struct ring_member *m, char *buf, size_t size)
 		snprintf(buf, size, "%s:%u", m->host, m->port);
 }
 
-void ring_conf_describe(const struct ring_conf *conf, FILE *out)
+/* The ring's name, size and fingerprint, then a table of its members in
+ * ring order. */
+static void describe_members(const struct ring_conf *conf, FILE *out)
 {
 	const struct ring_layout *l = &conf->layout;
 	char addr[RING_HOST_MAX + 16];
@@ -1011,7 +1013,12 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 		fprintf(out, "  %5zu  %5u  %-*s  %9u  %s\n", i + 1, l->members[i].id, width, addr,
 			l->members[(i + 1) % l->n].id, conf->control[i]);
 	}
+}
 
+/* What the timings and the quorum mean for a dead member, a lost token,
+ * an idle ring and a partition. */
+static void describe_timings(const struct ring_layout *l, FILE *out)
+{
 	/* A hop is retried RETRIES times, ack_timeout_ms apart, before the
 	 * successor is skipped (PROTOCOL.md §3.2); an election hop costs the
 	 * same, and only dead members make it wait (§6.1). */
@@ -1045,6 +1052,13 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 			l->n - l->n / 2, l->n - l->n / 2 == 1 ? "" : "s", l->n - l->n / 2 == 1 ? "s" : "");
 	if (l->quorum != RING_QUORUM_MAJORITY)
 		fprintf(out, "any member may regenerate (quorum none): both sides of a partition may hold a token; fencing keeps the resource safe\n");
+}
+
+/* Whether datagrams are authenticated, with which key, and what the ring
+ * is open to when they are not. */
+static void describe_authentication(const struct ring_conf *conf, FILE *out)
+{
+	const struct ring_layout *l = &conf->layout;
 	if (conf->auto_key)
 		fprintf(out, "authentication: on (the ring's own key %s: every member is on loopback and\n"
 			     "  shares this state_dir; the first ringd makes it, ringctl ring and watch read it)\n",
@@ -1064,6 +1078,12 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 			loopback ? "remove authentication = off to get the ring's own key"
 				 : "set secret_file");
 	}
+}
+
+/* What each member keeps or serves on its own host. */
+static void describe_local(const struct ring_conf *conf, FILE *out)
+{
+	const struct ring_layout *l = &conf->layout;
 	fprintf(out, "state_dir: %s; inject: %s\n", conf->state_dir,
 		conf->allow_inject ? "allowed" : "refused");
 	for (size_t i = 0; i < l->n; i++)
@@ -1072,6 +1092,14 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 				l->members[i].id, strchr(conf->metrics[i].host, ':') ? "[" : "",
 				conf->metrics[i].host, strchr(conf->metrics[i].host, ':') ? "]" : "",
 				conf->metrics[i].port);
+}
+
+void ring_conf_describe(const struct ring_conf *conf, FILE *out)
+{
+	describe_members(conf, out);
+	describe_timings(&conf->layout, out);
+	describe_authentication(conf, out);
+	describe_local(conf, out);
 }
 
 void ring_conf_help(FILE *out)
