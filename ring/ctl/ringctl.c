@@ -999,21 +999,22 @@ static int main_keygen(const struct globals *g, int argc, char **argv)
 	return 0;
 }
 
-/* Whether the command's only argument is --json; no argument is fine too. */
-static bool json_arg(int argc, char **argv, bool *json)
+/* For a command whose only argument may be --json: reads it into *JSON
+ * and loads the conf. 0, or the exit code (usage, or the conf's). */
+static int json_command(const struct globals *g, int argc, char **argv, bool *json)
 {
 	*json = argc == 1 && strcmp(argv[0], "--json") == 0;
-	return argc == 0 || *json;
+	if (argc != 0 && !*json) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return load_conf(g->config, &conf);
 }
 
 static int main_ring(const struct globals *g, int argc, char **argv)
 {
 	bool json;
-	if (!json_arg(argc, argv, &json)) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	int rc = load_conf(g->config, &conf);
+	int rc = json_command(g, argc, argv, &json);
 	return rc ? rc : cmd_ring(&conf, json);
 }
 
@@ -1074,11 +1075,7 @@ static int main_watch(const struct globals *g, int argc, char **argv)
 static int main_status(const struct globals *g, int argc, char **argv)
 {
 	bool json;
-	if (!json_arg(argc, argv, &json)) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	int rc = load_conf(g->config, &conf);
+	int rc = json_command(g, argc, argv, &json);
 	return rc ? rc : cmd_status(&conf, g->id, json);
 }
 
