@@ -488,32 +488,22 @@ static int set_host(struct conf_parse *st, enum conf_key k, const char *value, v
 	return 0;
 }
 
+/* The reader of each kind of value. */
+static int (*const readers[])(struct conf_parse *, enum conf_key, const char *, void *) = {
+	[KIND_NAME] = set_name,     [KIND_U32] = set_number,  [KIND_U16] = set_number,
+	[KIND_QUORUM] = set_quorum, [KIND_AUTH] = set_auth,   [KIND_BOOL] = set_bool,
+	[KIND_PATH] = set_path,     [KIND_SOCK] = set_path,   [KIND_HOST] = set_host,
+	[KIND_LISTEN] = set_listen,
+};
+
 /* Reads VALUE into key K of BASE (the conf or a node). Defaults come
  * through here too, so they obey the same bounds as the file's values. */
 static int set_key(struct conf_parse *st, enum conf_key k, const char *value, void *base)
 {
-	void *field = (char *)base + keys[k].off;
-	switch (keys[k].kind) {
-	case KIND_NAME:
-		return set_name(st, k, value, field);
-	case KIND_U32:
-	case KIND_U16:
-		return set_number(st, k, value, field);
-	case KIND_QUORUM:
-		return set_quorum(st, k, value, field);
-	case KIND_AUTH:
-		return set_auth(st, k, value, field);
-	case KIND_BOOL:
-		return set_bool(st, k, value, field);
-	case KIND_PATH:
-	case KIND_SOCK:
-		return set_path(st, k, value, field);
-	case KIND_LISTEN:
-		return set_listen(st, k, value, field);
-	case KIND_HOST:
-		return set_host(st, k, value, field);
-	}
-	return fail(st, st->line, "%s: no reader for this key", ring_conf_keys[k].name);
+	enum conf_kind kind = keys[k].kind;
+	if (kind >= sizeof readers / sizeof readers[0] || !readers[kind])
+		return fail(st, st->line, "%s: no reader for this key", ring_conf_keys[k].name);
+	return readers[kind](st, k, value, (char *)base + keys[k].off);
 }
 
 /* Called by read_line() for a "[NAME]" line: inih's handler only sees
