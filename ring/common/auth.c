@@ -49,11 +49,14 @@ static bool key_text(const char *buf, size_t n, size_t *at)
 	return true;
 }
 
-/* Keys from PATH into KEY; the key is BLAKE2b of the line, so any text line
- * of at least 32 bytes (hex, base64, a passphrase) serves. */
-static int read_keys(int dirfd, const char *name, const char *path,
-		     unsigned char key[][crypto_auth_KEYBYTES], size_t *nkeys, char *err,
-		     size_t errlen)
+/* The largest key file read: RING_AUTH_KEYS lines of text fit well within. */
+#define KEY_FILE_MAX 4096
+
+/* Opens the key file and checks that it may hold a secret: a regular file
+ * that only its owner reads (and, in a folder of ours, that owner is us).
+ * The open descriptor, or -RING_EAUTH with ERR filled. */
+static int open_key_file(int dirfd, const char *name, const char *path, char *err,
+			 size_t errlen)
 {
 	/* In a folder of ours (the auto key in state_dir) the file is ours
 	 * and never reached through a link; a secret_file the operator
@@ -84,32 +87,44 @@ static int read_keys(int dirfd, const char *name, const char *path,
 			 path, (unsigned)(st.st_mode & 07777), path);
 		return -RING_EAUTH;
 	}
-	char buf[4096];
-	ssize_t n = read(fd, buf, sizeof buf);
+	return fd;
+}
+
+/* Reads all of FD (and closes it) into BUF of KEY_FILE_MAX bytes as one
+ * string, refusing a file too large or not text. 0, or -RING_EAUTH. */
+static int read_key_text(int fd, const char *path, char *buf, char *err, size_t errlen)
+{
+	ssize_t n = read(fd, buf, KEY_FILE_MAX);
 	close(fd);
 	if (n < 0) {
 		snprintf(err, errlen, "secret_file %s: %s", path, strerror(errno));
 		return -RING_EAUTH;
 	}
-	if ((size_t)n == sizeof buf) {
-		sodium_memzero(buf, sizeof buf);
+	if ((size_t)n == KEY_FILE_MAX) {
 		snprintf(err, errlen, "secret_file %s: larger than %zu bytes; a key file holds at "
-			 "most %d lines of text (ringctl keygen makes one)", path, sizeof buf - 1,
-			 RING_AUTH_KEYS);
+			 "most %d lines of text (ringctl keygen makes one)", path,
+			 (size_t)KEY_FILE_MAX - 1, RING_AUTH_KEYS);
 		return -RING_EAUTH;
 	}
 	size_t at;
 	if (!key_text(buf, (size_t)n, &at)) {
-		sodium_memzero(buf, sizeof buf);
 		snprintf(err, errlen, "secret_file %s: byte %zu is not text: keys are lines of text, "
 			 "not raw bytes; make one with `ringctl keygen FILE`, or write a binary key "
 			 "as one line with `base64 -w0 KEY > FILE`", path, at + 1);
 		return -RING_EAUTH;
 	}
 	buf[n] = 0;
+	return 0;
+}
+
+/* One key in KEY for each non-empty line of TEXT (cut up in place). */
+static int hash_key_lines(char *text, const char *path,
+			  unsigned char key[][crypto_auth_KEYBYTES], size_t *nkeys, char *err,
+			  size_t errlen)
+{
 	*nkeys = 0;
 	size_t lineno = 0;
-	for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line;
+	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		lineno++;
 		size_t len = strcspn(line, "\r");
@@ -119,24 +134,39 @@ static int read_keys(int dirfd, const char *name, const char *path,
 			snprintf(err, errlen, "secret_file %s: key on line %zu has %zu bytes, "
 				 "at least %d are needed (ringctl keygen makes one)",
 				 path, lineno, len, RING_AUTH_KEY_MIN);
-			sodium_memzero(buf, sizeof buf);
 			return -RING_EAUTH;
 		}
 		if (*nkeys == RING_AUTH_KEYS) {
 			snprintf(err, errlen, "secret_file %s: at most %d keys", path, RING_AUTH_KEYS);
-			sodium_memzero(buf, sizeof buf);
 			return -RING_EAUTH;
 		}
 		crypto_generichash(key[*nkeys], crypto_auth_KEYBYTES, (const unsigned char *)line,
 				   len, NULL, 0);
 		(*nkeys)++;
 	}
-	sodium_memzero(buf, sizeof buf);
 	if (*nkeys == 0) {
 		snprintf(err, errlen, "secret_file %s: no key in it (ringctl keygen makes one)", path);
 		return -RING_EAUTH;
 	}
 	return 0;
+}
+
+/* Keys from PATH into KEY; the key is BLAKE2b of the line, so any text line
+ * of at least 32 bytes (hex, base64, a passphrase) serves. */
+static int read_keys(int dirfd, const char *name, const char *path,
+		     unsigned char key[][crypto_auth_KEYBYTES], size_t *nkeys, char *err,
+		     size_t errlen)
+{
+	int fd = open_key_file(dirfd, name, path, err, errlen);
+	if (fd < 0)
+		return fd;
+	char buf[KEY_FILE_MAX];
+	int rc = read_key_text(fd, path, buf, err, errlen);
+	if (rc == 0)
+		rc = hash_key_lines(buf, path, key, nkeys, err, errlen);
+	/* The file's text is the secret itself: it leaves no copy behind. */
+	sodium_memzero(buf, sizeof buf);
+	return rc;
 }
 
 int ring_auth_load(struct ring_auth **out, const char *path, size_t slots, char *err,

@@ -376,102 +376,134 @@ static const char *section_of(const struct conf_parse *st, char *buf, size_t siz
 	return buf;
 }
 
+/* The readers of set_key(), one per kind of value: each reads VALUE into
+ * FIELD, key K's place, or fails with the key's own bounds and words. */
+
+static int set_name(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	const struct ring_conf_key *row = &ring_conf_keys[k];
+	size_t len = strlen(value);
+	if (len < row->min || len > row->max)
+		return fail(st, st->line, "%s must be %u..%u characters long, not %zu",
+			    row->name, row->min, row->max, len);
+	for (size_t i = 0; i < len; i++)
+		if (!is_name_char(value[i]))
+			return fail(st, st->line,
+				    "%s \"%s\" may only hold letters, digits, '.', '_' and '-'",
+				    row->name, value);
+	memcpy(field, value, len + 1);
+	return 0;
+}
+
+static int set_number(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	const struct ring_conf_key *row = &ring_conf_keys[k];
+	uint64_t v;
+	if (parse_decimal(value, &v) != 0)
+		return fail(st, st->line, "%s = \"%s\" is not a decimal number (%s)",
+			    row->name, value, row->values);
+	if (v < row->min || v > row->max)
+		return fail(st, st->line, "%s = %s is out of range %u..%u", row->name, value,
+			    row->min, row->max);
+	if (keys[k].kind == KIND_U32)
+		*(uint32_t *)field = (uint32_t)v;
+	else
+		*(uint16_t *)field = (uint16_t)v;
+	return 0;
+}
+
+static int set_quorum(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	if (strcasecmp(value, "majority") == 0)
+		*(enum ring_quorum *)field = RING_QUORUM_MAJORITY;
+	else if (strcasecmp(value, "none") == 0)
+		*(enum ring_quorum *)field = RING_QUORUM_NONE;
+	else
+		return fail(st, st->line, "%s = \"%s\" is neither majority nor none",
+			    ring_conf_keys[k].name, value);
+	return 0;
+}
+
+static int set_auth(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	if (strcasecmp(value, "auto") == 0)
+		*(enum ring_conf_auth *)field = RING_CONF_AUTH_AUTO;
+	else if (strcasecmp(value, "on") == 0)
+		*(enum ring_conf_auth *)field = RING_CONF_AUTH_ON;
+	else if (strcasecmp(value, "off") == 0)
+		*(enum ring_conf_auth *)field = RING_CONF_AUTH_OFF;
+	else
+		return fail(st, st->line, "%s = \"%s\" is not one of %s", ring_conf_keys[k].name,
+			    value, ring_conf_keys[k].values);
+	return 0;
+}
+
+static int set_bool(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	if (strcasecmp(value, "true") == 0 || strcasecmp(value, "yes") == 0 ||
+	    strcmp(value, "1") == 0)
+		*(bool *)field = true;
+	else if (strcasecmp(value, "false") == 0 || strcasecmp(value, "no") == 0 ||
+		 strcmp(value, "0") == 0)
+		*(bool *)field = false;
+	else
+		return fail(st, st->line, "%s = \"%s\" is not a boolean (%s)", ring_conf_keys[k].name,
+			    value, ring_conf_keys[k].values);
+	return 0;
+}
+
+/* A path or a socket's path, made absolute against the file's folder. */
+static int set_path(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	const struct ring_conf_key *row = &ring_conf_keys[k];
+	char path[RING_PATH_MAX];
+	if (strlen(value) < row->min)
+		return fail(st, st->line, "%s must not be empty", row->name);
+	if (resolve(st, value, path, sizeof path) != 0)
+		return fail(st, st->line, "%s: the path is longer than %d bytes", row->name,
+			    RING_PATH_MAX - 1);
+	size_t plen = strlen(path);
+	if (keys[k].kind == KIND_SOCK && plen > row->max)
+		return fail(st, st->line,
+			    "%s %s is %zu bytes long; a Unix socket path has at most %u",
+			    row->name, path, plen, row->max);
+	memcpy(field, path, plen + 1);
+	return 0;
+}
+
+static int set_listen(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	const char *why = parse_listen(value, field);
+	if (why)
+		return fail(st, st->line, "%s \"%s\" %s", ring_conf_keys[k].name, value, why);
+	return 0;
+}
+
+static int set_host(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	const char *why = host_problem(value);
+	if (why)
+		return fail(st, st->line, "%s \"%s\" %s", ring_conf_keys[k].name, value, why);
+	memcpy(field, value, strlen(value) + 1);
+	return 0;
+}
+
+/* The reader of each kind of value. */
+static int (*const readers[])(struct conf_parse *, enum conf_key, const char *, void *) = {
+	[KIND_NAME] = set_name,     [KIND_U32] = set_number,  [KIND_U16] = set_number,
+	[KIND_QUORUM] = set_quorum, [KIND_AUTH] = set_auth,   [KIND_BOOL] = set_bool,
+	[KIND_PATH] = set_path,     [KIND_SOCK] = set_path,   [KIND_HOST] = set_host,
+	[KIND_LISTEN] = set_listen,
+};
+
 /* Reads VALUE into key K of BASE (the conf or a node). Defaults come
  * through here too, so they obey the same bounds as the file's values. */
 static int set_key(struct conf_parse *st, enum conf_key k, const char *value, void *base)
 {
-	const struct ring_conf_key *row = &ring_conf_keys[k];
-	void *field = (char *)base + keys[k].off;
-	const char *name = row->name;
-	size_t len = strlen(value);
-	uint64_t v;
-
-	switch (keys[k].kind) {
-	case KIND_NAME:
-		if (len < row->min || len > row->max)
-			return fail(st, st->line, "%s must be %u..%u characters long, not %zu",
-				    name, row->min, row->max, len);
-		for (size_t i = 0; i < len; i++)
-			if (!is_name_char(value[i]))
-				return fail(st, st->line,
-					    "%s \"%s\" may only hold letters, digits, '.', '_' and '-'",
-					    name, value);
-		memcpy(field, value, len + 1);
-		return 0;
-	case KIND_U32:
-	case KIND_U16:
-		if (parse_decimal(value, &v) != 0)
-			return fail(st, st->line, "%s = \"%s\" is not a decimal number (%s)",
-				    name, value, row->values);
-		if (v < row->min || v > row->max)
-			return fail(st, st->line, "%s = %s is out of range %u..%u", name, value,
-				    row->min, row->max);
-		if (keys[k].kind == KIND_U32)
-			*(uint32_t *)field = (uint32_t)v;
-		else
-			*(uint16_t *)field = (uint16_t)v;
-		return 0;
-	case KIND_QUORUM:
-		if (strcasecmp(value, "majority") == 0)
-			*(enum ring_quorum *)field = RING_QUORUM_MAJORITY;
-		else if (strcasecmp(value, "none") == 0)
-			*(enum ring_quorum *)field = RING_QUORUM_NONE;
-		else
-			return fail(st, st->line, "%s = \"%s\" is neither majority nor none", name, value);
-		return 0;
-	case KIND_AUTH:
-		if (strcasecmp(value, "auto") == 0)
-			*(enum ring_conf_auth *)field = RING_CONF_AUTH_AUTO;
-		else if (strcasecmp(value, "on") == 0)
-			*(enum ring_conf_auth *)field = RING_CONF_AUTH_ON;
-		else if (strcasecmp(value, "off") == 0)
-			*(enum ring_conf_auth *)field = RING_CONF_AUTH_OFF;
-		else
-			return fail(st, st->line, "%s = \"%s\" is not one of %s", name, value,
-				    row->values);
-		return 0;
-	case KIND_BOOL:
-		if (strcasecmp(value, "true") == 0 || strcasecmp(value, "yes") == 0 ||
-		    strcmp(value, "1") == 0)
-			*(bool *)field = true;
-		else if (strcasecmp(value, "false") == 0 || strcasecmp(value, "no") == 0 ||
-			 strcmp(value, "0") == 0)
-			*(bool *)field = false;
-		else
-			return fail(st, st->line, "%s = \"%s\" is not a boolean (%s)", name, value,
-				    row->values);
-		return 0;
-	case KIND_PATH:
-	case KIND_SOCK: {
-		char path[RING_PATH_MAX];
-		if (len < row->min)
-			return fail(st, st->line, "%s must not be empty", name);
-		if (resolve(st, value, path, sizeof path) != 0)
-			return fail(st, st->line, "%s: the path is longer than %d bytes", name,
-				    RING_PATH_MAX - 1);
-		size_t plen = strlen(path);
-		if (keys[k].kind == KIND_SOCK && plen > row->max)
-			return fail(st, st->line,
-				    "%s %s is %zu bytes long; a Unix socket path has at most %u",
-				    name, path, plen, row->max);
-		memcpy(field, path, plen + 1);
-		return 0;
-	}
-	case KIND_LISTEN: {
-		const char *why = parse_listen(value, field);
-		if (why)
-			return fail(st, st->line, "%s \"%s\" %s", name, value, why);
-		return 0;
-	}
-	case KIND_HOST: {
-		const char *why = host_problem(value);
-		if (why)
-			return fail(st, st->line, "%s \"%s\" %s", name, value, why);
-		memcpy(field, value, len + 1);
-		return 0;
-	}
-	}
-	return fail(st, st->line, "%s: no reader for this key", name);
+	enum conf_kind kind = keys[k].kind;
+	if (kind >= sizeof readers / sizeof readers[0] || !readers[kind])
+		return fail(st, st->line, "%s: no reader for this key", ring_conf_keys[k].name);
+	return readers[kind](st, k, value, (char *)base + keys[k].off);
 }
 
 /* Called by read_line() for a "[NAME]" line: inih's handler only sees
@@ -944,7 +976,9 @@ static void format_address(const struct ring_member *m, char *buf, size_t size)
 		snprintf(buf, size, "%s:%u", m->host, m->port);
 }
 
-void ring_conf_describe(const struct ring_conf *conf, FILE *out)
+/* The ring's name, size and fingerprint, then a table of its members in
+ * ring order. */
+static void describe_members(const struct ring_conf *conf, FILE *out)
 {
 	const struct ring_layout *l = &conf->layout;
 	char addr[RING_HOST_MAX + 16];
@@ -969,7 +1003,12 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 		fprintf(out, "  %5zu  %5u  %-*s  %9u  %s\n", i + 1, l->members[i].id, width, addr,
 			l->members[(i + 1) % l->n].id, conf->control[i]);
 	}
+}
 
+/* What the timings and the quorum mean for a dead member, a lost token,
+ * an idle ring and a partition. */
+static void describe_timings(const struct ring_layout *l, FILE *out)
+{
 	/* A hop is retried RETRIES times, ack_timeout_ms apart, before the
 	 * successor is skipped (PROTOCOL.md §3.2); an election hop costs the
 	 * same, and only dead members make it wait (§6.1). */
@@ -1003,6 +1042,13 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 			l->n - l->n / 2, l->n - l->n / 2 == 1 ? "" : "s", l->n - l->n / 2 == 1 ? "s" : "");
 	if (l->quorum != RING_QUORUM_MAJORITY)
 		fprintf(out, "any member may regenerate (quorum none): both sides of a partition may hold a token; fencing keeps the resource safe\n");
+}
+
+/* Whether datagrams are authenticated, with which key, and what the ring
+ * is open to when they are not. */
+static void describe_authentication(const struct ring_conf *conf, FILE *out)
+{
+	const struct ring_layout *l = &conf->layout;
 	if (conf->auto_key)
 		fprintf(out, "authentication: on (the ring's own key %s: every member is on loopback and\n"
 			     "  shares this state_dir; the first ringd makes it, ringctl ring and watch read it)\n",
@@ -1022,6 +1068,12 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 			loopback ? "remove authentication = off to get the ring's own key"
 				 : "set secret_file");
 	}
+}
+
+/* What each member keeps or serves on its own host. */
+static void describe_local(const struct ring_conf *conf, FILE *out)
+{
+	const struct ring_layout *l = &conf->layout;
 	fprintf(out, "state_dir: %s; inject: %s\n", conf->state_dir,
 		conf->allow_inject ? "allowed" : "refused");
 	for (size_t i = 0; i < l->n; i++)
@@ -1030,6 +1082,14 @@ void ring_conf_describe(const struct ring_conf *conf, FILE *out)
 				l->members[i].id, strchr(conf->metrics[i].host, ':') ? "[" : "",
 				conf->metrics[i].host, strchr(conf->metrics[i].host, ':') ? "]" : "",
 				conf->metrics[i].port);
+}
+
+void ring_conf_describe(const struct ring_conf *conf, FILE *out)
+{
+	describe_members(conf, out);
+	describe_timings(&conf->layout, out);
+	describe_authentication(conf, out);
+	describe_local(conf, out);
 }
 
 void ring_conf_help(FILE *out)

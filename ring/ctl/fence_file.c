@@ -229,10 +229,10 @@ static int append_line(const char *file, const struct paths *p, const char *line
 	return rc;
 }
 
-int ring_fenced_append(const char *file, const char *text, uint64_t fence,
-		       uint64_t *highest, char *err, size_t errlen)
+/* Refuses what cannot be a fenced append: a name that is not a file's, or
+ * text of more than one line. */
+static int check_request(const char *file, const char *text, char *err, size_t errlen)
 {
-	set_err(err, errlen, "%s", "");
 	if (!file || !*file || file[strlen(file) - 1] == '/') {
 		set_err(err, errlen, "not a file name: '%s'", file ? file : "");
 		return -RING_EFIELD;
@@ -241,47 +241,43 @@ int ring_fenced_append(const char *file, const char *text, uint64_t fence,
 		set_err(err, errlen, "text must be one line (it holds a newline)");
 		return -RING_EFIELD;
 	}
+	return 0;
+}
 
-	size_t tlen = strlen(text);
-	char *line = malloc(tlen + 2);
-	struct paths p = { 0 };
-	int rc = line ? paths_make(&p, file) : -RING_ENOMEM;
-	if (rc != 0) {
-		set_err(err, errlen, "%s", ring_strerror(-RING_ENOMEM));
-		free(line);
-		paths_free(&p);
-		return -RING_ENOMEM;
-	}
-	memcpy(line, text, tlen);
-	line[tlen] = '\n';
-	line[tlen + 1] = '\0';
-
-	int lock = open(p.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (lock < 0) {
-		rc = sys_err(err, errlen, p.lock, "open");
-		goto out;
-	}
-	/* The lock file stays forever: removing it would let a writer that
-	 * opened the old one and one that created a new one both hold "the"
-	 * lock. */
+/* Opens PATH (made if need be) and waits for its exclusive flock; the
+ * descriptor, whose close releases it, or -RING_EIO. */
+static int lock_file(const char *path, char *err, size_t errlen)
+{
+	int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lock < 0)
+		return sys_err(err, errlen, path, "open");
+	int rc;
 	while ((rc = flock(lock, LOCK_EX)) != 0 && errno == EINTR)
 		;
 	if (rc != 0) {
-		rc = sys_err(err, errlen, p.lock, "flock");
-		goto out;
+		rc = sys_err(err, errlen, path, "flock");
+		close(lock);
+		return rc;
 	}
+	return lock;
+}
 
+/* Under the lock: LINE goes into FILE only if FENCE is not older than the
+ * recorded one, which moves up to FENCE first. */
+static int append_under_fence(const char *file, const struct paths *p, const char *line,
+			      size_t len, uint64_t fence, uint64_t *highest, char *err,
+			      size_t errlen)
+{
 	uint64_t h;
 	bool present;
-	rc = read_fence(p.fence, &h, &present, err, errlen);
+	int rc = read_fence(p->fence, &h, &present, err, errlen);
 	if (rc != 0)
-		goto out;
+		return rc;
 	if (fence < h) {
 		set_err(err, errlen, "stale fence %" PRIu64 " < %" PRIu64, fence, h);
 		if (highest)
 			*highest = h;
-		rc = -RING_ESTALE;
-		goto out;
+		return -RING_ESTALE;
 	}
 
 	/* The fence moves forward, durably, before the line is written. In
@@ -293,16 +289,48 @@ int ring_fenced_append(const char *file, const char *text, uint64_t fence,
 	 * older than F's grant, stale anyway; F's own holder, told nothing
 	 * succeeded, may retry with the same fence. */
 	if (fence > h || !present) {
-		rc = write_fence(&p, fence, err, errlen);
+		rc = write_fence(p, fence, err, errlen);
 		if (rc != 0)
-			goto out;
+			return rc;
 	}
-	rc = append_line(file, &p, line, tlen + 1, err, errlen);
+	rc = append_line(file, p, line, len, err, errlen);
 	if (rc == 0 && highest)
 		*highest = fence;
-out:
-	if (lock >= 0)
+	return rc;
+}
+
+int ring_fenced_append(const char *file, const char *text, uint64_t fence,
+		       uint64_t *highest, char *err, size_t errlen)
+{
+	set_err(err, errlen, "%s", "");
+	int rc = check_request(file, text, err, errlen);
+	if (rc != 0)
+		return rc;
+
+	size_t tlen = strlen(text);
+	char *line = malloc(tlen + 2);
+	struct paths p = { 0 };
+	rc = line ? paths_make(&p, file) : -RING_ENOMEM;
+	if (rc != 0) {
+		set_err(err, errlen, "%s", ring_strerror(-RING_ENOMEM));
+		free(line);
+		paths_free(&p);
+		return -RING_ENOMEM;
+	}
+	memcpy(line, text, tlen);
+	line[tlen] = '\n';
+	line[tlen + 1] = '\0';
+
+	/* The lock file stays forever: removing it would let a writer that
+	 * opened the old one and one that created a new one both hold "the"
+	 * lock. */
+	int lock = lock_file(p.lock, err, errlen);
+	if (lock < 0) {
+		rc = lock;
+	} else {
+		rc = append_under_fence(file, &p, line, tlen + 1, fence, highest, err, errlen);
 		close(lock); /* releases the flock */
+	}
 	free(line);
 	paths_free(&p);
 	return rc;

@@ -766,6 +766,18 @@ static int cmd_fenced_append(int argc, char **argv)
 
 /* ---- trace ---- */
 
+/* A word of trace, follow or timeline that is none of their options: a log
+ * file into FILES, or an unknown option (false, the usage printed). */
+static bool log_file_arg(const char *arg, const char **files, size_t *n)
+{
+	if (arg[0] == '-') {
+		usage(stderr);
+		return false;
+	}
+	files[(*n)++] = arg;
+	return true;
+}
+
 static int cmd_trace(int argc, char **argv)
 {
 	struct ring_trace_opts opts = {.gap_ms = 1000};
@@ -779,12 +791,10 @@ static int cmd_trace(int argc, char **argv)
 		else if (strcmp(argv[i], "--gap") == 0 && i + 1 < argc &&
 			 ring_parse_u64(argv[i + 1], UINT32_MAX, &opts.gap_ms))
 			i++;
-		else if (argv[i][0] == '-') {
+		else if (!log_file_arg(argv[i], files, &n)) {
 			free(files);
-			usage(stderr);
 			return EXIT_USAGE;
-		} else
-			files[n++] = argv[i];
+		}
 	}
 	if (n == 0) {
 		free(files);
@@ -889,12 +899,9 @@ static int main_follow(const struct globals *g, int argc, char **argv)
 			o.all = true;
 		} else if (strcmp(argv[i], "--color") == 0 || strcmp(argv[i], "--no-color") == 0) {
 			o.color = argv[i][2] == 'c';
-		} else if (argv[i][0] == '-') {
+		} else if (!log_file_arg(argv[i], files, &n)) {
 			free(files);
-			usage(stderr);
 			return EXIT_USAGE;
-		} else {
-			files[n++] = argv[i];
 		}
 	}
 	if (n == 0) {
@@ -955,12 +962,9 @@ static int main_timeline(const struct globals *g, int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			i++;
-		} else if (argv[i][0] == '-') {
+		} else if (!log_file_arg(argv[i], files, &n)) {
 			free(files);
-			usage(stderr);
 			return EXIT_USAGE;
-		} else {
-			files[n++] = argv[i];
 		}
 	}
 	if (n == 0 || !out) {
@@ -999,21 +1003,22 @@ static int main_keygen(const struct globals *g, int argc, char **argv)
 	return 0;
 }
 
-/* Whether the command's only argument is --json; no argument is fine too. */
-static bool json_arg(int argc, char **argv, bool *json)
+/* For a command whose only argument may be --json: reads it into *JSON
+ * and loads the conf. 0, or the exit code (usage, or the conf's). */
+static int json_command(const struct globals *g, int argc, char **argv, bool *json)
 {
 	*json = argc == 1 && strcmp(argv[0], "--json") == 0;
-	return argc == 0 || *json;
+	if (argc != 0 && !*json) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return load_conf(g->config, &conf);
 }
 
 static int main_ring(const struct globals *g, int argc, char **argv)
 {
 	bool json;
-	if (!json_arg(argc, argv, &json)) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	int rc = load_conf(g->config, &conf);
+	int rc = json_command(g, argc, argv, &json);
 	return rc ? rc : cmd_ring(&conf, json);
 }
 
@@ -1074,11 +1079,7 @@ static int main_watch(const struct globals *g, int argc, char **argv)
 static int main_status(const struct globals *g, int argc, char **argv)
 {
 	bool json;
-	if (!json_arg(argc, argv, &json)) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	int rc = load_conf(g->config, &conf);
+	int rc = json_command(g, argc, argv, &json);
 	return rc ? rc : cmd_status(&conf, g->id, json);
 }
 

@@ -842,29 +842,15 @@ static void free_tl(struct tl *tl)
 	free(tl->index);
 }
 
-int ring_timeline_write(const char *const *files, size_t n, const struct ring_timeline_opts *opts,
-			const char *out, struct ring_timeline_result *res, char *err, size_t errlen)
+/* After the survey: lanes in id order (the index follows them), the time
+ * window, and what each lane may draw one by one. */
+static void lay_out(struct tl *tl)
 {
-	struct tl *tl = calloc(1, sizeof *tl);
-	if (!tl || !(tl->index = calloc(65536, sizeof *tl->index))) {
-		free(tl);
-		snprintf(err, errlen, "out of memory");
-		return -RING_ENOMEM;
-	}
-	tl->o = opts;
-	int rc = each_record(tl, files, n, survey, err, errlen);
-	if (rc == 0 && !tl->any) {
-		snprintf(err, errlen, "no log records in the files given");
-		rc = -RING_EIO;
-	}
-	if (rc < 0)
-		goto out;
-	/* Lanes in id order; the index follows them. */
 	qsort(tl->lanes, tl->nlanes, sizeof *tl->lanes, cmp_lane);
 	for (size_t i = 0; i < tl->nlanes; i++)
 		tl->index[tl->lanes[i].id] = (uint16_t)(i + 1);
-	tl->from = bound_us(&opts->from, tl->first, tl->first);
-	tl->to = bound_us(&opts->to, tl->first, tl->last);
+	tl->from = bound_us(&tl->o->from, tl->first, tl->first);
+	tl->to = bound_us(&tl->o->to, tl->first, tl->last);
 	if (tl->to <= tl->from)
 		tl->to = tl->from + 1000; /* one event, or an empty window: a millisecond */
 	/* What one lane may draw one by one: the SVG stays some hundred
@@ -876,6 +862,10 @@ int ring_timeline_write(const char *const *files, size_t n, const struct ring_ti
 	/* Aggregated marks: at most about 6000 over all lanes, so that 64
 	 * dense lanes still make a file of a few megabytes at most. */
 	tl->group = (nl * BUCKETS + 5999) / 6000;
+}
+
+static int alloc_lanes(struct tl *tl, char *err, size_t errlen)
+{
 	for (size_t i = 0; i < tl->nlanes; i++) {
 		struct lane *l = &tl->lanes[i];
 		l->spans = calloc(tl->spans_cap, sizeof *l->spans);
@@ -884,32 +874,69 @@ int ring_timeline_write(const char *const *files, size_t n, const struct ring_ti
 		l->cover = calloc(BUCKETS, sizeof *l->cover);
 		if (!l->spans || !l->pts || !l->count || !l->cover) {
 			snprintf(err, errlen, "out of memory");
-			rc = -RING_ENOMEM;
-			goto out;
+			return -RING_ENOMEM;
 		}
 	}
-	rc = each_record(tl, files, n, draw_record, err, errlen);
-	if (rc < 0)
-		goto out;
+	return 0;
+}
+
+/* A member still up when its log ends crashed, unless its log ends so
+ * near the others' that it may still be running. */
+static void end_open_runs(struct tl *tl)
+{
 	for (size_t i = 0; i < tl->nlanes; i++) {
 		struct lane *l = &tl->lanes[i];
 		if (l->up)
 			end_run(tl, l, l->last_ts,
 				tl->last - l->last_ts > OPEN_SLACK_US ? END_CRASH : END_OPEN);
 	}
+}
+
+/* The picture into the file OUT; *SIZE its length in bytes. */
+static int write_svg(struct tl *tl, const char *out, long *size, char *err, size_t errlen)
+{
 	FILE *f = fopen(out, "w");
 	if (!f) {
 		snprintf(err, errlen, "%s: %s", out, strerror(errno));
-		rc = -RING_EIO;
-		goto out;
+		return -RING_EIO;
 	}
-	rc = render(tl, f);
-	long size = ftell(f);
+	int rc = render(tl, f);
+	*size = ftell(f);
 	if (fclose(f) != 0 || rc < 0) {
 		snprintf(err, errlen, "%s: %s", out, strerror(errno));
-		rc = -RING_EIO;
-		goto out;
+		return -RING_EIO;
 	}
+	return 0;
+}
+
+int ring_timeline_write(const char *const *files, size_t n, const struct ring_timeline_opts *opts,
+			const char *out, struct ring_timeline_result *res, char *err, size_t errlen)
+{
+	struct tl *tl = calloc(1, sizeof *tl);
+	if (!tl || !(tl->index = calloc(65536, sizeof *tl->index))) {
+		free(tl);
+		snprintf(err, errlen, "out of memory");
+		return -RING_ENOMEM;
+	}
+	tl->o = opts;
+	/* Two passes over the files: the lanes and their buckets are sized
+	 * by what the first one finds in all of them. */
+	int rc = each_record(tl, files, n, survey, err, errlen);
+	if (rc == 0 && !tl->any) {
+		snprintf(err, errlen, "no log records in the files given");
+		rc = -RING_EIO;
+	}
+	if (rc < 0)
+		goto out;
+	lay_out(tl);
+	if ((rc = alloc_lanes(tl, err, errlen)) < 0)
+		goto out;
+	if ((rc = each_record(tl, files, n, draw_record, err, errlen)) < 0)
+		goto out;
+	end_open_runs(tl);
+	long size;
+	if ((rc = write_svg(tl, out, &size, err, errlen)) < 0)
+		goto out;
 	if (res) {
 		*res = (struct ring_timeline_result){
 			.members = tl->nlanes,

@@ -258,11 +258,11 @@ static void apply_grant(struct tracer *tr, struct member_log *m, const struct re
 	note_seen(tr, r->t);
 }
 
-/* Counts and places one event of a member's log. */
-static void apply(struct tracer *tr, struct member_log *m, const struct record *r)
+/* What any event tells: the span of the logs, the members and epochs they
+ * name, and the newest epoch this member knew. */
+static void note_event(struct tracer *tr, struct member_log *m, const struct record *r)
 {
-	struct ring_trace_result *res = tr->res;
-	res->events++;
+	tr->res->events++;
 	if (r->node < 65536 && r->node != 0)
 		tr->nodes[r->node] = true;
 	if (!tr->first || r->t < tr->first)
@@ -275,7 +275,45 @@ static void apply(struct tracer *tr, struct member_log *m, const struct record *
 		m->max_epoch = (uint32_t)r->known;
 	if (r->epoch)
 		note_epoch(tr, r->epoch);
+}
 
+/* cs_exit or lease_expired: the end of the grant in progress, if it is the
+ * one of that fence. */
+static void apply_grant_end(struct tracer *tr, struct member_log *m, const struct record *r)
+{
+	if (m->open >= 0 && tr->g[m->open].fence == r->fence) {
+		tr->g[m->open].end = r->t;
+		tr->g[m->open].ended = true;
+		m->open = -1;
+		note_seen(tr, r->t);
+	}
+}
+
+/* node_start: a restart. Whatever was in progress died with the old
+ * process, at the latest at its last word. */
+static void apply_restart(struct tracer *tr, struct member_log *m)
+{
+	if (m->open >= 0)
+		tr->g[m->open].end = m->last_t;
+	m->open = -1;
+	m->cur_epoch = 0;
+	m->cur_seq = -1;
+}
+
+static void note_fault(struct tracer *tr, const struct record *r)
+{
+	if (grow((void **)&tr->f, &tr->capf, tr->nf, sizeof *tr->f)) {
+		tr->f[tr->nf].t = r->t;
+		snprintf(tr->f[tr->nf].what, sizeof tr->f[tr->nf].what, "%s", r->what);
+		tr->nf++;
+	}
+}
+
+/* Counts and places one event of a member's log. */
+static void apply(struct tracer *tr, struct member_log *m, const struct record *r)
+{
+	struct ring_trace_result *res = tr->res;
+	note_event(tr, m, r);
 	switch (r->kind) {
 	case K_TOKEN_RECV:
 		m->cur_epoch = r->epoch;
@@ -309,28 +347,13 @@ static void apply(struct tracer *tr, struct member_log *m, const struct record *
 		break;
 	case K_CS_EXIT:
 	case K_LEASE_EXPIRED:
-		if (m->open >= 0 && tr->g[m->open].fence == r->fence) {
-			tr->g[m->open].end = r->t;
-			tr->g[m->open].ended = true;
-			m->open = -1;
-			note_seen(tr, r->t);
-		}
+		apply_grant_end(tr, m, r);
 		break;
 	case K_NODE_START:
-		/* A restart: whatever was in progress died with the old
-		 * process, at the latest at its last word. */
-		if (m->open >= 0)
-			tr->g[m->open].end = m->last_t;
-		m->open = -1;
-		m->cur_epoch = 0;
-		m->cur_seq = -1;
+		apply_restart(tr, m);
 		break;
 	case K_FAULT:
-		if (grow((void **)&tr->f, &tr->capf, tr->nf, sizeof *tr->f)) {
-			tr->f[tr->nf].t = r->t;
-			snprintf(tr->f[tr->nf].what, sizeof tr->f[tr->nf].what, "%s", r->what);
-			tr->nf++;
-		}
+		note_fault(tr, r);
 		break;
 	default:
 		break;

@@ -196,16 +196,11 @@ static int sighted(struct ring_trace_faults *fs, const struct ring_trace_line *l
 	return 0;
 }
 
-/* A member's own events: does it hold the token now, and does the token
- * show itself here? */
-static int core_line(struct ring_trace_faults *fs, const struct ring_trace_line *l)
+/* Whether the member holds the token after line L, and whether the token
+ * showed itself in it (a sighting; a grant is one too). */
+static int track_token(struct ring_trace_faults *fs, const struct ring_trace_line *l)
 {
-	struct sig *s = NULL;
 	bool sight = false;
-	/* A run of retransmits is only the one right before this line. */
-	bool retx = fs->retx;
-	if (l->core != RING_LOG_RETRANSMIT)
-		fs->retx = false;
 	switch ((enum ring_log_event)l->core) {
 	case RING_LOG_CS_ENTER:
 		if (!grow((void **)&fs->g, &fs->capg, fs->ng, sizeof *fs->g))
@@ -234,9 +229,24 @@ static int core_line(struct ring_trace_faults *fs, const struct ring_trace_line 
 	default:
 		break;
 	}
-	if (sight && sighted(fs, l) < 0)
-		return -RING_ENOMEM;
+	return sight ? sighted(fs, l) : 0;
+}
 
+/* A retransmit starts a run, or goes on with the one to the same member. */
+static void note_retransmit(struct ring_trace_faults *fs, const struct ring_trace_line *l)
+{
+	if (!fs->retx || fs->retx_to != l->field[0]) {
+		fs->retx = true;
+		fs->retx_to = (uint32_t)l->field[0];
+		fs->retx_start = l->t;
+	}
+}
+
+/* The signal line L gives, if any. RETX: a run of retransmits came right
+ * before it. */
+static int core_signal(struct ring_trace_faults *fs, const struct ring_trace_line *l, bool retx)
+{
+	struct sig *s = NULL;
 	switch ((enum ring_log_event)l->core) {
 	case RING_LOG_LOSS_SUSPECT:
 		/* silent_ms 0: it never heard a token, the ring's first
@@ -251,11 +261,7 @@ static int core_line(struct ring_trace_faults *fs, const struct ring_trace_line 
 			s->ms = l->field[0];
 		break;
 	case RING_LOG_RETRANSMIT:
-		if (!fs->retx || fs->retx_to != l->field[0]) {
-			fs->retx = true;
-			fs->retx_to = (uint32_t)l->field[0];
-			fs->retx_start = l->t;
-		}
+		note_retransmit(fs, l);
 		return 0;
 	case RING_LOG_SUCCESSOR_SKIP: {
 		/* It began with the first of the retransmits that led to it. */
@@ -282,6 +288,19 @@ static int core_line(struct ring_trace_faults *fs, const struct ring_trace_line 
 		return 0;
 	}
 	return s ? 0 : -RING_ENOMEM;
+}
+
+/* A member's own events: does it hold the token now, does the token show
+ * itself here, and is this a signal of a fault? */
+static int core_line(struct ring_trace_faults *fs, const struct ring_trace_line *l)
+{
+	/* A run of retransmits is only the one right before this line. */
+	bool retx = fs->retx;
+	if (l->core != RING_LOG_RETRANSMIT)
+		fs->retx = false;
+	if (track_token(fs, l) < 0)
+		return -RING_ENOMEM;
+	return core_signal(fs, l, retx);
 }
 
 static struct reader *reader_of(struct ring_trace_faults *fs, uint32_t node)
@@ -487,88 +506,131 @@ static bool token_seen_elsewhere(const struct ring_trace_faults *fs, uint32_t no
 	return false;
 }
 
+/* The skips and the losses, each by time: what a crash is confirmed by. */
+struct crash_evidence {
+	size_t *skips, nsk;
+	size_t *losses, nlo;
+};
+
+static int crash_evidence_make(const struct ring_trace_faults *fs, struct crash_evidence *ce)
+{
+	ce->skips = malloc((fs->ns + 1) * sizeof *ce->skips);
+	ce->losses = malloc((fs->ns + 1) * sizeof *ce->losses);
+	if (!ce->skips || !ce->losses) {
+		free(ce->skips);
+		free(ce->losses);
+		return -RING_ENOMEM;
+	}
+	ce->nsk = ce->nlo = 0;
+	for (size_t i = 0; i < fs->ns; i++) {
+		if (fs->s[i].kind == S_SKIP)
+			ce->skips[ce->nsk++] = i;
+		else if (fs->s[i].kind == S_LOSS)
+			ce->losses[ce->nlo++] = i;
+	}
+	sort_sigs = fs->s;
+	qsort(ce->skips, ce->nsk, sizeof *ce->skips, by_t_idx);
+	qsort(ce->losses, ce->nlo, sizeof *ce->losses, by_t_idx);
+	return 0;
+}
+
+static void crash_evidence_free(struct crash_evidence *ce)
+{
+	free(ce->skips);
+	free(ce->losses);
+}
+
+/* When life I's member started again, in this file or another; 0 if the
+ * logs do not show it. The lives are sorted by member, then time. */
+static uint64_t next_start(const struct ring_trace_faults *fs, size_t i)
+{
+	const struct life *lf = &fs->lv[i];
+	uint64_t restart = lf->restart_t;
+	if (!restart && i + 1 < fs->nl && fs->lv[i + 1].node == lf->node &&
+	    fs->lv[i + 1].first_t > lf->last_t)
+		restart = fs->lv[i + 1].first_t;
+	return restart;
+}
+
+/* When another member began to skip NODE as dead after its last word TL
+ * (and before its RESTART, if any); 0 if none did. */
+static uint64_t skipped_at(const struct ring_trace_faults *fs, const struct crash_evidence *ce,
+			   uint32_t node, uint64_t tl, uint64_t restart)
+{
+	for (size_t k = first_after(fs->s, ce->skips, ce->nsk, tl), n = 0;
+	     k < ce->nsk && n < SCAN_MAX; k++, n++) {
+		const struct sig *sk = &fs->s[ce->skips[k]];
+		if (restart && sk->t >= restart)
+			break;
+		if (sk->subject == node)
+			return sk->start > tl ? sk->start : tl;
+	}
+	return 0;
+}
+
+/* Whether the token died with NODE, holder at its last word TL: the next
+ * sign of the ring is a loss another member suspects, with no token seen
+ * anywhere between. */
+static bool lost_with(const struct ring_trace_faults *fs, const struct crash_evidence *ce,
+		      uint32_t node, uint64_t tl, uint64_t restart)
+{
+	for (size_t k = first_after(fs->s, ce->losses, ce->nlo, tl), n = 0;
+	     k < ce->nlo && n < SCAN_MAX; k++, n++) {
+		const struct sig *lo = &fs->s[ce->losses[k]];
+		if (restart && lo->t >= restart)
+			break;
+		if (lo->by == node)
+			continue;
+		return !token_seen_elsewhere(fs, node, tl, lo->t);
+	}
+	return false;
+}
+
+/* Life I, if it ended without node_stop and the logs confirm a crash,
+ * becomes a crash signal. */
+static int judge_life(struct ring_trace_faults *fs, const struct crash_evidence *ce, size_t i)
+{
+	const struct life *lf = &fs->lv[i];
+	if (lf->stopped)
+		return 0;
+	uint64_t tl = lf->last_t;
+	uint64_t restart = next_start(fs, i);
+	uint64_t skip_start = skipped_at(fs, ce, lf->node, tl, restart);
+	bool holding = lf->holding;
+	bool lost = holding && lost_with(fs, ce, lf->node, tl, restart);
+	if (!restart && !skip_start && !lost)
+		return 0; /* still running when the logs end, as far as they tell */
+	/* When it began: at its last word if the token died with it
+	 * (it held it then, and nobody else showed it before the
+	 * others noticed); otherwise when the others met its absence. */
+	uint64_t noticed = skip_start ? skip_start : restart;
+	if (!lost && holding && noticed && token_seen_elsewhere(fs, lf->node, tl, noticed))
+		holding = false; /* it passed the token on unlogged (no -v) */
+	uint64_t start = tl;
+	if (!holding && !lost)
+		start = noticed;
+	struct sig *s = add_sig(fs, S_CRASH, tl, start, lf->node, lf->node);
+	if (!s)
+		return -RING_ENOMEM;
+	s->until = restart;
+	return 0;
+}
+
 /* A life that ended without node_stop is a crash when the logs confirm it:
  * the member started again later, or another member skipped it as dead,
  * or it held the token at its last word and the next sign of the ring was
  * a loss suspected by another member, with no token seen anywhere between. */
 static int infer_crashes(struct ring_trace_faults *fs)
 {
-	size_t *skips = malloc((fs->ns + 1) * sizeof *skips);
-	size_t *losses = malloc((fs->ns + 1) * sizeof *losses);
-	if (!skips || !losses) {
-		free(skips);
-		free(losses);
+	struct crash_evidence ce;
+	if (crash_evidence_make(fs, &ce) < 0)
 		return -RING_ENOMEM;
-	}
-	size_t nsk = 0, nlo = 0;
-	for (size_t i = 0; i < fs->ns; i++) {
-		if (fs->s[i].kind == S_SKIP)
-			skips[nsk++] = i;
-		else if (fs->s[i].kind == S_LOSS)
-			losses[nlo++] = i;
-	}
-	sort_sigs = fs->s;
-	qsort(skips, nsk, sizeof *skips, by_t_idx);
-	qsort(losses, nlo, sizeof *losses, by_t_idx);
 	if (fs->nl > 1)
 		qsort(fs->lv, fs->nl, sizeof *fs->lv, by_node_time);
-
 	int rc = 0;
-	for (size_t i = 0; i < fs->nl && rc == 0; i++) {
-		struct life *lf = &fs->lv[i];
-		if (lf->stopped)
-			continue;
-		uint64_t tl = lf->last_t;
-		/* Its next life, in this file or another. */
-		uint64_t restart = lf->restart_t;
-		if (!restart && i + 1 < fs->nl && fs->lv[i + 1].node == lf->node &&
-		    fs->lv[i + 1].first_t > tl)
-			restart = fs->lv[i + 1].first_t;
-		uint64_t skip_start = 0;
-		for (size_t k = first_after(fs->s, skips, nsk, tl), n = 0; k < nsk && n < SCAN_MAX;
-		     k++, n++) {
-			const struct sig *sk = &fs->s[skips[k]];
-			if (restart && sk->t >= restart)
-				break;
-			if (sk->subject == lf->node) {
-				skip_start = sk->start > tl ? sk->start : tl;
-				break;
-			}
-		}
-		bool lost = false, holding = lf->holding;
-		if (holding) {
-			for (size_t k = first_after(fs->s, losses, nlo, tl), n = 0;
-			     k < nlo && n < SCAN_MAX; k++, n++) {
-				const struct sig *lo = &fs->s[losses[k]];
-				if (restart && lo->t >= restart)
-					break;
-				if (lo->by == lf->node)
-					continue;
-				lost = !token_seen_elsewhere(fs, lf->node, tl, lo->t);
-				break;
-			}
-		}
-		if (!restart && !skip_start && !lost)
-			continue; /* still running when the logs end, as far as they tell */
-		/* When it began: at its last word if the token died with it
-		 * (it held it then, and nobody else showed it before the
-		 * others noticed); otherwise when the others met its absence. */
-		uint64_t noticed = skip_start ? skip_start : restart;
-		if (!lost && holding && noticed &&
-		    token_seen_elsewhere(fs, lf->node, tl, noticed))
-			holding = false; /* it passed the token on unlogged (no -v) */
-		uint64_t start = tl;
-		if (!holding && !lost)
-			start = noticed;
-		struct sig *s = add_sig(fs, S_CRASH, tl, start, lf->node, lf->node);
-		if (!s) {
-			rc = -RING_ENOMEM;
-			break;
-		}
-		s->until = restart;
-	}
-	free(skips);
-	free(losses);
+	for (size_t i = 0; i < fs->nl && rc == 0; i++)
+		rc = judge_life(fs, &ce, i);
+	crash_evidence_free(&ce);
 	return rc;
 }
 
@@ -599,6 +661,119 @@ static void add_evidence(struct ring_trace_faults *fs, struct incident *in, size
 	}
 }
 
+/* Where merge() is, in the signals and in the grants. */
+struct merger {
+	uint64_t *last_grant; /* by member: its latest grant so far */
+	int *last_inc;        /* by member: the incident last about it, or -1 */
+	size_t *listed_slot;  /* by listed incident (they come first, by start): its slot */
+	size_t nlisted;
+	size_t gi, li;        /* the grants and the listed incidents passed */
+	int cur;              /* the incident merge() opened last, or -1, */
+	size_t cur_slot;      /* and its slot */
+};
+
+static void merger_free(struct merger *mg)
+{
+	free(mg->last_grant);
+	free(mg->last_inc);
+	free(mg->listed_slot);
+}
+
+static int merger_make(const struct ring_trace_faults *fs, struct merger *mg)
+{
+	*mg = (struct merger){.cur = -1};
+	mg->last_grant = calloc(65536, sizeof *mg->last_grant);
+	mg->last_inc = malloc(65536 * sizeof *mg->last_inc);
+	mg->listed_slot = malloc((fs->nin + 1) * sizeof *mg->listed_slot);
+	if (!mg->last_grant || !mg->last_inc || !mg->listed_slot) {
+		merger_free(mg);
+		return -RING_ENOMEM;
+	}
+	for (size_t i = 0; i < 65536; i++)
+		mg->last_inc[i] = -1;
+	mg->nlisted = fs->nin; /* only listed incidents exist yet, by start */
+	for (size_t i = 0; i < mg->nlisted; i++)
+		mg->listed_slot[i] = slot(fs, fs->in[i].start);
+	return 0;
+}
+
+/* The grants up to T: each member's latest is known. */
+static void pass_grants(const struct ring_trace_faults *fs, struct merger *mg, uint64_t t)
+{
+	for (; mg->gi < fs->ng && fs->g[mg->gi].t <= t; mg->gi++)
+		mg->last_grant[fs->g[mg->gi].node & 0xffff] = fs->g[mg->gi].t;
+}
+
+/* The listed incidents that began by T: each is the last about its member. */
+static void pass_listed(const struct ring_trace_faults *fs, struct merger *mg, uint64_t t)
+{
+	for (; mg->li < mg->nlisted && fs->s[fs->in[mg->li].lead].start <= t; mg->li++)
+		if (fs->in[mg->li].subject)
+			mg->last_inc[fs->in[mg->li].subject] = (int)mg->li;
+}
+
+/* A crash: the listed fault of that member after its last word and before
+ * its next start, or -1. */
+static int crash_target(const struct ring_trace_faults *fs, const struct merger *mg,
+			const struct sig *s)
+{
+	for (size_t k = 0; k < mg->nlisted; k++) {
+		const struct incident *in = &fs->in[k];
+		if (in->subject == s->subject && in->start >= s->t &&
+		    (!s->until || in->start <= s->until))
+			return (int)k;
+	}
+	return -1;
+}
+
+/* A skip or a rejoin: the crash or listed fault of that member it follows,
+ * if the member has not been granted since; or -1. */
+static int follow_target(const struct ring_trace_faults *fs, const struct merger *mg,
+			 const struct sig *s)
+{
+	int k = mg->last_inc[s->subject];
+	if (k < 0)
+		return -1;
+	const struct incident *in = &fs->in[k];
+	enum sig_kind lk = fs->s[in->lead].kind;
+	if ((lk == S_CRASH || lk == S_LISTED) && in->subject == s->subject &&
+	    mg->last_grant[s->subject] <= in->start)
+		return k;
+	return -1;
+}
+
+/* The first listed incident with no grant between its start and a signal
+ * in slot K_SLOT, or -1. */
+static int listed_in_slot(const struct merger *mg, size_t k_slot)
+{
+	size_t lo = 0, hi = mg->nlisted;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (mg->listed_slot[mid] < k_slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < mg->nlisted && mg->listed_slot[lo] == k_slot ? (int)lo : -1;
+}
+
+/* The incident signal S (in slot K_SLOT) belongs to, by the rules of
+ * merge(), or -1 for none yet. */
+static int incident_for(const struct ring_trace_faults *fs, const struct merger *mg,
+			const struct sig *s, size_t k_slot)
+{
+	int target = -1;
+	if (s->kind == S_CRASH)
+		target = crash_target(fs, mg, s);
+	if (target < 0 && s->subject && (s->kind == S_SKIP || s->kind == S_REJOIN))
+		target = follow_target(fs, mg, s);
+	if (target < 0)
+		target = listed_in_slot(mg, k_slot);
+	if (target < 0 && mg->cur >= 0 && mg->cur_slot == k_slot)
+		target = mg->cur;
+	return target;
+}
+
 /* Which incident a signal of the logs belongs to: a faults.log line about
  * the same member that the signal follows (a crash: whose fault came after
  * its last word and before its next start; a skip or rejoin: after a crash
@@ -606,73 +781,20 @@ static void add_evidence(struct ring_trace_faults *fs, struct incident *in, size
  * else one with no grant between their starts, faults.log's first. */
 static int merge(struct ring_trace_faults *fs, const size_t *order, size_t n_in)
 {
-	uint64_t *last_grant = calloc(65536, sizeof *last_grant);
-	int *last_inc = malloc(65536 * sizeof *last_inc);
-	size_t *listed = malloc((fs->nin + 1) * sizeof *listed);
-	size_t *listed_slot = malloc((fs->nin + 1) * sizeof *listed_slot);
-	if (!last_grant || !last_inc || !listed || !listed_slot) {
-		free(last_grant);
-		free(last_inc);
-		free(listed);
-		free(listed_slot);
+	struct merger mg;
+	if (merger_make(fs, &mg) < 0)
 		return -RING_ENOMEM;
-	}
-	for (size_t i = 0; i < 65536; i++)
-		last_inc[i] = -1;
-	size_t nlisted = fs->nin; /* only listed incidents exist yet, by start */
-	for (size_t i = 0; i < nlisted; i++) {
-		listed[i] = i;
-		listed_slot[i] = slot(fs, fs->in[i].start);
-	}
-	size_t gi = 0, li = 0;
-	int cur = -1;
-	size_t cur_slot = 0;
 	int rc = 0;
 	for (size_t o = 0; o < n_in; o++) {
 		size_t si = order[o];
 		const struct sig *s = &fs->s[si];
-		for (; gi < fs->ng && fs->g[gi].t <= s->start; gi++)
-			last_grant[fs->g[gi].node & 0xffff] = fs->g[gi].t;
+		pass_grants(fs, &mg, s->start);
 		if (s->kind == S_LISTED) {
-			for (; li < nlisted && fs->s[fs->in[li].lead].start <= s->start; li++)
-				if (fs->in[li].subject)
-					last_inc[fs->in[li].subject] = (int)li;
+			pass_listed(fs, &mg, s->start);
 			continue;
 		}
-		int target = -1;
-		if (s->kind == S_CRASH) {
-			for (size_t k = 0; k < nlisted && target < 0; k++) {
-				const struct incident *in = &fs->in[k];
-				if (in->subject == s->subject && in->start >= s->t &&
-				    (!s->until || in->start <= s->until))
-					target = (int)k;
-			}
-		}
-		if (target < 0 && s->subject && (s->kind == S_SKIP || s->kind == S_REJOIN)) {
-			int k = last_inc[s->subject];
-			if (k >= 0) {
-				const struct incident *in = &fs->in[k];
-				enum sig_kind lk = fs->s[in->lead].kind;
-				if ((lk == S_CRASH || lk == S_LISTED) && in->subject == s->subject &&
-				    last_grant[s->subject] <= in->start)
-					target = k;
-			}
-		}
 		size_t k_slot = slot(fs, s->start);
-		if (target < 0) {
-			size_t lo = 0, hi = nlisted;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (listed_slot[mid] < k_slot)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo < nlisted && listed_slot[lo] == k_slot)
-				target = (int)listed[lo];
-		}
-		if (target < 0 && cur >= 0 && cur_slot == k_slot)
-			target = cur;
+		int target = incident_for(fs, &mg, s, k_slot);
 		if (target < 0) {
 			if (evidence_only(s->kind))
 				continue;
@@ -681,17 +803,14 @@ static int merge(struct ring_trace_faults *fs, const size_t *order, size_t n_in)
 				rc = -RING_ENOMEM;
 				break;
 			}
-			cur = target;
-			cur_slot = k_slot;
+			mg.cur = target;
+			mg.cur_slot = k_slot;
 		}
 		add_evidence(fs, &fs->in[target], si);
 		if (fs->in[target].subject)
-			last_inc[fs->in[target].subject] = target;
+			mg.last_inc[fs->in[target].subject] = target;
 	}
-	free(last_grant);
-	free(last_inc);
-	free(listed);
-	free(listed_slot);
+	merger_free(&mg);
 	return rc;
 }
 
@@ -733,23 +852,22 @@ static bool start_up(const struct ring_trace_faults *fs, const struct sig *s)
 	return fs->nsi == 0 || s->start < fs->si[0].t;
 }
 
-int ring_trace_faults_resolve(struct ring_trace_faults *fs, struct ring_trace_fault_totals *tot)
+/* Drops the ring's own start before anything is judged. */
+static void drop_start_up(struct ring_trace_faults *fs)
 {
-	memset(tot, 0, sizeof *tot);
-	if (fs->ng > 1)
-		qsort(fs->g, fs->ng, sizeof *fs->g, by_t_grant);
-	if (fs->nsi > 1)
-		qsort(fs->si, fs->nsi, sizeof *fs->si, by_t_sight);
-	/* Drop the ring's own start before anything is judged. */
 	size_t kept = 0;
 	for (size_t i = 0; i < fs->ns; i++)
 		if (!start_up(fs, &fs->s[i]))
 			fs->s[kept++] = fs->s[i];
 	fs->ns = kept;
-	/* A suspicion's silence is what that member heard; heartbeats are not
-	 * logged, so a token seen anywhere later (a grant at the member that
-	 * then died with it) is where the silence really began. Otherwise a
-	 * crash of a holder just granted looks like a loss before it. */
+}
+
+/* A suspicion's silence is what that member heard; heartbeats are not
+ * logged, so a token seen anywhere later (a grant at the member that
+ * then died with it) is where the silence really began. Otherwise a
+ * crash of a holder just granted looks like a loss before it. */
+static void date_silences(struct ring_trace_faults *fs)
+{
 	for (size_t i = 0; i < fs->ns; i++) {
 		struct sig *sg = &fs->s[i];
 		if (sg->kind != S_LOSS)
@@ -765,9 +883,13 @@ int ring_trace_faults_resolve(struct ring_trace_faults *fs, struct ring_trace_fa
 		if (lo > 0 && fs->si[lo - 1].t > sg->start)
 			sg->start = fs->si[lo - 1].t;
 	}
-	int rc = infer_crashes(fs);
-	if (rc < 0)
-		return rc;
+}
+
+/* The signals, by start, into incidents: each line of faults.log is a
+ * fault of its own, as it always was; the logs' signals join one or open
+ * their own (merge()). */
+static int make_incidents(struct ring_trace_faults *fs)
+{
 	size_t *order = malloc((fs->ns + 1) * sizeof *order);
 	if (!order)
 		return -RING_ENOMEM;
@@ -775,7 +897,7 @@ int ring_trace_faults_resolve(struct ring_trace_faults *fs, struct ring_trace_fa
 		order[i] = i;
 	sort_sigs = fs->s;
 	qsort(order, fs->ns, sizeof *order, by_start_idx);
-	/* Each line of faults.log is a fault of its own, as it always was. */
+	int rc = 0;
 	for (size_t o = 0; o < fs->ns && rc == 0; o++)
 		if (fs->s[order[o]].kind == S_LISTED && new_incident(fs, order[o], true) < 0)
 			rc = -RING_ENOMEM;
@@ -786,7 +908,13 @@ int ring_trace_faults_resolve(struct ring_trace_faults *fs, struct ring_trace_fa
 		return rc;
 	if (fs->nin > 1)
 		qsort(fs->in, fs->nin, sizeof *fs->in, by_incident_start);
+	return 0;
+}
 
+/* Each incident's recovery, the first grant after its start, and the
+ * totals. */
+static void time_recoveries(struct ring_trace_faults *fs, struct ring_trace_fault_totals *tot)
+{
 	for (size_t i = 0; i < fs->nin; i++) {
 		struct incident *in = &fs->in[i];
 		size_t k = slot(fs, in->start); /* the first grant after its start */
@@ -808,6 +936,23 @@ int ring_trace_faults_resolve(struct ring_trace_faults *fs, struct ring_trace_fa
 				tot->listed_slowest_us = in->recovery_us;
 		}
 	}
+}
+
+int ring_trace_faults_resolve(struct ring_trace_faults *fs, struct ring_trace_fault_totals *tot)
+{
+	memset(tot, 0, sizeof *tot);
+	if (fs->ng > 1)
+		qsort(fs->g, fs->ng, sizeof *fs->g, by_t_grant);
+	if (fs->nsi > 1)
+		qsort(fs->si, fs->nsi, sizeof *fs->si, by_t_sight);
+	drop_start_up(fs);
+	date_silences(fs);
+	int rc = infer_crashes(fs);
+	if (rc == 0)
+		rc = make_incidents(fs);
+	if (rc < 0)
+		return rc;
+	time_recoveries(fs, tot);
 	return 0;
 }
 

@@ -214,60 +214,88 @@ static void close_pipe(void)
 	}
 }
 
-int ring_watch_loop(const struct ring_conf *conf, const struct ring_watch_opts *o, int out_fd,
-		    struct ring_watch_result *res, char *err, size_t errlen)
+/* SIGPIPE ignored: a reader gone is a write error, then a clean stop. The
+ * caught signals go to the pipe, for the loop to hear. */
+static void catch_signals(void)
 {
-	static struct ring_watch view; /* large: not on the stack */
-	static char buf[1 << 18];      /* the largest screen: 258 lines of 1023 */
-	const struct ring_layout *l = &conf->layout;
-	struct ring_status_poll *p;
-	int rc = ring_status_poll_open(&p, l, ring_conf_poll_key(conf), err, errlen);
-	if (rc < 0)
-		return rc;
-	if ((rc = open_pipe(err, errlen)) < 0) {
-		ring_status_poll_close(p);
-		return rc;
-	}
-	struct term t = {.fd = out_fd, .tty = !o->plain && isatty(out_fd)};
-	if (t.tty)
-		term_size(&t);
 	struct sigaction ign = {.sa_handler = SIG_IGN};
 	sigemptyset(&ign.sa_mask);
-	sigaction(SIGPIPE, &ign, NULL); /* a reader gone is a write error, then a clean stop */
+	sigaction(SIGPIPE, &ign, NULL);
 	for (size_t k = 0; k < sizeof caught / sizeof caught[0]; k++)
 		catch_signal(caught[k]);
-	ring_watch_init(&view, l);
-	view.authenticated = conf->auth == RING_AUTH_KEYED;
-	term_enter(&t);
+}
 
+/* One watch: the poll, the view it feeds and the terminal it is drawn on. */
+struct watch {
+	struct ring_status_poll *p;
+	const struct ring_layout *l;
+	const struct ring_watch_opts *o;
+	struct term t;
+	struct ring_watch *view;
+	char *buf;
+	size_t cap;
+};
+
+static void redraw(struct watch *w)
+{
+	draw(&w->t, w->view, w->buf, w->cap);
+}
+
+/* The view takes the round's answers: NULL for a member that gave none. */
+static void take_answers(struct watch *w)
+{
+	const struct ring_msg_status_resp *ans[RING_MAX_MEMBERS];
+	for (size_t i = 0; i < w->l->n; i++)
+		ans[i] = ring_status_poll_answer(w->p, i);
+	ring_watch_update(w->view, ans, ring_mono_us());
+}
+
+/* Waits until NEXT (ring_mono_us), hearing signals meanwhile; false when
+ * one of them asks to stop. */
+static bool wait_until(struct watch *w, uint64_t next)
+{
+	bool stop = false;
+	uint64_t now;
+	for (int spins = 0; spins < 100000 && !stop && (now = ring_mono_us()) < next; spins++) {
+		struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
+		int ms = (int)((next - now + 999) / 1000);
+		if (poll(&pfd, 1, ms) > 0) {
+			int s = signals(&w->t);
+			stop = s == STOP;
+			if (s == REDRAW)
+				redraw(w);
+		}
+	}
+	return !stop;
+}
+
+/* The rounds, from START until the count is reached, a signal stops them or
+ * the reader goes away. 0, or -RING_EIO when the poll fails. */
+static int run_rounds(struct watch *w, uint64_t start, char *err, size_t errlen)
+{
 	/* Each round asks twice (a lost datagram is not a down member), each
 	 * try waiting half the interval, at most 250 ms: a round ends within
 	 * the interval, and a member silent through both is down at once. */
+	const struct ring_watch_opts *o = w->o;
 	unsigned try_ms = o->interval_ms / 2 < 250 ? o->interval_ms / 2 : 250;
-	uint64_t start = ring_mono_us(), next = start;
-	bool stop = false;
-	for (uint64_t round = 0; !stop && !t.gone && (!o->count || round < o->count);) {
+	uint64_t next = start;
+	for (uint64_t round = 0; !w->t.gone && (!o->count || round < o->count);) {
 		bool woken = false;
-		int got = ring_status_poll_round(p, 2, try_ms, sig_pipe[0], &woken);
-		if (got < 0) {
+		if (ring_status_poll_round(w->p, 2, try_ms, sig_pipe[0], &woken) < 0) {
 			snprintf(err, errlen, "waiting for status answers: %s", strerror(errno));
-			rc = -RING_EIO;
-			break;
+			return -RING_EIO;
 		}
 		if (woken) {
 			/* A signal cut the round short: its silent members
 			 * may only be slow. Act on it and ask again. */
-			if (signals(&t) == STOP)
+			if (signals(&w->t) == STOP)
 				break;
-			if (view.rounds)
-				draw(&t, &view, buf, sizeof buf);
+			if (w->view->rounds)
+				redraw(w);
 			continue;
 		}
-		const struct ring_msg_status_resp *ans[RING_MAX_MEMBERS];
-		for (size_t i = 0; i < l->n; i++)
-			ans[i] = ring_status_poll_answer(p, i);
-		ring_watch_update(&view, ans, ring_mono_us());
-		draw(&t, &view, buf, sizeof buf);
+		take_answers(w);
+		redraw(w);
 		round++;
 		if (o->count && round >= o->count)
 			break;
@@ -277,25 +305,43 @@ int ring_watch_loop(const struct ring_conf *conf, const struct ring_watch_opts *
 		uint64_t now = ring_mono_us();
 		if (next < now)
 			next = now;
-		for (int spins = 0; spins < 100000 && !stop && (now = ring_mono_us()) < next; spins++) {
-			struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
-			int ms = (int)((next - now + 999) / 1000);
-			if (poll(&pfd, 1, ms) > 0) {
-				int s = signals(&t);
-				stop = s == STOP;
-				if (s == REDRAW)
-					draw(&t, &view, buf, sizeof buf);
-			}
-		}
+		if (!wait_until(w, next))
+			break;
 	}
-	term_leave(&t);
+	return 0;
+}
+
+int ring_watch_loop(const struct ring_conf *conf, const struct ring_watch_opts *o, int out_fd,
+		    struct ring_watch_result *res, char *err, size_t errlen)
+{
+	static struct ring_watch view; /* large: not on the stack */
+	static char buf[1 << 18];      /* the largest screen: 258 lines of 1023 */
+	struct watch w = {.l = &conf->layout, .o = o, .view = &view, .buf = buf, .cap = sizeof buf};
+	int rc = ring_status_poll_open(&w.p, w.l, ring_conf_poll_key(conf), err, errlen);
+	if (rc < 0)
+		return rc;
+	if ((rc = open_pipe(err, errlen)) < 0) {
+		ring_status_poll_close(w.p);
+		return rc;
+	}
+	w.t = (struct term){.fd = out_fd, .tty = !o->plain && isatty(out_fd)};
+	if (w.t.tty)
+		term_size(&w.t);
+	catch_signals();
+	ring_watch_init(&view, w.l);
+	view.authenticated = conf->auth == RING_AUTH_KEYED;
+	term_enter(&w.t);
+
+	uint64_t start = ring_mono_us();
+	rc = run_rounds(&w, start, err, errlen);
+	term_leave(&w.t);
 	default_signals();
 	close_pipe();
 	if (res) {
 		res->rounds = view.rounds;
 		res->elapsed_us = ring_mono_us() - start;
-		ring_status_poll_traffic(p, &res->traffic);
+		ring_status_poll_traffic(w.p, &res->traffic);
 	}
-	ring_status_poll_close(p);
+	ring_status_poll_close(w.p);
 	return rc;
 }
