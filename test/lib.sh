@@ -114,6 +114,8 @@ need_tools() {
 # says what it waited for (unless WAIT_QUIET=1) and returns 1. Bounded in
 # time and in count.
 wait_until() {
+	# CMD runs anew at each try, but a $(...) among its words is expanded
+	# once, before the first: wrap such a check in a function.
 	# (Locals carry a prefix: CMD may read the caller's variables, which
 	# bash's dynamic scoping would otherwise shadow.)
 	local _wu_s=$1 _wu_ms _wu_end _wu_n

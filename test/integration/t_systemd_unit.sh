@@ -77,13 +77,21 @@ RINGD_WRAP=(strace -f -qq -o "$T/strace.txt")
 NOTIFY_SOCKET=$T/nobody.sock WATCHDOG_USEC=200000 start_unit_member 1
 RINGD_WRAP=()
 tracer=${PIDS[1]}
-traced() { ringd_pid=$(cat "/proc/$tracer/task/$tracer/children" 2>/dev/null) && [[ -n $ringd_pid ]]; }
+# strace's first child may be its own short-lived probe of ptrace's
+# options, not the tracee: ringd is the child that has exec'd ringd.
+traced() {
+	local c
+	for c in $(cat "/proc/$tracer/task/$tracer/children" 2>/dev/null); do
+		[[ $(cat "/proc/$c/comm" 2>/dev/null) == ringd ]] && { ringd_pid=$c; return 0; }
+	done
+	return 1
+}
 wait_until 5 traced || fail "strace started no ringd: $(tail -n 3 "$T/n1.err")"
-ringd_pid=${ringd_pid%% *}
 start_unit_member 2
 start_unit_member 3
 wait_until 15 member_up 1 || fail "member 1 (ExecStart under strace) not answering"
-wait_until 10 test "$(status 1 | jq '.alive | length')" = 3 || fail "the ring did not form: $(status 1)"
+formed() { [[ $(status 1 | jq '.alive | length') == 3 ]]; }
+wait_until 10 formed || fail "the ring did not form: $(status 1)"
 timeout 20 "$RINGCTL" -c "$CONF" -n 1 run -t 10000 -- true || fail "no grant at member 1"
 timeout 10 "$RINGCTL" -c "$CONF" -n 1 metrics >/dev/null || fail "no metrics from member 1"
 ring_json >/dev/null || fail "ringctl ring failed"

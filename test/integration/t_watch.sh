@@ -112,10 +112,13 @@ grep -q -- '--plain\|ring=' "$TTY_OUT" && fail "watch on a terminal wrote plain 
 # Ctrl-Z: the terminal is given back before stopping, and taken again on
 # resume. (Under script, watch leads an orphaned process group, which the
 # kernel does not stop; giving back and taking again must happen anyway.)
+# (has runs inside each try: a $(has ...) argument would be counted once,
+# before the first try, and never see watch's answer.)
+at_least() { (($(has "$1") >= $2)); }
 kill -TSTP "$TWATCH"
-wait_until 3 test "$(has "$LEAVE")" -ge 1 || fail "SIGTSTP did not give the terminal back"
+wait_until 3 at_least "$LEAVE" 1 || fail "SIGTSTP did not give the terminal back"
 kill -CONT "$TWATCH"
-wait_until 3 test "$(has "$ENTER")" -ge 2 || fail "the alternate screen not taken again after SIGCONT"
+wait_until 3 at_least "$ENTER" 2 || fail "the alternate screen not taken again after SIGCONT"
 kill -INT "$TWATCH"
 wait_bg "$SCRIPT" 5 || fail "watch on a terminal did not end within 5 s of SIGINT"
 ((BG_RC == 0)) || fail "watch on a terminal exited $BG_RC on SIGINT, not 0"
