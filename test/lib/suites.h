@@ -1,48 +1,66 @@
-/* The CUnit suites of the unit-test binary, one per module: each
- * test/test_NAME.c defines its table ring_test_NAME_tests[] (ended by
- * CU_TEST_INFO_NULL), and test/unit_main.c registers one row per suite.
- * A new suite is a line here and a row there. */
+/* The CUnit suites of the unit-test binary, in one table: test/core/ has one
+ * per core file, test/unit/ one per other module, test/sim/ the checkers'.
+ * Each file defines CU_TestInfo ring_test_NAME_tests[] (ended by
+ * CU_TEST_INFO_NULL); RING_UNIT_SUITES declares it and lib/unit_main.c
+ * registers it, so a new suite is one line here. */
 #ifndef RING_TEST_SUITES_H
 #define RING_TEST_SUITES_H
 
 #include <CUnit/CUnit.h>
 
-extern CU_TestInfo ring_test_wire_tests[];
-extern CU_TestInfo ring_test_layout_tests[];
-extern CU_TestInfo ring_test_node_tests[];
-extern CU_TestInfo ring_test_fence_file_tests[];
-extern CU_TestInfo ring_test_epoch_store_tests[];
-extern CU_TestInfo ring_test_state_dir_tests[];
-extern CU_TestInfo ring_test_inject_tests[];
-extern CU_TestInfo ring_test_log_tests[];
-extern CU_TestInfo ring_test_metrics_tests[];
-extern CU_TestInfo ring_test_watch_tests[];
-extern CU_TestInfo ring_test_status_poll_tests[];
-extern CU_TestInfo ring_test_net_tests[];
-extern CU_TestInfo ring_test_sd_notify_tests[];
-extern CU_TestInfo ring_test_conf_tests[];
-extern CU_TestInfo ring_test_control_tests[];
-extern CU_TestInfo ring_test_trace_tests[];
-extern CU_TestInfo ring_test_logview_tests[];
-extern CU_TestInfo ring_test_auth_tests[];
-extern CU_TestInfo ring_test_simcheck_tests[];
-extern CU_TestInfo ring_test_rules_token_tests[];
-extern CU_TestInfo ring_test_rules_members_tests[];
-extern CU_TestInfo ring_test_rules_election_tests[];
-extern CU_TestInfo ring_test_rules_park_tests[];
-extern CU_TestInfo ring_test_review_park_tests[];
-extern CU_TestInfo ring_test_review_laps_tests[];
-extern CU_TestInfo ring_test_review_epochs_tests[];
-extern CU_TestInfo ring_test_review_epochs2_tests[];
-extern CU_TestInfo ring_test_review_epochs3_tests[];
+/* X(NAME, HOOKS), in the order they run. HOOKS is NONE, or DIR where the
+ * suite keeps a scratch directory: it then defines ring_test_NAME_init and
+ * ring_test_NAME_cleanup (0 on success), run once around the suite. */
+#define RING_UNIT_SUITES(X)     \
+	X(wire, NONE)           \
+	X(layout, NONE)         \
+	X(node, NONE)           \
+	X(fence_file, NONE)     \
+	X(epoch_store, NONE)    \
+	X(state_dir, NONE)      \
+	X(inject, NONE)         \
+	X(log, NONE)            \
+	X(metrics, NONE)        \
+	X(watch, NONE)          \
+	X(status_poll, NONE)    \
+	X(net, NONE)            \
+	X(sd_notify, NONE)      \
+	X(conf, NONE)           \
+	X(control, NONE)        \
+	X(trace, DIR)           \
+	X(logview, DIR)         \
+	X(auth, DIR)            \
+	X(simcheck, NONE)       \
+	X(rules_token, NONE)    \
+	X(rules_members, NONE)  \
+	X(rules_election, NONE) \
+	X(rules_park, NONE)     \
+	X(review_park, NONE)    \
+	X(review_laps, NONE)    \
+	X(review_epochs, NONE)  \
+	X(review_epochs2, NONE) \
+	X(review_epochs3, NONE)
 
-/* Suite init and cleanup (a scratch directory), where a suite has them:
- * 0 on success. */
-int ring_test_trace_init(void);
-int ring_test_trace_cleanup(void);
-int ring_test_logview_init(void);
-int ring_test_logview_cleanup(void);
-int ring_test_auth_init(void);
-int ring_test_auth_cleanup(void);
+/* What HOOKS makes of a suite: its declarations and its init and cleanup. */
+#define RING_SUITE_HOOKS_NONE(name)
+#define RING_SUITE_HOOKS_DIR(name)            \
+	int ring_test_##name##_init(void);    \
+	int ring_test_##name##_cleanup(void);
+#define RING_SUITE_INIT_NONE(name) NULL
+#define RING_SUITE_INIT_DIR(name) ring_test_##name##_init
+#define RING_SUITE_CLEANUP_NONE(name) NULL
+#define RING_SUITE_CLEANUP_DIR(name) ring_test_##name##_cleanup
+
+#define RING_SUITE_DECLARE(name, hooks)          \
+	extern CU_TestInfo ring_test_##name##_tests[]; \
+	RING_SUITE_HOOKS_##hooks(name)
+RING_UNIT_SUITES(RING_SUITE_DECLARE)
+#undef RING_SUITE_DECLARE
+
+/* One CU_SuiteInfo row: name, init and cleanup around the suite, no setup
+ * or teardown around each test, its table. */
+#define RING_SUITE_INFO(name, hooks)                                         \
+	{#name, RING_SUITE_INIT_##hooks(name), RING_SUITE_CLEANUP_##hooks(name), \
+	 NULL, NULL, ring_test_##name##_tests},
 
 #endif
