@@ -1,9 +1,20 @@
-/* CUnit suite: one scripted history per rule of pauses, elections, their guards and quorum (PROTOCOL.md §5.5, §6),
- * each one that fails when the rule is removed (its mutant in test/mutants/). */
+/* CUnit suite of elections and regeneration (PROTOCOL.md §6; ring/core/election.c)
+ * and of the pauses that start them (§5.5): one scripted history per rule of
+ * pauses, elections, their guards and quorum, each failing when the rule is
+ * removed (its mutant in test/mutants/). */
 #include <CUnit/CUnit.h>
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/err.h"
+#include "core/layout.h"
+#include "core/node.h"
+#include "core/set.h"
+#include "core/wire.h"
 #include "lib/harness.h"
 #include "lib/suites.h"
 
@@ -92,7 +103,6 @@ static void wake_member(struct sim *s, size_t i)
 		}
 	sock[i].n = 0;
 }
-
 
 /* The GRANT in the last update, or NULL. */
 static const struct ring_action *last_grant(const struct sim *s)
@@ -462,6 +472,61 @@ static void test_initiator_waking_from_a_pause_drops_the_election_it_started_bef
 	CU_ASSERT_EQUAL(s->fence_regressions, 0);
 	CU_ASSERT_EQUAL(s->bad_grants, 0);
 	CU_ASSERT(s->max_granted <= 1);
+	sim_free(s);
+}
+
+/* ---- §6.3 quorum: two of five ---- */
+
+static void run_two_of_five(struct sim *s)
+{
+	for (size_t i = 2; i < 5; i++)
+		s->up[i] = false;
+	sim_start(s, 0);
+	sim_start(s, 1);
+	sim_acquire(s, 0, 1);
+	sim_acquire(s, 1, 2);
+	sim_run_for(s, 6000 * MS);
+}
+
+static void test_majority_ring_without_quorum_never_regenerates_or_grants(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 5);
+	struct sim *s = sim_new(&l);
+	run_two_of_five(s);
+	CU_ASSERT(count_logs_all(s, 0, RING_LOG_NO_QUORUM) >= 1);
+	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 0);
+	/* Both say why nothing is granted, the member whose elections fail
+	 * and the one that only takes part in them: status is what an
+	 * operator asks either of them. */
+	CU_ASSERT_EQUAL(status_of(s, 1).state, RING_STATE_NO_QUORUM);
+	CU_ASSERT_EQUAL(status_of(s, 0).state, RING_STATE_NO_QUORUM);
+	for (size_t i = 0; i < 2; i++) {
+		struct ring_status st = status_of(s, i);
+		CU_ASSERT(!st.has_token);
+		CU_ASSERT_EQUAL(st.counters.regenerations, 0);
+		CU_ASSERT_EQUAL(count_actions(s, i, 0, RING_ACTION_GRANT), 0);
+		CU_ASSERT_EQUAL(count_actions(s, i, 0, RING_ACTION_PERSIST), 0);
+	}
+	sim_free(s);
+}
+
+static void test_ring_without_quorum_rule_regenerates_with_two_of_five(void)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 5);
+	l.quorum = RING_QUORUM_NONE;
+	struct sim *s = sim_new(&l);
+	run_two_of_five(s);
+	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 1);
+	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_NO_QUORUM), 0);
+	for (size_t i = 0; i < 2; i++)
+		CU_ASSERT_EQUAL(count_actions(s, i, 0, RING_ACTION_GRANT), 1);
+	size_t h = sim_settle(s);
+	struct ring_status st = status_of(s, h);
+	CU_ASSERT_EQUAL(ring_set_count(&st.alive), 2);
+	CU_ASSERT(ring_set_has(&st.alive, 0) && ring_set_has(&st.alive, 1));
+	assert_ring_safe(s);
 	sim_free(s);
 }
 
@@ -889,25 +954,27 @@ static void test_election_back_after_its_time_is_abandoned(void)
 }
 
 #define T_(f) {#f, f}
-CU_TestInfo ring_test_rules_election_tests[] = {
+CU_TestInfo ring_test_election_tests[] = {
 	T_(test_paused_holders_client_is_out_before_the_new_holders_grant_overlaps),
 	T_(test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_under_it),
+	T_(test_stalled_member_reads_the_newer_heartbeat_before_its_old_token),
 	T_(test_paused_resting_holder_hands_its_token_on_instead_of_granting_under_it),
 	T_(test_holder_ends_an_election_so_no_second_token_is_made),
 	T_(test_member_that_heard_the_token_ends_a_lonely_members_election),
 	T_(test_leave_below_quorum_drops_the_token_and_nothing_is_granted),
 	T_(test_member_carrying_a_no_quorum_election_reports_no_quorum),
 	T_(test_initiator_waking_from_a_pause_drops_the_election_it_started_before),
+	T_(test_majority_ring_without_quorum_never_regenerates_or_grants),
+	T_(test_ring_without_quorum_rule_regenerates_with_two_of_five),
 	T_(test_regenerated_epoch_is_above_an_epoch_only_a_participant_knew),
 	T_(test_retransmitted_election_is_acked_but_carried_once),
 	T_(test_carrier_of_a_higher_election_swallows_a_lower_one),
 	T_(test_carrier_defers_its_own_election_while_the_carried_one_runs),
+	T_(test_initiator_swallows_a_lower_election_and_carries_a_higher_one),
+	T_(test_woken_member_grants_nothing_for_two_heartbeats_then_grants),
 	T_(test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_token),
 	T_(test_heartbeat_ends_the_initiators_election_at_once),
 	T_(test_election_back_after_its_time_is_abandoned),
-	T_(test_stalled_member_reads_the_newer_heartbeat_before_its_old_token),
-	T_(test_initiator_swallows_a_lower_election_and_carries_a_higher_one),
-	T_(test_woken_member_grants_nothing_for_two_heartbeats_then_grants),
 	CU_TEST_INFO_NULL,
 };
 #undef T_

@@ -1,97 +1,246 @@
-/* CUnit suite: one scripted history per rule of the token's own rules: passing, acks, retransmits, copies, fences and epochs (PROTOCOL.md §3, §4),
- * each one that fails when the rule is removed (its mutant in test/mutants/). */
+/* CUnit suite of the token's visit (PROTOCOL.md §3.1-§3.3; ring/core/visit.c:
+ * accept, serve, pass, ack, skip) and of the heartbeats it carries (§5.1,
+ * §5.2): a visit's first scenarios, then one scripted history per
+ * rule, each failing when the rule is removed (its mutant in test/mutants/). */
 #include <CUnit/CUnit.h>
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/err.h"
+#include "core/layout.h"
+#include "core/node.h"
+#include "core/set.h"
+#include "core/wire.h"
 #include "lib/harness.h"
 #include "lib/suites.h"
 
-/* ---- helpers ---- */
+/* ---- §3.3: a visit grants, with growing fences ---- */
 
-/* A datagram of member FROM_ID to TO_ID (0: everyone), encoded into BUF;
- * returns its length. */
-static size_t craft(const struct sim *s, struct ring_msg *m, uint16_t from_id, uint16_t to_id,
-		    uint8_t *buf)
+static void test_grants_only_while_holding_with_growing_fences_one_per_visit(void)
 {
-	m->from = from_id;
-	m->to = to_id;
-	m->fingerprint = ring_layout_fingerprint(&s->layout);
-	int n = ring_wire_encode(m, buf, RING_WIRE_MAX);
-	CU_ASSERT_FATAL(n > 0);
-	return (size_t)n;
+	struct ring_layout l;
+	make_layout(&l, 3); /* idle_pass_ms = 0: an unwanted token parks */
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+
+	/* Clients at the two members the token is not parked at: neither
+	 * holds it, so both summon it and wait their turn in ring order. */
+	size_t p = sim_settle(s);
+	CU_ASSERT(status_of(s, p).parked);
+	size_t x = (p + 1) % 3, y = (p + 2) % 3;
+	sim_acquire(s, x, 1);
+	sim_acquire(s, y, 2);
+	CU_ASSERT_FATAL(run_until_action(s, -1, RING_ACTION_GRANT, 1000 * MS));
+	size_t a = (size_t)s->last_node;
+	const struct ring_action *g = &s->last.action[last_action(s, RING_ACTION_GRANT)];
+	uint64_t client_a = a == x ? 1 : 2;
+	uint64_t fence_a = g->u.grant.fence;
+	CU_ASSERT_FATAL(a == x);
+	CU_ASSERT_EQUAL(g->u.grant.client, client_a);
+	CU_ASSERT_EQUAL(status_of(s, a).state, RING_STATE_HOLDING);
+	CU_ASSERT(status_of(s, a).token_held);
+	CU_ASSERT_EQUAL(status_of(s, a).fence, fence_a);
+
+	/* On release the token leaves at once, carrying the grant's counter. */
+	sim_release(s, a, client_a);
+	struct ring_msg tok;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, -1, &tok) >= 0);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
+	CU_ASSERT_EQUAL(fence_a, ring_fence(tok.u.token.epoch, tok.u.token.counter));
+
+	CU_ASSERT_FATAL(run_until_action(s, -1, RING_ACTION_GRANT, 1000 * MS));
+	size_t b = (size_t)s->last_node;
+	g = &s->last.action[last_action(s, RING_ACTION_GRANT)];
+	uint64_t fence_b = g->u.grant.fence;
+	CU_ASSERT_EQUAL(b, y);
+	CU_ASSERT_EQUAL(g->u.grant.client, 2u);
+	CU_ASSERT(fence_b > fence_a);
+	sim_release(s, b, g->u.grant.client);
+
+	/* Two clients at one member: the second waits for the next visit. */
+	sim_acquire(s, 2, 3);
+	sim_acquire(s, 2, 4);
+	CU_ASSERT_FATAL(run_until_action(s, 2, RING_ACTION_GRANT, 1000 * MS));
+	g = &s->last.action[last_action(s, RING_ACTION_GRANT)];
+	CU_ASSERT_EQUAL(g->u.grant.client, 3);
+	uint64_t fence_3 = g->u.grant.fence;
+	CU_ASSERT(fence_3 > fence_b);
+	uint64_t granted_3 = s->seq;
+	sim_release(s, 2, 3);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
+	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0);
+	CU_ASSERT_FATAL(run_until_action(s, 2, RING_ACTION_GRANT, 1000 * MS));
+	g = &s->last.action[last_action(s, RING_ACTION_GRANT)];
+	CU_ASSERT_EQUAL(g->u.grant.client, 4);
+	CU_ASSERT(g->u.grant.fence > fence_3);
+	CU_ASSERT(count_logs(s, 0, granted_3, RING_LOG_TOKEN_RECV) >= 1);
+	CU_ASSERT(count_logs(s, 1, granted_3, RING_LOG_TOKEN_RECV) >= 1);
+	CU_ASSERT_EQUAL(count_actions(s, 2, granted_3, RING_ACTION_GRANT), 1);
+	sim_release(s, 2, 4);
+
+	assert_ring_safe(s);
+	sim_free(s);
 }
 
-static size_t craft_token(const struct sim *s, uint16_t from_id, uint16_t to_id,
-			  struct ring_msg_token t, uint8_t *buf)
+static void test_duplicate_token_is_reacked_not_accepted(void)
 {
-	struct ring_msg m;
-	memset(&m, 0, sizeof m);
-	m.type = RING_MSG_TOKEN;
-	m.u.token = t;
-	return craft(s, &m, from_id, to_id, buf);
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t r = successor_of(s, h);
+
+	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(r), 500 * MS));
+	const struct ring_action *a = &s->last.action[last_send(s, RING_MSG_TOKEN, id_of(r), NULL)];
+	uint8_t dup[RING_WIRE_MAX];
+	size_t dup_len = a->u.send.len;
+	memcpy(dup, a->u.send.buf, dup_len);
+	struct ring_msg tok;
+	CU_ASSERT_FATAL(ring_wire_decode(dup, dup_len, &tok) == 0);
+	CU_ASSERT_FATAL(run_until_log(s, (int)r, RING_LOG_TOKEN_RECV, 100 * MS));
+	uint64_t accepted = s->seq;
+
+	/* Replayed while the receiver still holds it. */
+	struct ring_msg ack;
+	sim_datagram(s, r, id_of(h), dup, dup_len);
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN_ACK, id_of(h), &ack) >= 0);
+	CU_ASSERT_EQUAL(ack.u.token_ack.epoch, tok.u.token.epoch);
+	CU_ASSERT_EQUAL(ack.u.token_ack.seq, tok.u.token.seq);
+	CU_ASSERT_EQUAL(ack.u.token_ack.flags, 0);
+	CU_ASSERT_EQUAL(last_log(s, RING_LOG_TOKEN_RECV), -1);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_PERSIST), -1);
+	CU_ASSERT(status_of(s, r).token_held);
+
+	/* Replayed after the token moved on, with a client waiting there. */
+	CU_ASSERT_FATAL(run_until_send(s, (int)r, RING_MSG_TOKEN, -1, 500 * MS));
+	size_t next = sim_settle(s);
+	CU_ASSERT_NOT_EQUAL(next, r);
+	uint64_t entries = status_of(s, r).counters.cs_entries;
+	sim_acquire(s, r, 9);
+	CU_ASSERT_EQUAL(status_of(s, r).state, RING_STATE_WAITING);
+	sim_datagram(s, r, id_of(h), dup, dup_len);
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN_ACK, id_of(h), &ack) >= 0);
+	CU_ASSERT_EQUAL(ack.u.token_ack.seq, tok.u.token.seq);
+	CU_ASSERT_EQUAL(last_log(s, RING_LOG_TOKEN_RECV), -1);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
+	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN, -1, NULL), -1);
+	struct ring_status st = status_of(s, r);
+	CU_ASSERT(!st.has_token);
+	CU_ASSERT_EQUAL(st.queued, 1);
+	CU_ASSERT_EQUAL(st.counters.cs_entries, entries);
+	CU_ASSERT_EQUAL(count_logs(s, r, accepted, RING_LOG_TOKEN_RECV), 0);
+	assert_ring_safe(s);
+	sim_free(s);
 }
 
-static bool is_type(const struct flight *f, enum ring_msg_type type)
+/* Golden traces (PROTOCOL.md §7: the order of a step's actions is the
+ * order the driver carries them out in): an epoch is persisted before
+ * anything that carries it leaves, a receipt is acked before the token can
+ * move on (a crash between the two must not leave a pass unacked), and the
+ * token's pass after its heartbeat. Each step of the
+ * token's first round, action by action. */
+static void test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass(void)
 {
-	struct ring_msg m;
-	return ring_wire_decode(f->buf, f->len, &m) == 0 && m.type == type;
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	for (size_t i = 0; i < 3; i++)
+		sim_start(s, i);
+	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_REGEN, 2000 * MS));
+	size_t m = (size_t)s->last_node;
+	CU_ASSERT_FATAL(m == 2); /* the highest id wins the boot's elections */
+	/* The election's last hop acked, the epoch stored before the
+	 * heartbeat that tells it; nobody waits, so the token rests. */
+	ASSERT_STEP_TRACE(s, "send election_ack>20, election_won, persist, token_regen, "
+			     "send heartbeat>*");
+	size_t next = successor_of(s, m);
+	sim_acquire(s, next, 7);
+	ASSERT_STEP_TRACE(s, ""); /* queued: the token is not here */
+	CU_ASSERT_FATAL(run_until_log(s, (int)m, RING_LOG_TOKEN_PASS, 500 * MS));
+	ASSERT_STEP_TRACE(s, "send token>10, token_pass"); /* the rest is over */
+	CU_ASSERT_FATAL(run_until_log(s, (int)next, RING_LOG_TOKEN_RECV, 500 * MS));
+	/* Acked before anything else, then granted: a client is waiting. */
+	ASSERT_STEP_TRACE(s, "send token_ack>30, token_recv, grant, cs_enter");
+	sim_release(s, next, 7);
+	/* One grant per visit: the release moves the token on at once. */
+	ASSERT_STEP_TRACE(s, "cs_exit, send token>20, token_pass");
+	assert_ring_safe(s);
+	sim_free(s);
 }
 
-/* What the drop filter below loses: messages of a type from one member to
- * another (0: any), up to a count each. */
-struct loss {
-	enum ring_msg_type type;
-	uint16_t from, to;
-	int left; /* how many more to lose; negative: every one */
-};
-
-#define LOSSES_MAX 4
-static struct loss losses[LOSSES_MAX];
-static size_t n_losses;
-
-static void lose(enum ring_msg_type type, uint16_t from, uint16_t to, int count)
+/* Whether two encoded tokens are the same but for quiet_us. */
+static bool same_token_but_quiet(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
-	CU_ASSERT_FATAL(n_losses < LOSSES_MAX);
-	losses[n_losses++] = (struct loss){type, from, to, count};
+	return alen == blen && alen > OFF_QUIET + 4 && memcmp(a, b, OFF_QUIET) == 0 &&
+	       memcmp(a + OFF_QUIET + 4, b + OFF_QUIET + 4, alen - OFF_QUIET - 4) == 0;
 }
 
-static bool drop_losses(const struct flight *f, const void *arg)
+static void test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_epoch(void)
 {
-	(void)arg;
-	for (size_t k = 0; k < n_losses; k++) {
-		struct loss *x = &losses[k];
-		if (x->left == 0 || (x->from && f->from != x->from) || (x->to && f->to != x->to) ||
-		    !is_type(f, x->type))
-			continue;
-		if (x->left > 0)
-			x->left--;
-		return true;
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	struct sim *s = sim_new(&l);
+	sim_boot(s);
+	size_t h = sim_settle(s);
+	size_t dead = successor_of(s, h);
+	size_t after = successor_of(s, dead);
+	CU_ASSERT_FATAL(after != h && after != dead);
+	uint32_t old_epoch = status_of(s, h).token_epoch;
+	s->up[dead] = false;
+
+	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(dead), 500 * MS));
+	const struct ring_action *a = &s->last.action[last_send(s, RING_MSG_TOKEN, id_of(dead), NULL)];
+	uint8_t first[RING_WIRE_MAX];
+	size_t first_len = a->u.send.len;
+	memcpy(first, a->u.send.buf, first_len);
+	uint64_t at = s->now;
+
+	for (uint32_t k = 0; k < l.retries; k++) {
+		CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_RETRANSMIT, 500 * MS));
+		CU_ASSERT_EQUAL(s->now, at + l.ack_timeout_ms * MS);
+		at = s->now;
+		int rt = last_log(s, RING_LOG_RETRANSMIT);
+		CU_ASSERT_EQUAL(s->last.action[rt].u.log.field[0], id_of(dead));
+		int again = last_send(s, RING_MSG_TOKEN, id_of(dead), NULL);
+		CU_ASSERT_FATAL(again >= 0);
+		a = &s->last.action[again];
+		CU_ASSERT(same_token_but_quiet(first, first_len, a->u.send.buf, a->u.send.len));
+		CU_ASSERT_EQUAL(last_log(s, RING_LOG_SUCCESSOR_SKIP), -1);
 	}
-	return false;
-}
 
-static void losses_on(struct sim *s)
-{
-	s->drop = drop_losses;
-	s->drop_arg = NULL;
-}
+	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_SUCCESSOR_SKIP, 500 * MS));
+	/* The new epoch is stored before its heartbeat and the token leave. */
+	ASSERT_STEP_TRACE(s, "persist, successor_skip, send heartbeat>*, send token>30, token_pass");
+	CU_ASSERT_EQUAL(s->now, at + l.ack_timeout_ms * MS);
+	CU_ASSERT_EQUAL(last_log(s, RING_LOG_RETRANSMIT), -1);
+	int skip = last_log(s, RING_LOG_SUCCESSOR_SKIP);
+	CU_ASSERT_EQUAL(s->last.action[skip].u.log.field[0], id_of(dead));
+	int p = last_action(s, RING_ACTION_PERSIST);
+	struct ring_msg tok;
+	int t = last_send(s, RING_MSG_TOKEN, id_of(after), &tok);
+	CU_ASSERT_FATAL(p >= 0 && t >= 0);
+	CU_ASSERT(p < t);
+	uint32_t new_epoch = s->last.action[p].u.persist.epoch;
+	CU_ASSERT(new_epoch > old_epoch);
+	CU_ASSERT_EQUAL(new_epoch & 0xff, h);
+	CU_ASSERT_EQUAL(tok.u.token.epoch, new_epoch);
+	CU_ASSERT(!ring_set_has(&tok.u.token.alive, dead));
+	CU_ASSERT(ring_set_has(&tok.u.token.alive, h));
+	CU_ASSERT(ring_set_has(&tok.u.token.alive, after));
+	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN, id_of(dead), NULL), -1);
+	struct ring_status st = status_of(s, h);
+	CU_ASSERT_EQUAL(st.counters.retransmits, l.retries);
+	CU_ASSERT_EQUAL(st.counters.skips, 1);
 
-static void losses_off(struct sim *s)
-{
-	s->drop = NULL;
-	n_losses = 0;
-}
-
-/* The last SEND of a TOKEN to TO_ID in the last update, copied into BUF. */
-static size_t copy_last_token(const struct sim *s, uint16_t to_id, uint8_t *buf,
-			      struct ring_msg *m)
-{
-	int k = last_send(s, RING_MSG_TOKEN, to_id, m);
-	CU_ASSERT_FATAL(k >= 0);
-	const struct ring_action *a = &s->last.action[k];
-	memcpy(buf, a->u.send.buf, a->u.send.len);
-	return a->u.send.len;
+	CU_ASSERT_FATAL(run_until_log(s, (int)after, RING_LOG_TOKEN_RECV, 100 * MS));
+	CU_ASSERT_EQUAL(s->last.action[last_log(s, RING_LOG_TOKEN_RECV)].u.log.field[1], new_epoch);
+	CU_ASSERT_EQUAL(status_of(s, after).epoch, new_epoch);
+	sim_free(s);
 }
 
 /* Runs until member I holds the token (not merely passes it). */
@@ -104,16 +253,6 @@ static bool holds(const struct sim *s, const void *arg)
 static void run_until_held_by(struct sim *s, size_t i, uint64_t limit_us)
 {
 	CU_ASSERT_FATAL(sim_run(s, s->now + limit_us, holds, &i));
-}
-
-static uint64_t first_grant_fence(const struct sim *s, size_t i, uint64_t since)
-{
-	for (size_t k = 0; k < s->n_rec[i]; k++) {
-		const struct rec *r = &s->rec[i][k];
-		if (r->seq > since && r->a.type == RING_ACTION_GRANT)
-			return r->a.u.grant.fence;
-	}
-	return 0;
 }
 
 /* ---- §3.2: passing, acks, retransmits ---- */
@@ -147,7 +286,7 @@ static void test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass(void)
 	CU_ASSERT_EQUAL_FATAL(old.u.token_ack.epoch, epoch);
 	sim_acquire(s, r, 5);
 	losses_on(s);
-	lose(RING_MSG_TOKEN, id_of(h), id_of(r), 1);
+	lose_count(RING_MSG_TOKEN, id_of(h), id_of(r), 1);
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(r), 500 * MS));
 	struct ring_msg pass;
@@ -226,7 +365,7 @@ static void test_a_pass_that_comes_back_keeps_the_higher_grant_counter(void)
 	size_t r = successor_of(s, h);
 	size_t y = successor_of(s, r); /* h's predecessor */
 	losses_on(s);
-	lose(RING_MSG_TOKEN, id_of(h), id_of(r), -1);
+	lose_count(RING_MSG_TOKEN, id_of(h), id_of(r), -1);
 	sim_acquire(s, h, 1);
 	int g = last_action(s, RING_ACTION_GRANT);
 	CU_ASSERT_FATAL(g >= 0);
@@ -248,198 +387,6 @@ static void test_a_pass_that_comes_back_keeps_the_higher_grant_counter(void)
 	uint64_t second = first_grant_fence(s, h, mark);
 	CU_ASSERT(second > fence);
 	CU_ASSERT_EQUAL(second, fence + 1);
-	losses_off(s);
-	assert_ring_safe(s);
-	sim_free(s);
-}
-
-/* §3.2: when the token's seq would overflow, the holder re-epochs. seq 0
- * is no hop (§2: a token of seq 0 is refused by every receiver as a bad
- * packet), so a pass at the top of the seq space without a new epoch would
- * be refused, retransmitted and skipped: a healthy member cut out of the
- * ring. 2^32 hops are out of reach of a run, so the last hop is crafted:
- * h's pass to x is replaced by one of the same epoch with seq 2^32 - 1. */
-static void test_the_last_seq_of_an_epoch_is_passed_under_a_new_epoch(void)
-{
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
-	l.lease_ms = 100; /* the clients below never release */
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
-	size_t x = successor_of(s, h);
-	size_t y = successor_of(s, x);
-	uint32_t epoch = status_of(s, h).token_epoch;
-	losses_on(s);
-	lose(RING_MSG_TOKEN, id_of(h), id_of(x), 1);
-	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(x), 500 * MS));
-	struct ring_msg pass;
-	uint8_t buf[RING_WIRE_MAX];
-	copy_last_token(s, id_of(x), buf, &pass);
-	struct ring_msg_token last = pass.u.token;
-	last.seq = UINT32_MAX;
-	size_t len = craft_token(s, id_of(h), id_of(x), last, buf);
-	uint64_t mark = s->seq;
-	sim_datagram(s, x, id_of(h), buf, len);
-	CU_ASSERT_FATAL(status_of(s, x).token_held);
-
-	/* x passes it on under a new epoch, from seq 1. */
-	CU_ASSERT_FATAL(run_until_send(s, (int)x, RING_MSG_TOKEN, id_of(y), 500 * MS));
-	struct ring_msg next;
-	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, id_of(y), &next) >= 0);
-	CU_ASSERT(next.u.token.epoch > epoch);
-	CU_ASSERT_EQUAL(next.u.token.seq, 1);
-	losses_off(s);
-	for (size_t c = 0; c < 3; c++)
-		sim_acquire(s, c, 40 + c);
-	sim_run_for(s, 2000 * MS);
-	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_BAD_PACKET), 0);
-	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_SUCCESSOR_SKIP), 0);
-	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
-	for (size_t c = 0; c < 3; c++)
-		CU_ASSERT(count_actions(s, c, mark, RING_ACTION_GRANT) >= 1);
-	assert_ring_safe(s);
-	sim_free(s);
-}
-
-/* ---- §4: fences and epochs ---- */
-
-/* §4.1: when an epoch's counter would overflow, the holder re-epochs, and
- * grants under the new epoch only once it is confirmed (§4.4). Granting at
- * the top of the counter would wrap it to 0: a fence below every fence the
- * epoch has issued. 2^32 grants are out of reach of a run, so h's pass to
- * x is replaced by one of the same hop whose count is 2^32 - 1. */
-static void test_the_last_fence_of_an_epoch_is_followed_by_a_new_epoch(void)
-{
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
-	size_t x = successor_of(s, h);
-	sim_acquire(s, h, 1); /* a fence of this epoch is granted first */
-	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
-	uint32_t epoch = status_of(s, h).token_epoch;
-	sim_acquire(s, x, 2);
-	losses_on(s);
-	lose(RING_MSG_TOKEN, id_of(h), id_of(x), 1);
-	sim_release(s, h, 1);
-	struct ring_msg pass;
-	uint8_t buf[RING_WIRE_MAX];
-	copy_last_token(s, id_of(x), buf, &pass);
-	struct ring_msg_token full = pass.u.token;
-	full.counter = UINT32_MAX;
-	size_t len = craft_token(s, id_of(h), id_of(x), full, buf);
-	uint64_t mark = s->seq;
-	sim_datagram(s, x, id_of(h), buf, len);
-	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
-	losses_off(s);
-	/* x's client is served on a later visit, under the new epoch. */
-	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 2000 * MS));
-	uint64_t fence = first_grant_fence(s, x, mark);
-	CU_ASSERT(fence >> 32 > epoch);
-	assert_ring_safe(s);
-	sim_free(s);
-}
-
-/* Whether the last step sent an election back to its own initiator: the
- * last hop of a round, which the initiator completes on arrival. */
-static bool election_going_home(const struct sim *s, const void *arg)
-{
-	(void)arg;
-	struct ring_msg m;
-	int k = last_send(s, RING_MSG_ELECTION, -1, &m);
-	return k >= 0 && m.to == m.u.election.initiator;
-}
-
-/* §4.2: a minted epoch is above everything the minter knows, its own
- * epoch included, and not only above what its election saw. Here the
- * initiator of an election learns, while its last hop is on the way home,
- * of an epoch the others never told it (a late EPOCH_REPLY to its start
- * query: "answers arriving later are adopted too", §5.3), and it is
- * exactly the epoch the initiator would mint next from what the election
- * saw. Minting from the election alone would make that epoch a second
- * time, the one thing §4.2 promises never happens: two tokens of an epoch. */
-static void test_a_regenerated_epoch_is_above_one_learned_during_the_election(void)
-{
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
-	uint32_t epoch = status_of(s, h).token_epoch;
-	s->up[h] = false; /* the holder crashes with the token */
-	uint64_t mark = s->seq;
-	CU_ASSERT_FATAL(sim_run(s, s->now + 3000 * MS, election_going_home, NULL));
-	struct ring_msg e;
-	CU_ASSERT_FATAL(last_send(s, RING_MSG_ELECTION, -1, &e) >= 0);
-	CU_ASSERT_EQUAL_FATAL(e.u.election.max_epoch, epoch);
-	size_t i = index_of(s, e.to);
-	size_t j = (size_t)s->last_node;
-	CU_ASSERT_FATAL(i != h && j != h && i != j);
-
-	/* j's late answer names the epoch i would mint from the election. */
-	uint32_t known = ((epoch >> 8) + 1) << 8 | (uint32_t)i;
-	struct ring_msg m;
-	memset(&m, 0, sizeof m);
-	m.type = RING_MSG_EPOCH_REPLY;
-	m.u.epoch_reply.nonce = T0 + 1; /* every member's start query: started at T0 */
-	m.u.epoch_reply.epoch = known;
-	uint8_t buf[RING_WIRE_MAX];
-	size_t len = craft(s, &m, id_of(j), id_of(i), buf);
-	sim_datagram(s, i, id_of(j), buf, len);
-	CU_ASSERT_EQUAL_FATAL(status_of(s, i).epoch, known);
-
-	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_REGEN, 100 * MS));
-	CU_ASSERT_EQUAL(s->last_node, (int)i);
-	const struct ring_action *a = &s->last.action[last_log(s, RING_LOG_TOKEN_REGEN)];
-	CU_ASSERT(a->u.log.field[0] > known);
-	/* and no member ever stores an epoch below one it stored before */
-	for (size_t n = 0; n < 3; n++) {
-		uint32_t prev = 0;
-		for (size_t k = 0; k < s->n_rec[n]; k++) {
-			const struct rec *r = &s->rec[n][k];
-			if (r->seq <= mark || r->a.type != RING_ACTION_PERSIST)
-				continue;
-			CU_ASSERT(r->a.u.persist.epoch > prev);
-			prev = r->a.u.persist.epoch;
-		}
-	}
-	assert_ring_safe(s);
-	sim_free(s);
-}
-
-/* §4.3 (with §3.2's skip): a member that learns a newer epoch from a
- * heartbeat stores it and drops the older token it holds, revoking its
- * grant. x took h's pass but every ack of it was lost; h skipped x under
- * a new epoch and passed to y, heartbeating the new epoch at once. x's copy
- * and its client must be gone before y grants under the new epoch, or two
- * clients are in the region with only acks lost. */
-static void test_a_skipped_members_copy_is_dropped_by_the_new_epochs_heartbeat(void)
-{
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
-	l.lease_ms = 60000; /* x's client would hold on for a minute */
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
-	size_t x = successor_of(s, h);
-	size_t y = successor_of(s, x);
-	uint32_t epoch = status_of(s, h).token_epoch;
-	losses_on(s);
-	lose(RING_MSG_TOKEN_ACK, id_of(x), id_of(h), -1);
-	sim_acquire(s, x, 7);
-	sim_acquire(s, y, 8);
-	CU_ASSERT_FATAL(run_until_action(s, (int)x, RING_ACTION_GRANT, 500 * MS));
-	uint64_t mark = s->seq;
-	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_SUCCESSOR_SKIP, 500 * MS));
-	CU_ASSERT(run_until_action(s, (int)y, RING_ACTION_GRANT, 100 * MS));
-	CU_ASSERT(status_of(s, y).token_epoch > epoch);
-	CU_ASSERT(!status_of(s, x).granted);
-	CU_ASSERT(!status_of(s, x).has_token);
-	CU_ASSERT_EQUAL(count_actions(s, x, mark, RING_ACTION_REVOKE), 1);
-	CU_ASSERT_EQUAL(count_logs(s, x, mark, RING_LOG_TOKEN_STALE_DROP), 1);
-	CU_ASSERT_EQUAL(status_of(s, x).epoch, status_of(s, y).token_epoch);
 	losses_off(s);
 	assert_ring_safe(s);
 	sim_free(s);
@@ -498,12 +445,12 @@ static void test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to
 	size_t y = successor_of(s, x);
 	uint32_t epoch = status_of(s, h).token_epoch;
 	losses_on(s);
-	lose(RING_MSG_TOKEN_ACK, id_of(x), id_of(h), -1);
+	lose_count(RING_MSG_TOKEN_ACK, id_of(x), id_of(h), -1);
 	sim_acquire(s, x, 7);
 	CU_ASSERT_FATAL(run_until_action(s, (int)x, RING_ACTION_GRANT, 500 * MS));
 	/* The skip's heartbeat to x and its token to y are lost. */
-	lose(RING_MSG_HEARTBEAT, id_of(h), id_of(x), -1);
-	lose(RING_MSG_TOKEN, id_of(h), id_of(y), -1);
+	lose_count(RING_MSG_HEARTBEAT, id_of(h), id_of(x), -1);
+	lose_count(RING_MSG_TOKEN, id_of(h), id_of(y), -1);
 	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_SUCCESSOR_SKIP, 500 * MS));
 	s->up[h] = false;
 	uint32_t dead = status_of(s, h).epoch;
@@ -558,14 +505,14 @@ static void test_a_fast_ring_still_heartbeats_so_a_skipped_member_rejoins(void)
 }
 
 #define T_(f) {#f, f}
-CU_TestInfo ring_test_rules_token_tests[] = {
+CU_TestInfo ring_test_visit_tests[] = {
+	T_(test_grants_only_while_holding_with_growing_fences_one_per_visit),
+	T_(test_duplicate_token_is_reacked_not_accepted),
+	T_(test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass),
+	T_(test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_epoch),
 	T_(test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass),
 	T_(test_a_token_that_leaves_its_receiver_out_is_refused),
 	T_(test_a_pass_that_comes_back_keeps_the_higher_grant_counter),
-	T_(test_the_last_seq_of_an_epoch_is_passed_under_a_new_epoch),
-	T_(test_the_last_fence_of_an_epoch_is_followed_by_a_new_epoch),
-	T_(test_a_regenerated_epoch_is_above_one_learned_during_the_election),
-	T_(test_a_skipped_members_copy_is_dropped_by_the_new_epochs_heartbeat),
 	T_(test_a_member_retransmitting_its_pass_keeps_the_ring_hearing_the_token),
 	T_(test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to_join),
 	T_(test_a_fast_ring_still_heartbeats_so_a_skipped_member_rejoins),

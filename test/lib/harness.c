@@ -676,3 +676,128 @@ void make_short_lease_layout(struct ring_layout *l, size_t n)
 	make_resting_layout(l, n);
 	l->lease_ms = 200;
 }
+
+/* ---- losing and crafting datagrams ---- */
+
+size_t craft(const struct sim *s, struct ring_msg *m, uint16_t from_id, uint16_t to_id,
+	     uint8_t *buf)
+{
+	m->from = from_id;
+	m->to = to_id;
+	m->fingerprint = ring_layout_fingerprint(&s->layout);
+	int n = ring_wire_encode(m, buf, RING_WIRE_MAX);
+	CU_ASSERT_FATAL(n > 0);
+	return (size_t)n;
+}
+
+size_t craft_token(const struct sim *s, uint16_t from_id, uint16_t to_id,
+		   struct ring_msg_token t, uint8_t *buf)
+{
+	struct ring_msg m;
+	memset(&m, 0, sizeof m);
+	m.type = RING_MSG_TOKEN;
+	m.u.token = t;
+	return craft(s, &m, from_id, to_id, buf);
+}
+
+size_t copy_last_token(const struct sim *s, uint16_t to_id, uint8_t *buf, struct ring_msg *m)
+{
+	int k = last_send(s, RING_MSG_TOKEN, to_id, m);
+	CU_ASSERT_FATAL(k >= 0);
+	const struct ring_action *a = &s->last.action[k];
+	memcpy(buf, a->u.send.buf, a->u.send.len);
+	return a->u.send.len;
+}
+
+uint64_t first_grant_fence(const struct sim *s, size_t i, uint64_t since)
+{
+	for (size_t k = 0; k < s->n_rec[i]; k++) {
+		const struct rec *r = &s->rec[i][k];
+		if (r->seq > since && r->a.type == RING_ACTION_GRANT)
+			return r->a.u.grant.fence;
+	}
+	return 0;
+}
+
+static bool is_type(const struct flight *f, enum ring_msg_type type)
+{
+	struct ring_msg m;
+	return ring_wire_decode(f->buf, f->len, &m) == 0 && m.type == type;
+}
+
+/* The counted losses: one table, since a history sets them up once. */
+struct counted_loss {
+	enum ring_msg_type type;
+	uint16_t from, to;
+	int left; /* how many more to lose; negative: every one */
+};
+
+#define LOSSES_MAX 4
+static struct counted_loss losses[LOSSES_MAX];
+static size_t n_losses;
+
+void lose_count(enum ring_msg_type type, uint16_t from, uint16_t to, int count)
+{
+	CU_ASSERT_FATAL(n_losses < LOSSES_MAX);
+	losses[n_losses++] = (struct counted_loss){type, from, to, count};
+}
+
+static bool drop_losses(const struct flight *f, const void *arg)
+{
+	(void)arg;
+	for (size_t k = 0; k < n_losses; k++) {
+		struct counted_loss *x = &losses[k];
+		if (x->left == 0 || (x->from && f->from != x->from) || (x->to && f->to != x->to) ||
+		    !is_type(f, x->type))
+			continue;
+		if (x->left > 0)
+			x->left--;
+		return true;
+	}
+	return false;
+}
+
+void losses_on(struct sim *s)
+{
+	s->drop = drop_losses;
+	s->drop_arg = NULL;
+}
+
+void losses_off(struct sim *s)
+{
+	s->drop = NULL;
+	n_losses = 0;
+}
+
+static bool drop_lost(const struct flight *f, const void *arg)
+{
+	const struct loss *l = arg;
+	struct ring_msg m;
+	if (ring_wire_decode(f->buf, f->len, &m) != 0)
+		return false;
+	for (size_t k = 0; k < l->n; k++)
+		if ((l->rule[k].type == 0 || l->rule[k].type == (int)m.type) &&
+		    (l->rule[k].from == 0 || l->rule[k].from == f->from) &&
+		    (l->rule[k].to == 0 || l->rule[k].to == f->to))
+			return true;
+	return false;
+}
+
+void lose_add(struct sim *s, struct loss *l, enum ring_msg_type type, uint16_t from,
+	      uint16_t to)
+{
+	CU_ASSERT_FATAL(l->n < 4);
+	l->rule[l->n].type = (int)type;
+	l->rule[l->n].from = from;
+	l->rule[l->n].to = to;
+	l->n++;
+	s->drop = drop_lost;
+	s->drop_arg = l;
+}
+
+void lose_none(struct sim *s, struct loss *l)
+{
+	l->n = 0;
+	s->drop = NULL;
+	s->drop_arg = NULL;
+}

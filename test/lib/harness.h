@@ -156,6 +156,42 @@ void make_short_lease_layout(struct ring_layout *l, size_t n);
 extern struct flight captured;
 bool capture_token_to(const struct flight *f, const void *arg);
 
+/* ---- losing and crafting datagrams, for the scripted histories ---- */
+
+/* Encodes M as a datagram of member id FROM_ID to TO_ID (0: everyone) with
+ * the ring's fingerprint into BUF (RING_WIRE_MAX); returns its length. */
+size_t craft(const struct sim *s, struct ring_msg *m, uint16_t from_id, uint16_t to_id,
+	     uint8_t *buf);
+/* The same for a TOKEN carrying T. */
+size_t craft_token(const struct sim *s, uint16_t from_id, uint16_t to_id,
+		   struct ring_msg_token t, uint8_t *buf);
+/* The last SEND of a TOKEN to TO_ID in the last update, copied into BUF and
+ * decoded into M; returns its length. */
+size_t copy_last_token(const struct sim *s, uint16_t to_id, uint8_t *buf, struct ring_msg *m);
+/* The fence of member I's first GRANT since SINCE, 0 if none. */
+uint64_t first_grant_fence(const struct sim *s, size_t i, uint64_t since);
+
+/* Counted losses: up to four at once, datagrams of TYPE from member id FROM
+ * to TO (0: any), COUNT of them (negative: every one). lose_count adds one,
+ * losses_on makes them the ring's drop filter, losses_off clears them. */
+void lose_count(enum ring_msg_type type, uint16_t from, uint16_t to, int count);
+void losses_on(struct sim *s);
+void losses_off(struct sim *s);
+
+/* A set of loss rules a test owns: every datagram of TYPE (0: any) from
+ * member id FROM to TO (0: any) is lost, up to four rules. lose_add adds
+ * one to L and makes L the ring's drop filter; lose_none clears both. */
+struct loss {
+	struct {
+		int type;
+		uint16_t from, to;
+	} rule[4];
+	size_t n;
+};
+void lose_add(struct sim *s, struct loss *l, enum ring_msg_type type, uint16_t from,
+	      uint16_t to);
+void lose_none(struct sim *s, struct loss *l);
+
 /* ---- golden traces ----
  * The last step's actions in order, one phrase each, without the numbers
  * that vary from run to run: "persist", "send token>30" (the receiver's

@@ -11,35 +11,34 @@
 /* X(NAME, HOOKS), in the order they run. HOOKS is NONE, or DIR where the
  * suite keeps a scratch directory: it then defines ring_test_NAME_init and
  * ring_test_NAME_cleanup (0 on success), run once around the suite. */
-#define RING_UNIT_SUITES(X)     \
-	X(wire, NONE)           \
-	X(layout, NONE)         \
-	X(node, NONE)           \
-	X(fence_file, NONE)     \
-	X(epoch_store, NONE)    \
-	X(state_dir, NONE)      \
-	X(inject, NONE)         \
-	X(log, NONE)            \
-	X(metrics, NONE)        \
-	X(watch, NONE)          \
-	X(status_poll, NONE)    \
-	X(net, NONE)            \
-	X(sd_notify, NONE)      \
-	X(conf, NONE)           \
-	X(control, NONE)        \
-	X(trace, DIR)           \
-	X(logview, DIR)         \
-	X(auth, DIR)            \
-	X(simcheck, NONE)       \
-	X(rules_token, NONE)    \
-	X(rules_members, NONE)  \
-	X(rules_election, NONE) \
-	X(rules_park, NONE)     \
-	X(review_park, NONE)    \
-	X(review_laps, NONE)    \
-	X(review_epochs, NONE)  \
-	X(review_epochs2, NONE) \
-	X(review_epochs3, NONE)
+#define RING_UNIT_SUITES(X) \
+	X(wire, NONE)        \
+	X(layout, NONE)      \
+	X(node, NONE)        \
+	X(epoch, NONE)       \
+	X(visit, NONE)       \
+	X(park, NONE)        \
+	X(clients, NONE)     \
+	X(members, NONE)     \
+	X(restart, NONE)     \
+	X(election, NONE)    \
+	X(timers, NONE)      \
+	X(fence_file, NONE)  \
+	X(epoch_store, NONE) \
+	X(state_dir, NONE)   \
+	X(inject, NONE)      \
+	X(log, NONE)         \
+	X(metrics, NONE)     \
+	X(watch, NONE)       \
+	X(status_poll, NONE) \
+	X(net, NONE)         \
+	X(sd_notify, NONE)   \
+	X(conf, NONE)        \
+	X(control, NONE)     \
+	X(trace, DIR)        \
+	X(logview, DIR)      \
+	X(auth, DIR)         \
+	X(simcheck, NONE)
 
 /* What HOOKS makes of a suite: its declarations and its init and cleanup. */
 #define RING_SUITE_HOOKS_NONE(name)
