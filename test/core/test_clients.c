@@ -21,11 +21,11 @@ static void test_lease_expiry_revokes_and_moves_the_token_on(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 300;
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 
-	sim_acquire(s, h, 5);
+	hring_acquire(s, h, 5);
 	int gi = last_action(s, RING_ACTION_GRANT);
 	CU_ASSERT_FATAL(gi >= 0);
 	uint64_t fence = s->last.action[gi].u.grant.fence;
@@ -45,46 +45,46 @@ static void test_lease_expiry_revokes_and_moves_the_token_on(void)
 	CU_ASSERT(!status_of(s, h).granted);
 	CU_ASSERT_EQUAL(count_actions(s, h, 0, RING_ACTION_GRANT), 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 static void test_acquire_twice_is_busy_and_release_cancels_a_waiting_client(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t w = successor_of(s, h);
 
-	sim_acquire(s, w, 7);
+	hring_acquire(s, w, 7);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_DENY), -1);
 	CU_ASSERT_EQUAL(status_of(s, w).state, RING_STATE_WAITING);
-	sim_acquire(s, w, 7);
+	hring_acquire(s, w, 7);
 	int d = last_action(s, RING_ACTION_DENY);
 	CU_ASSERT_FATAL(d >= 0);
 	CU_ASSERT_EQUAL(s->last.action[d].u.deny.client, 7);
 	CU_ASSERT_EQUAL(s->last.action[d].u.deny.reason, -RING_EBUSY);
 	CU_ASSERT_EQUAL(status_of(s, w).queued, 1);
 
-	sim_release(s, w, 7);
+	hring_release(s, w, 7);
 	CU_ASSERT_EQUAL(status_of(s, w).queued, 0);
 	CU_ASSERT_EQUAL(status_of(s, w).state, RING_STATE_IDLE);
-	sim_run_for(s, 1000 * MS);
+	hring_run_for(s, 1000 * MS);
 	CU_ASSERT(count_logs(s, w, 0, RING_LOG_TOKEN_RECV) >= 2);
 	for (size_t i = 0; i < 3; i++)
 		CU_ASSERT_EQUAL(count_actions(s, i, 0, RING_ACTION_GRANT), 0);
 
 	/* A client in the region is busy too. */
-	size_t g = sim_settle(s);
-	sim_acquire(s, g, 8);
+	size_t g = hring_settle(s);
+	hring_acquire(s, g, 8);
 	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
-	sim_acquire(s, g, 8);
+	hring_acquire(s, g, 8);
 	d = last_action(s, RING_ACTION_DENY);
 	CU_ASSERT_FATAL(d >= 0);
 	CU_ASSERT_EQUAL(s->last.action[d].u.deny.reason, -RING_EBUSY);
 	CU_ASSERT(status_of(s, g).granted);
-	sim_free(s);
+	hring_free(s);
 }
 
 #define T_(f) {#f, f}

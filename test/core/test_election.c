@@ -32,15 +32,15 @@ struct sock {
 	struct flight f[SOCK_MAX];
 };
 
-static struct sock sock[SIM_MAX];
+static struct sock sock[HRING_MAX];
 
 /* The drop filter of the histories below: datagrams to a paused member go
  * to its socket; EXTRA, when set, is a loss of the history's own. */
-static bool (*extra_drop)(const struct sim *s, const struct flight *f);
+static bool (*extra_drop)(const struct hring *s, const struct flight *f);
 
 static bool socket_filter(const struct flight *f, const void *arg)
 {
-	const struct sim *s = arg;
+	const struct hring *s = arg;
 	size_t to = index_of(s, f->to);
 	if (sock[to].paused) {
 		if (sock[to].n < SOCK_MAX)
@@ -50,7 +50,7 @@ static bool socket_filter(const struct flight *f, const void *arg)
 	return extra_drop && extra_drop(s, f);
 }
 
-static void sockets_init(struct sim *s)
+static void sockets_init(struct hring *s)
 {
 	memset(sock, 0, sizeof sock);
 	extra_drop = NULL;
@@ -62,7 +62,7 @@ static void sockets_init(struct sim *s)
  * the ring's watch still counts it (a paused member's client is still in
  * the region, which §5.5 says no member can prevent); without, what is sent
  * to it is lost and the watch leaves it out until it wakes. */
-static void pause_member(struct sim *s, size_t i, bool keep_socket)
+static void pause_member(struct hring *s, size_t i, bool keep_socket)
 {
 	sock[i].paused = true;
 	sock[i].n = 0;
@@ -87,25 +87,25 @@ static void socket_keep_only(size_t i, enum ring_msg_type type)
 }
 
 /* Wakes member I: it reads its socket (or, if empty, its timer fires). */
-static void wake_member(struct sim *s, size_t i)
+static void wake_member(struct hring *s, size_t i)
 {
 	sock[i].paused = false;
 	s->up[i] = true;
 	if (sock[i].n == 0) {
-		sim_tick(s, i);
+		hring_tick(s, i);
 		return;
 	}
 	for (int rank = 0; rank <= 1; rank++)
 		for (size_t k = 0; k < sock[i].n; k++) {
 			const struct flight *f = &sock[i].f[k];
 			if (ring_node_rx_rank(f->buf, f->len) == rank)
-				sim_datagram(s, i, f->from, f->buf, f->len);
+				hring_datagram(s, i, f->from, f->buf, f->len);
 		}
 	sock[i].n = 0;
 }
 
 /* The GRANT in the last update, or NULL. */
-static const struct ring_action *last_grant(const struct sim *s)
+static const struct ring_action *last_grant(const struct hring *s)
 {
 	int k = last_action(s, RING_ACTION_GRANT);
 	return k < 0 ? NULL : &s->last.action[k];
@@ -123,29 +123,29 @@ static void test_paused_holders_client_is_out_before_the_new_holders_grant_overl
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000; /* no lease ends in this history */
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	size_t h = sim_settle(s);
-	sim_acquire(s, h, 1);
+	hring_boot(s);
+	size_t h = hring_settle(s);
+	hring_acquire(s, h, 1);
 	CU_ASSERT_FATAL(last_grant(s) != NULL);
 	size_t a = successor_of(s, h), b = successor_of(s, a);
 
 	pause_member(s, h, false);
 	uint64_t mark = s->seq;
-	sim_acquire(s, a, 2);
-	sim_acquire(s, b, 3);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire(s, a, 2);
+	hring_acquire(s, b, 3);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 1);
 	CU_ASSERT_FATAL(status_of(s, a).granted || status_of(s, b).granted);
 
 	wake_member(s, h);
 	CU_ASSERT(count_logs(s, h, mark, RING_LOG_PAUSE_DETECTED) == 1);
 	CU_ASSERT(!status_of(s, h).granted);
-	sim_run_for(s, 500 * MS);
+	hring_run_for(s, 500 * MS);
 	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_GRANT), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.5 and §7: after a pause the member grants nothing for 2 x heartbeat_ms,
@@ -163,22 +163,22 @@ static void test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_und
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t p = successor_of(s, h), q = successor_of(s, p);
-	sim_acquire(s, p, 7);
+	hring_acquire(s, p, 7);
 	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(p), 500 * MS));
 	uint32_t old_epoch = status_of(s, h).token_epoch;
 	pause_member(s, p, true); /* the token in flight lands in its socket */
 
 	uint64_t mark = s->seq;
-	sim_acquire(s, q, 8);
+	hring_acquire(s, q, 8);
 	CU_ASSERT_FATAL(run_until_action(s, (int)q, RING_ACTION_GRANT, 2000 * MS));
 	uint64_t fence_q = last_grant(s)->u.grant.fence;
 	CU_ASSERT_FATAL(fence_q >> 32 > old_epoch);
-	sim_run_for(s, 1500 * MS);
+	hring_run_for(s, 1500 * MS);
 	CU_ASSERT_FATAL(status_of(s, q).granted);
 
 	socket_keep_only(p, RING_MSG_TOKEN);
@@ -186,12 +186,12 @@ static void test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_und
 	uint64_t woke = s->seq;
 	wake_member(s, p);
 	CU_ASSERT_EQUAL(count_logs(s, p, woke, RING_LOG_PAUSE_DETECTED), 1);
-	sim_run_for(s, 500 * MS);
+	hring_run_for(s, 500 * MS);
 	CU_ASSERT_EQUAL(count_actions(s, p, mark, RING_ACTION_GRANT), 0);
 	CU_ASSERT(!status_of(s, p).has_token);
 	CU_ASSERT(status_of(s, q).granted);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.5, the batch order: a member stalled longer than the skip time but
@@ -206,18 +206,18 @@ static void test_stalled_member_reads_the_newer_heartbeat_before_its_old_token(v
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t p = successor_of(s, h), q = successor_of(s, p);
-	sim_acquire(s, p, 7);
+	hring_acquire(s, p, 7);
 	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(p), 500 * MS));
 	uint64_t stalled = s->now;
 	uint64_t deadline = s->deadline[p];
 	pause_member(s, p, true); /* the token in flight lands in its socket */
 	uint64_t mark = s->seq;
-	sim_acquire(s, q, 8);
+	hring_acquire(s, q, 8);
 	/* h skips p, heartbeats the new epoch at once (into p's socket too),
 	 * and q grants under it. */
 	CU_ASSERT_FATAL(run_until_action(s, (int)q, RING_ACTION_GRANT, 400 * MS));
@@ -234,10 +234,10 @@ static void test_stalled_member_reads_the_newer_heartbeat_before_its_old_token(v
 	CU_ASSERT_EQUAL(count_actions(s, p, mark, RING_ACTION_GRANT), 0);
 	CU_ASSERT(status_of(s, q).granted);
 	CU_ASSERT(s->max_granted <= 1);
-	sim_free(s);
+	hring_free(s);
 }
 
-static bool drop_heartbeats_to_paused(const struct sim *s, const struct flight *f)
+static bool drop_heartbeats_to_paused(const struct hring *s, const struct flight *f)
 {
 	(void)s;
 	return msg_type(f) == RING_MSG_HEARTBEAT && f->to == id_of(0);
@@ -256,18 +256,18 @@ static void test_paused_resting_holder_hands_its_token_on_instead_of_granting_un
 	make_layout(&l, 3);
 	l.idle_pass_ms = 5000;
 	l.lease_ms = 60000;
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
+	hring_boot(s);
 	/* Member 0 takes the token fresh, so that its rest has just begun. */
 	CU_ASSERT_FATAL(run_until_log(s, 0, RING_LOG_TOKEN_RECV, 20000 * MS));
 	size_t h = 0;
 	uint32_t old_epoch = status_of(s, h).token_epoch;
 	pause_member(s, h, false);
 	uint64_t mark = s->seq;
-	sim_acquire(s, 1, 2);
-	sim_acquire(s, 2, 3);
-	sim_run_for(s, 1800 * MS);
+	hring_acquire(s, 1, 2);
+	hring_acquire(s, 2, 3);
+	hring_run_for(s, 1800 * MS);
 	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 1);
 	CU_ASSERT_FATAL(status_of(s, 1).granted || status_of(s, 2).granted);
 
@@ -278,19 +278,19 @@ static void test_paused_resting_holder_hands_its_token_on_instead_of_granting_un
 	/* The visit is over: the token left in the very step. */
 	struct ring_msg tok;
 	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, &tok) >= 0 && tok.u.token.epoch == old_epoch);
-	sim_run_for(s, 300 * MS); /* past the quarantine */
-	sim_acquire(s, h, 9);
-	sim_run_for(s, 300 * MS);
+	hring_run_for(s, 300 * MS); /* past the quarantine */
+	hring_acquire(s, h, 9);
+	hring_run_for(s, 300 * MS);
 	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_GRANT), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- §6.2 ending an election while a token lives ---- */
 
 static size_t kept_holder; /* the member the next filter spares */
 
-static bool drop_heartbeats_but_to_holder(const struct sim *s, const struct flight *f)
+static bool drop_heartbeats_but_to_holder(const struct hring *s, const struct flight *f)
 {
 	(void)s;
 	return msg_type(f) == RING_MSG_HEARTBEAT && f->to != id_of(kept_holder);
@@ -307,26 +307,26 @@ static void test_holder_ends_an_election_so_no_second_token_is_made(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	size_t h = sim_settle(s);
-	sim_acquire(s, h, 1);
+	hring_boot(s);
+	size_t h = hring_settle(s);
+	hring_acquire(s, h, 1);
 	CU_ASSERT_FATAL(last_grant(s) != NULL);
 	kept_holder = h;
 	extra_drop = drop_heartbeats_but_to_holder;
 	uint64_t mark = s->seq;
-	sim_run_for(s, 4000 * MS);
+	hring_run_for(s, 4000 * MS);
 	CU_ASSERT(count_logs_all(s, mark, RING_LOG_ELECTION_START) >= 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	CU_ASSERT(status_of(s, h).granted);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Member 0 is cut off from the token (tokens and heartbeats to it are
  * lost), and an election never reaches the member that has the token. */
-static bool drop_for_lonely_initiator(const struct sim *s, const struct flight *f)
+static bool drop_for_lonely_initiator(const struct hring *s, const struct flight *f)
 {
 	int t = msg_type(f);
 	if (f->to == id_of(0) && (t == RING_MSG_TOKEN || t == RING_MSG_HEARTBEAT))
@@ -345,17 +345,17 @@ static void test_member_that_heard_the_token_ends_a_lonely_members_election(void
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	sim_settle(s);
+	hring_boot(s);
+	hring_settle(s);
 	extra_drop = drop_for_lonely_initiator;
 	uint64_t mark = s->seq;
-	sim_run_for(s, 5000 * MS);
+	hring_run_for(s, 5000 * MS);
 	CU_ASSERT(count_logs(s, 0, mark, RING_LOG_ELECTION_START) >= 2);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- §6.3 quorum ---- */
@@ -369,25 +369,25 @@ static void test_leave_below_quorum_drops_the_token_and_nothing_is_granted(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	sim_settle(s);
+	hring_boot(s);
+	hring_settle(s);
 	s->up[2] = false;
-	sim_run_for(s, 3000 * MS);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_TOKEN_RECV, 2000 * MS));
 	struct ring_status st = status_of(s, 1);
 	CU_ASSERT_EQUAL_FATAL(ring_set_count(&st.alive), 2);
 	uint64_t mark = s->seq;
-	sim_leave(s, 1);
+	hring_leave(s, 1);
 	CU_ASSERT(last_log(s, RING_LOG_NO_QUORUM) >= 0);
 	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN, -1, NULL), -1);
-	sim_acquire(s, 0, 5);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire(s, 0, 5);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(count_actions(s, 0, mark, RING_ACTION_GRANT), 0);
 	CU_ASSERT(!status_of(s, 0).has_token);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §6.3: every member an election without quorum reaches reports no-quorum
@@ -400,17 +400,17 @@ static void test_member_carrying_a_no_quorum_election_reports_no_quorum(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 5);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	sim_settle(s);
+	hring_boot(s);
+	hring_settle(s);
 	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_TOKEN_RECV, 2000 * MS));
 	for (size_t i = 2; i < 5; i++)
 		s->up[i] = false;
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_NO_QUORUM, 1000 * MS));
 	pause_member(s, 0, true);
-	sim_run_for(s, 2000 * MS);
+	hring_run_for(s, 2000 * MS);
 	bool flagged = false;
 	for (size_t k = 0; k < sock[0].n; k++) {
 		struct ring_msg m;
@@ -423,7 +423,7 @@ static void test_member_carrying_a_no_quorum_election_reports_no_quorum(void)
 	CU_ASSERT(count_sends(s, 0, mark, RING_MSG_ELECTION, id_of(1)) >= 1);
 	CU_ASSERT_EQUAL(count_logs(s, 0, mark, RING_LOG_NO_QUORUM), 0);
 	CU_ASSERT_EQUAL(status_of(s, 0).state, RING_STATE_NO_QUORUM);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §6.2 rule 3: a pause abandons the election started before it. Member 2
@@ -442,57 +442,57 @@ static void test_initiator_waking_from_a_pause_drops_the_election_it_started_bef
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	sim_settle(s);
+	hring_boot(s);
+	hring_settle(s);
 	CU_ASSERT_FATAL(run_until_log(s, 2, RING_LOG_TOKEN_RECV, 2000 * MS));
 	pause_member(s, 2, true);
-	sim_acquire(s, 1, 5);
+	hring_acquire(s, 1, 5);
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_ELECTION_START, 3000 * MS));
 	CU_ASSERT_FATAL(s->last_node == 0);
 	uint64_t started = s->now;
 	pause_member(s, 0, true);
-	sim_run_for(s, 150 * MS);
+	hring_run_for(s, 150 * MS);
 	CU_ASSERT_EQUAL_FATAL(count_logs(s, 1, mark, RING_LOG_ELECTION_START), 0);
 	wake_member(s, 2);
-	sim_run_for(s, 400 * MS);
+	hring_run_for(s, 400 * MS);
 	CU_ASSERT_FATAL(status_of(s, 1).granted);
 	uint64_t fence = status_of(s, 1).fence;
 	CU_ASSERT_FATAL(s->now < started + 700 * MS);
-	sim_run(s, started + 700 * MS, NULL, NULL);
+	hring_run(s, started + 700 * MS, NULL, NULL);
 
 	wake_member(s, 0);
 	CU_ASSERT_EQUAL(count_logs(s, 0, mark, RING_LOG_PAUSE_DETECTED), 1);
-	sim_run_for(s, 500 * MS);
+	hring_run_for(s, 500 * MS);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	CU_ASSERT(status_of(s, 0).epoch >= fence >> 32);
 	CU_ASSERT(status_of(s, 1).granted);
 	CU_ASSERT_EQUAL(s->fence_regressions, 0);
 	CU_ASSERT_EQUAL(s->bad_grants, 0);
 	CU_ASSERT(s->max_granted <= 1);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- §6.3 quorum: two of five ---- */
 
-static void run_two_of_five(struct sim *s)
+static void run_two_of_five(struct hring *s)
 {
 	for (size_t i = 2; i < 5; i++)
 		s->up[i] = false;
-	sim_start(s, 0);
-	sim_start(s, 1);
-	sim_acquire(s, 0, 1);
-	sim_acquire(s, 1, 2);
-	sim_run_for(s, 6000 * MS);
+	hring_start(s, 0);
+	hring_start(s, 1);
+	hring_acquire(s, 0, 1);
+	hring_acquire(s, 1, 2);
+	hring_run_for(s, 6000 * MS);
 }
 
 static void test_majority_ring_without_quorum_never_regenerates_or_grants(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 5);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	run_two_of_five(s);
 	CU_ASSERT(count_logs_all(s, 0, RING_LOG_NO_QUORUM) >= 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 0);
@@ -508,7 +508,7 @@ static void test_majority_ring_without_quorum_never_regenerates_or_grants(void)
 		CU_ASSERT_EQUAL(count_actions(s, i, 0, RING_ACTION_GRANT), 0);
 		CU_ASSERT_EQUAL(count_actions(s, i, 0, RING_ACTION_PERSIST), 0);
 	}
-	sim_free(s);
+	hring_free(s);
 }
 
 static void test_ring_without_quorum_rule_regenerates_with_two_of_five(void)
@@ -516,18 +516,18 @@ static void test_ring_without_quorum_rule_regenerates_with_two_of_five(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 5);
 	l.quorum = RING_QUORUM_NONE;
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	run_two_of_five(s);
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_NO_QUORUM), 0);
 	for (size_t i = 0; i < 2; i++)
 		CU_ASSERT_EQUAL(count_actions(s, i, 0, RING_ACTION_GRANT), 1);
-	size_t h = sim_settle(s);
+	size_t h = hring_settle(s);
 	struct ring_status st = status_of(s, h);
 	CU_ASSERT_EQUAL(ring_set_count(&st.alive), 2);
 	CU_ASSERT(ring_set_has(&st.alive, 0) && ring_set_has(&st.alive, 1));
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- §6.1 the election ---- */
@@ -545,46 +545,46 @@ static void test_regenerated_epoch_is_above_an_epoch_only_a_participant_knew(voi
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	sim_settle(s);
+	hring_boot(s);
+	hring_settle(s);
 	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_TOKEN_RECV, 2000 * MS));
-	sim_run_for(s, 10 * MS); /* member 0's pass is acked: the token is 1's */
+	hring_run_for(s, 10 * MS); /* member 0's pass is acked: the token is 1's */
 	CU_ASSERT_FATAL(!status_of(s, 0).has_token);
 	uint32_t e1 = status_of(s, 0).epoch;
 	pause_member(s, 0, false);
 	CU_ASSERT_FATAL(run_until_log(s, 2, RING_LOG_SUCCESSOR_SKIP, 2000 * MS));
 	uint32_t e2 = status_of(s, 2).epoch;
 	CU_ASSERT_FATAL(e2 > e1);
-	sim_acquire(s, 1, 5);
+	hring_acquire(s, 1, 5);
 	CU_ASSERT_FATAL(run_until_action(s, 1, RING_ACTION_GRANT, 2000 * MS));
 	uint64_t fence = last_grant(s)->u.grant.fence;
-	sim_release(s, 1, 5);
+	hring_release(s, 1, 5);
 	s->up[1] = false;
-	sim_run_for(s, 300 * MS);
+	hring_run_for(s, 300 * MS);
 	CU_ASSERT_FATAL(!status_of(s, 2).has_token);
 	/* Member 0's election reaches member 2 after half a loss timeout of
 	 * silence, before member 2 calls one of its own. */
 	uint64_t wake_at = s->deadline[2] - 200 * MS;
 	CU_ASSERT_FATAL(s->deadline[2] != NEVER && wake_at > s->now);
-	sim_run(s, wake_at, NULL, NULL);
+	hring_run(s, wake_at, NULL, NULL);
 	uint64_t woke = s->seq;
 	wake_member(s, 0);
 	CU_ASSERT_FATAL(run_until_log(s, 0, RING_LOG_TOKEN_REGEN, 500 * MS));
 	uint32_t e3 = (uint32_t)s->last.action[last_log(s, RING_LOG_TOKEN_REGEN)].u.log.field[0];
 	CU_ASSERT(e3 > e2);
 	CU_ASSERT(e3 > fence >> 32);
-	sim_run_for(s, 1000 * MS);
+	hring_run_for(s, 1000 * MS);
 	CU_ASSERT_EQUAL(count_logs_all(s, woke, RING_LOG_TOKEN_REGEN), 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, woke, RING_LOG_TOKEN_STALE_DROP), 0);
 	CU_ASSERT(count_logs(s, 2, woke, RING_LOG_TOKEN_RECV) >= 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Hand-made election hop from member FROM to member TO. */
-static void inject_election(struct sim *s, size_t to, size_t from, size_t initiator,
+static void inject_election(struct hring *s, size_t to, size_t from, size_t initiator,
 			    uint32_t round, uint32_t max_epoch)
 {
 	struct ring_msg m;
@@ -601,22 +601,22 @@ static void inject_election(struct sim *s, size_t to, size_t from, size_t initia
 	uint8_t buf[RING_WIRE_MAX];
 	int len = ring_wire_encode(&m, buf, sizeof buf);
 	CU_ASSERT_FATAL(len > 0);
-	sim_datagram(s, to, id_of(from), buf, (size_t)len);
+	hring_datagram(s, to, id_of(from), buf, (size_t)len);
 }
 
 /* Member 1 alone is up, and has heard no token for 600 ms: long enough to
  * carry an election (rule 2), too short to call its own. */
-static struct sim *lone_carrier(struct ring_layout *l)
+static struct hring *lone_carrier(struct ring_layout *l)
 {
 	make_resting_layout(l, 3);
-	struct sim *s = sim_new(l);
+	struct hring *s = hring_new(l);
 	sockets_init(s);
-	sim_boot(s);
-	sim_settle(s);
+	hring_boot(s);
+	hring_settle(s);
 	CU_ASSERT_FATAL(run_until_log(s, 2, RING_LOG_TOKEN_RECV, 2000 * MS));
 	s->up[0] = false;
 	s->up[2] = false;
-	sim_run_for(s, 600 * MS);
+	hring_run_for(s, 600 * MS);
 	CU_ASSERT_FATAL(!status_of(s, 1).has_token);
 	CU_ASSERT_FATAL(status_of(s, 1).token_seen_ms_ago >= 500);
 	CU_ASSERT_FATAL(s->deadline[1] > s->now + 100 * MS);
@@ -632,7 +632,7 @@ static struct sim *lone_carrier(struct ring_layout *l)
 static void test_retransmitted_election_is_acked_but_carried_once(void)
 {
 	struct ring_layout l;
-	struct sim *s = lone_carrier(&l);
+	struct hring *s = lone_carrier(&l);
 	uint32_t e = status_of(s, 1).epoch;
 	uint64_t mark = s->seq;
 	inject_election(s, 1, 0, 0, 77, e);
@@ -642,7 +642,7 @@ static void test_retransmitted_election_is_acked_but_carried_once(void)
 	inject_election(s, 1, 0, 0, 77, e);
 	CU_ASSERT(last_send(s, RING_MSG_ELECTION_ACK, id_of(0), NULL) >= 0);
 	CU_ASSERT_EQUAL(count_sends(s, 1, again, RING_MSG_ELECTION, id_of(2)), 0);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §6.1: a member that carried a higher initiator's election swallows lower
@@ -654,7 +654,7 @@ static void test_retransmitted_election_is_acked_but_carried_once(void)
 static void test_carrier_of_a_higher_election_swallows_a_lower_one(void)
 {
 	struct ring_layout l;
-	struct sim *s = lone_carrier(&l);
+	struct hring *s = lone_carrier(&l);
 	uint32_t e = status_of(s, 1).epoch;
 	inject_election(s, 1, 2, 2, 50, e); /* member 2's, the highest id */
 	CU_ASSERT(last_send(s, RING_MSG_ELECTION, id_of(2), NULL) >= 0);
@@ -670,7 +670,7 @@ static void test_carrier_of_a_higher_election_swallows_a_lower_one(void)
 			continue;
 		CU_ASSERT(m.type != RING_MSG_ELECTION || m.u.election.initiator != id_of(0));
 	}
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §6.1: a member that carries an election defers its own loss timer for an
@@ -683,7 +683,7 @@ static void test_carrier_of_a_higher_election_swallows_a_lower_one(void)
 static void test_carrier_defers_its_own_election_while_the_carried_one_runs(void)
 {
 	struct ring_layout l;
-	struct sim *s = lone_carrier(&l);
+	struct hring *s = lone_carrier(&l);
 	uint32_t e = status_of(s, 1).epoch;
 	uint64_t mark = s->seq;
 	uint64_t carried = s->now;
@@ -692,16 +692,16 @@ static void test_carrier_defers_its_own_election_while_the_carried_one_runs(void
 	/* Its own loss timer was due within 400 ms; an election may take
 	 * loss_timeout_ms + n (retries + 1) ack_timeout_ms. */
 	uint64_t duration = (l.loss_timeout_ms + 3 * (l.retries + 1) * l.ack_timeout_ms) * MS;
-	sim_run(s, carried + duration - 10 * MS, NULL, NULL);
+	hring_run(s, carried + duration - 10 * MS, NULL, NULL);
 	CU_ASSERT_EQUAL(count_logs(s, 1, mark, RING_LOG_ELECTION_START), 0);
 	CU_ASSERT_EQUAL(count_logs(s, 1, mark, RING_LOG_LOSS_SUSPECT), 0);
-	sim_run_for(s, 100 * MS);
+	hring_run_for(s, 100 * MS);
 	CU_ASSERT(count_logs(s, 1, mark, RING_LOG_ELECTION_START) >= 1);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* The ELECTION hops member I sent since SINCE for INITIATOR's election. */
-static size_t elections_sent(const struct sim *s, size_t i, uint64_t since, size_t initiator)
+static size_t elections_sent(const struct hring *s, size_t i, uint64_t since, size_t initiator)
 {
 	size_t c = 0;
 	struct ring_msg m;
@@ -723,7 +723,7 @@ static size_t elections_sent(const struct sim *s, size_t i, uint64_t since, size
 static void test_initiator_swallows_a_lower_election_and_carries_a_higher_one(void)
 {
 	struct ring_layout l;
-	struct sim *s = lone_carrier(&l);
+	struct hring *s = lone_carrier(&l);
 	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_ELECTION_START, 2000 * MS));
 	uint32_t e = status_of(s, 1).epoch;
 	uint64_t mark = s->seq;
@@ -736,7 +736,7 @@ static void test_initiator_swallows_a_lower_election_and_carries_a_higher_one(vo
 	inject_election(s, 1, 0, 2, 70, e);
 	CU_ASSERT(last_send(s, RING_MSG_ELECTION_ACK, id_of(0), NULL) >= 0);
 	CU_ASSERT_EQUAL(elections_sent(s, 1, mark, 2), 1);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.5: after a pause a member grants nothing for 2 x heartbeat_ms, and
@@ -751,20 +751,20 @@ static void test_woken_member_grants_nothing_for_two_heartbeats_then_grants(void
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 4);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	uint64_t armed = s->deadline[h];
 	CU_ASSERT_FATAL(armed != NEVER);
 	pause_member(s, h, true);
-	sim_run(s, armed + (uint64_t)l.loss_timeout_ms * MS / 2 + 20 * MS, NULL, NULL);
+	hring_run(s, armed + (uint64_t)l.loss_timeout_ms * MS / 2 + 20 * MS, NULL, NULL);
 	uint64_t mark = s->seq;
 	uint64_t woke = s->now;
 	wake_member(s, h);
 	CU_ASSERT_EQUAL_FATAL(count_logs(s, h, mark, RING_LOG_PAUSE_DETECTED), 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
-	sim_acquire(s, h, 7);
+	hring_acquire(s, h, 7);
 	uint64_t over = woke + 2 * (uint64_t)l.heartbeat_ms * MS;
 	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_TOKEN_RECV, 1000 * MS));
 	CU_ASSERT_FATAL(s->now < over); /* the token came back within the quarantine */
@@ -774,12 +774,12 @@ static void test_woken_member_grants_nothing_for_two_heartbeats_then_grants(void
 	CU_ASSERT(s->now >= over);
 	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_GRANT), 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- §6.2 rule 1's re-epoch, and rule 3 at a heartbeat ---- */
 
-static bool drop_joins(const struct sim *s, const struct flight *f)
+static bool drop_joins(const struct hring *s, const struct flight *f)
 {
 	(void)s;
 	return msg_type(f) == RING_MSG_JOIN;
@@ -797,12 +797,12 @@ static void test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_t
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t x = successor_of(s, h), m = successor_of(s, x); /* m's next is h */
-	sim_acquire(s, h, 1);
+	hring_acquire(s, h, 1);
 	CU_ASSERT_FATAL(last_grant(s) != NULL);
 	extra_drop = drop_joins;
 
@@ -820,23 +820,23 @@ static void test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_t
 	int len = ring_wire_encode(&hb, buf, sizeof buf);
 	CU_ASSERT_FATAL(len > 0);
 	uint64_t mark = s->seq;
-	sim_datagram(s, m, id_of(x), buf, (size_t)len);
+	hring_datagram(s, m, id_of(x), buf, (size_t)len);
 	CU_ASSERT_FATAL(status_of(s, m).epoch == ahead);
 
-	sim_run_for(s, 2500 * MS);
+	hring_run_for(s, 2500 * MS);
 	CU_ASSERT_FATAL(count_logs(s, m, mark, RING_LOG_ELECTION_START) >= 1);
 	CU_ASSERT(status_of(s, h).token_epoch > ahead);
 	uint64_t released = s->seq;
-	sim_release(s, h, 1);
-	sim_run_for(s, 1000 * MS);
+	hring_release(s, h, 1);
+	hring_run_for(s, 1000 * MS);
 	CU_ASSERT(count_logs(s, m, released, RING_LOG_TOKEN_RECV) >= 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
-static bool drop_to_member_2(const struct sim *s, const struct flight *f)
+static bool drop_to_member_2(const struct hring *s, const struct flight *f)
 {
 	(void)s;
 	int t = msg_type(f);
@@ -854,27 +854,27 @@ static void test_heartbeat_ends_the_initiators_election_at_once(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	sim_settle(s);
+	hring_boot(s);
+	hring_settle(s);
 	extra_drop = drop_to_member_2;
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_log(s, 2, RING_LOG_ELECTION_START, 3000 * MS));
-	sim_run_for(s, 50 * MS);
+	hring_run_for(s, 50 * MS);
 	CU_ASSERT_FATAL(status_of(s, 2).state == RING_STATE_ELECTING);
 	extra_drop = NULL;
 	struct want w = {2, RING_ACTION_LOG, RING_LOG_EPOCH_ADOPT, -1};
-	CU_ASSERT_FATAL(sim_run(s, s->now + 500 * MS, want_met, &w));
+	CU_ASSERT_FATAL(hring_run(s, s->now + 500 * MS, want_met, &w));
 	CU_ASSERT_EQUAL(s->last_event, RING_EVENT_DATAGRAM);
 	CU_ASSERT(!status_of(s, 2).has_token);
 	CU_ASSERT_NOT_EQUAL(status_of(s, 2).state, RING_STATE_ELECTING);
 	(void)mark;
-	sim_free(s);
+	hring_free(s);
 }
 
 static size_t deaf_member; /* the next filter loses heartbeats to it */
-static bool drop_heartbeats_to_init(const struct sim *s, const struct flight *f)
+static bool drop_heartbeats_to_init(const struct hring *s, const struct flight *f)
 {
 	(void)s;
 	return f->to == id_of(deaf_member) && msg_type(f) == RING_MSG_HEARTBEAT;
@@ -883,7 +883,7 @@ static bool drop_heartbeats_to_init(const struct sim *s, const struct flight *f)
 /* Holds back the carrier's hops of the initiator's own election to it. */
 static uint16_t too_old_from, too_old_to;
 static struct flight too_old_held;
-static bool hold_election_back(const struct sim *s, const struct flight *f)
+static bool hold_election_back(const struct hring *s, const struct flight *f)
 {
 	(void)s;
 	struct ring_msg m;
@@ -911,11 +911,11 @@ static void test_election_back_after_its_time_is_abandoned(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	sockets_init(s);
-	sim_boot(s);
-	size_t h = sim_settle(s);
-	sim_acquire(s, h, 7); /* the token stays at h while its client holds */
+	hring_boot(s);
+	size_t h = hring_settle(s);
+	hring_acquire(s, h, 7); /* the token stays at h while its client holds */
 	CU_ASSERT_FATAL(status_of(s, h).granted);
 	/* The initiator is the higher id of the other two, so that the carrier
 	 * carries its election (Chang-Roberts) instead of swallowing it; it
@@ -926,7 +926,7 @@ static void test_election_back_after_its_time_is_abandoned(void)
 	size_t carrier = 3 - h - init;
 	deaf_member = init;
 	extra_drop = drop_heartbeats_to_init;
-	sim_run_for(s, 300 * MS);
+	hring_run_for(s, 300 * MS);
 	s->up[h] = false; /* the holder dies with the token and its client */
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_ELECTION_START, 3000 * MS));
@@ -939,18 +939,18 @@ static void test_election_back_after_its_time_is_abandoned(void)
 	/* The carrier forwards it (to the dead holder, then back to the
 	 * initiator, where it is held); run until the initiator's round is due. */
 	uint64_t timeout = l.loss_timeout_ms * MS + 3 * (l.retries + 1) * l.ack_timeout_ms * MS;
-	sim_run(s, started + timeout - 1, NULL, NULL);
+	hring_run(s, started + timeout - 1, NULL, NULL);
 	CU_ASSERT_FATAL(too_old_held.len > 0);
 	CU_ASSERT_EQUAL_FATAL(count_logs(s, init, mark, RING_LOG_ELECTION_START), 1);
 	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	/* The initiator wakes 100 ms after its round was due and reads the
 	 * return before its timer. */
 	s->now = started + timeout + 100 * MS;
-	sim_datagram(s, init, too_old_held.from, too_old_held.buf, too_old_held.len);
+	hring_datagram(s, init, too_old_held.from, too_old_held.buf, too_old_held.len);
 	CU_ASSERT_EQUAL(count_logs(s, init, mark, RING_LOG_PAUSE_DETECTED), 0);
 	CU_ASSERT_EQUAL(count_logs(s, init, mark, RING_LOG_TOKEN_REGEN), 0);
 	CU_ASSERT_EQUAL(count_logs(s, init, mark, RING_LOG_ELECTION_WON), 0);
-	sim_free(s);
+	hring_free(s);
 }
 
 #define T_(f) {#f, f}

@@ -32,15 +32,15 @@ static void test_stale_token_is_dropped_and_its_sender_drops_its_copy(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t old = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t old = hring_settle(s);
 	uint32_t old_epoch = status_of(s, old).token_epoch;
 
 	/* The holder stalls; the other two regenerate without it. */
 	s->up[old] = false;
 	uint64_t mark = s->seq;
-	sim_run_for(s, 4000 * MS);
+	hring_run_for(s, 4000 * MS);
 	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 1);
 	size_t succ = successor_of(s, old); /* in the stale token's view: all alive */
 	uint32_t new_epoch = status_of(s, succ).epoch;
@@ -73,14 +73,14 @@ static void test_stale_token_is_dropped_and_its_sender_drops_its_copy(void)
 
 	/* The stale ack reaches the old holder, which drops its copy. */
 	uint64_t acked = s->seq;
-	CU_ASSERT(sim_deliver_all(s) >= 1);
+	CU_ASSERT(hring_deliver_all(s) >= 1);
 	CU_ASSERT(count_logs(s, old, acked, RING_LOG_TOKEN_STALE_DROP) >= 1);
 	CU_ASSERT_EQUAL(count_sends(s, old, acked, RING_MSG_TOKEN, id_of(succ)), 0);
 	struct ring_status st = status_of(s, old);
 	CU_ASSERT(!st.has_token);
 	CU_ASSERT(st.epoch >= new_epoch);
 	CU_ASSERT(st.counters.stale_dropped >= 1);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- the holes of issue 10: each scenario broke safety before its fix ---- */
@@ -92,9 +92,9 @@ static void test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration(void
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 100; /* the clients below never release */
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	uint32_t e = status_of(s, x).epoch;
@@ -110,7 +110,7 @@ static void test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration(void
 	int len = ring_wire_encode(&hb, buf, sizeof buf);
 	for (size_t i = 0; i < 3; i++)
 		if (i != y)
-			sim_datagram(s, i, id_of(y), buf, (size_t)len);
+			hring_datagram(s, i, id_of(y), buf, (size_t)len);
 	for (size_t i = 0; i < 3; i++)
 		CU_ASSERT(status_of(s, i).epoch < 0x01000000u);
 	CU_ASSERT_EQUAL(status_of(s, x).counters.bad_packets, 1);
@@ -122,17 +122,17 @@ static void test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration(void
 	uint64_t mark = s->seq;
 	for (size_t i = 0; i < 3; i++)
 		if (i != y)
-			sim_datagram(s, i, id_of(y), buf, (size_t)len);
+			hring_datagram(s, i, id_of(y), buf, (size_t)len);
 	for (size_t c = 0; c < 3; c++)
-		sim_acquire(s, c, 50 + c);
-	sim_run_for(s, 3 * l.loss_timeout_ms * MS + 2000 * MS);
+		hring_acquire(s, c, 50 + c);
+	hring_run_for(s, 3 * l.loss_timeout_ms * MS + 2000 * MS);
 	CU_ASSERT(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN) <= 1);
 	for (size_t c = 0; c < 3; c++) {
 		CU_ASSERT_EQUAL(count_actions(s, c, mark, RING_ACTION_GRANT), 1);
 		CU_ASSERT(status_of(s, c).epoch > e + (100u << 8));
 	}
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Hole 3, the top of the space: when no generation is left to mint, the
@@ -141,27 +141,27 @@ static void test_exhausted_epochs_are_fatal_not_repeated(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	for (size_t i = 0; i < 3; i++)
-		sim_restart(s, i, 0xfffffe00u | (uint32_t)i);
-	sim_boot(s); /* regenerates at the last generation, 0xffffff */
-	size_t h = sim_settle(s);
+		hring_restart(s, i, 0xfffffe00u | (uint32_t)i);
+	hring_boot(s); /* regenerates at the last generation, 0xffffff */
+	size_t h = hring_settle(s);
 	CU_ASSERT_EQUAL(status_of(s, h).token_epoch >> 8, 0xffffffu);
 	size_t x = successor_of(s, h);
 	s->up[x] = false; /* h will skip x: a new epoch it cannot make */
-	sim_acquire(s, h, 1);
-	sim_release(s, h, 1);
+	hring_acquire(s, h, 1);
+	hring_release(s, h, 1);
 	struct want w = {(int)h, RING_ACTION_FATAL, -1, -1};
-	CU_ASSERT_FATAL(sim_run(s, s->now + 2000 * MS, want_met, &w));
+	CU_ASSERT_FATAL(hring_run(s, s->now + 2000 * MS, want_met, &w));
 	CU_ASSERT_EQUAL(s->last.n, 1);
 	CU_ASSERT_EQUAL(s->last.action[0].u.fatal.reason, -RING_EEXHAUSTED);
 	/* and it stays dead */
-	sim_tick(s, h);
+	hring_tick(s, h);
 	CU_ASSERT_EQUAL(s->last.n, 1);
 	CU_ASSERT_EQUAL(s->last.action[0].type, RING_ACTION_FATAL);
 	CU_ASSERT_EQUAL(s->last.deadline_us, NEVER);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Hole 3, the counter: at 2^32-1 grants the holder re-epochs, and a new
@@ -170,12 +170,12 @@ static void test_counter_exhaustion_reepochs_without_granting_unconfirmed(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t x = successor_of(s, h);
 	struct ring_status hs = status_of(s, h);
-	sim_acquire(s, x, 9);
+	hring_acquire(s, x, 9);
 	struct ring_msg t;
 	memset(&t, 0, sizeof t);
 	t.type = RING_MSG_TOKEN;
@@ -185,13 +185,13 @@ static void test_counter_exhaustion_reepochs_without_granting_unconfirmed(void)
 	t.u.token = (struct ring_msg_token){hs.epoch + 0x100, 2, UINT32_MAX, 0, 0, hs.alive};
 	uint8_t buf[RING_WIRE_MAX];
 	int len = ring_wire_encode(&t, buf, sizeof buf);
-	sim_datagram(s, x, id_of(h), buf, (size_t)len);
+	hring_datagram(s, x, id_of(h), buf, (size_t)len);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
 	struct ring_msg pass;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, -1, &pass) >= 0);
 	CU_ASSERT(pass.u.token.epoch > t.u.token.epoch);
 	CU_ASSERT_EQUAL(pass.u.token.counter, 0);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- §4: the last seq and fence of an epoch ---- */
@@ -207,9 +207,9 @@ static void test_the_last_seq_of_an_epoch_is_passed_under_a_new_epoch(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 100; /* the clients below never release */
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	uint32_t epoch = status_of(s, h).token_epoch;
@@ -223,7 +223,7 @@ static void test_the_last_seq_of_an_epoch_is_passed_under_a_new_epoch(void)
 	last.seq = UINT32_MAX;
 	size_t len = craft_token(s, id_of(h), id_of(x), last, buf);
 	uint64_t mark = s->seq;
-	sim_datagram(s, x, id_of(h), buf, len);
+	hring_datagram(s, x, id_of(h), buf, len);
 	CU_ASSERT_FATAL(status_of(s, x).token_held);
 
 	/* x passes it on under a new epoch, from seq 1. */
@@ -234,15 +234,15 @@ static void test_the_last_seq_of_an_epoch_is_passed_under_a_new_epoch(void)
 	CU_ASSERT_EQUAL(next.u.token.seq, 1);
 	losses_off(s);
 	for (size_t c = 0; c < 3; c++)
-		sim_acquire(s, c, 40 + c);
-	sim_run_for(s, 2000 * MS);
+		hring_acquire(s, c, 40 + c);
+	hring_run_for(s, 2000 * MS);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_BAD_PACKET), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_SUCCESSOR_SKIP), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	for (size_t c = 0; c < 3; c++)
 		CU_ASSERT(count_actions(s, c, mark, RING_ACTION_GRANT) >= 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- §4: fences and epochs ---- */
@@ -256,17 +256,17 @@ static void test_the_last_fence_of_an_epoch_is_followed_by_a_new_epoch(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t x = successor_of(s, h);
-	sim_acquire(s, h, 1); /* a fence of this epoch is granted first */
+	hring_acquire(s, h, 1); /* a fence of this epoch is granted first */
 	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
 	uint32_t epoch = status_of(s, h).token_epoch;
-	sim_acquire(s, x, 2);
+	hring_acquire(s, x, 2);
 	losses_on(s);
 	lose_count(RING_MSG_TOKEN, id_of(h), id_of(x), 1);
-	sim_release(s, h, 1);
+	hring_release(s, h, 1);
 	struct ring_msg pass;
 	uint8_t buf[RING_WIRE_MAX];
 	copy_last_token(s, id_of(x), buf, &pass);
@@ -274,7 +274,7 @@ static void test_the_last_fence_of_an_epoch_is_followed_by_a_new_epoch(void)
 	full.counter = UINT32_MAX;
 	size_t len = craft_token(s, id_of(h), id_of(x), full, buf);
 	uint64_t mark = s->seq;
-	sim_datagram(s, x, id_of(h), buf, len);
+	hring_datagram(s, x, id_of(h), buf, len);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
 	losses_off(s);
 	/* x's client is served on a later visit, under the new epoch. */
@@ -282,12 +282,12 @@ static void test_the_last_fence_of_an_epoch_is_followed_by_a_new_epoch(void)
 	uint64_t fence = first_grant_fence(s, x, mark);
 	CU_ASSERT(fence >> 32 > epoch);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Whether the last step sent an election back to its own initiator: the
  * last hop of a round, which the initiator completes on arrival. */
-static bool election_going_home(const struct sim *s, const void *arg)
+static bool election_going_home(const struct hring *s, const void *arg)
 {
 	(void)arg;
 	struct ring_msg m;
@@ -307,13 +307,13 @@ static void test_a_regenerated_epoch_is_above_one_learned_during_the_election(vo
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	uint32_t epoch = status_of(s, h).token_epoch;
 	s->up[h] = false; /* the holder crashes with the token */
 	uint64_t mark = s->seq;
-	CU_ASSERT_FATAL(sim_run(s, s->now + 3000 * MS, election_going_home, NULL));
+	CU_ASSERT_FATAL(hring_run(s, s->now + 3000 * MS, election_going_home, NULL));
 	struct ring_msg e;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_ELECTION, -1, &e) >= 0);
 	CU_ASSERT_EQUAL_FATAL(e.u.election.max_epoch, epoch);
@@ -330,7 +330,7 @@ static void test_a_regenerated_epoch_is_above_one_learned_during_the_election(vo
 	m.u.epoch_reply.epoch = known;
 	uint8_t buf[RING_WIRE_MAX];
 	size_t len = craft(s, &m, id_of(j), id_of(i), buf);
-	sim_datagram(s, i, id_of(j), buf, len);
+	hring_datagram(s, i, id_of(j), buf, len);
 	CU_ASSERT_EQUAL_FATAL(status_of(s, i).epoch, known);
 
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_REGEN, 100 * MS));
@@ -349,7 +349,7 @@ static void test_a_regenerated_epoch_is_above_one_learned_during_the_election(vo
 		}
 	}
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §4.3 (with §3.2's skip): a member that learns a newer epoch from a
@@ -363,16 +363,16 @@ static void test_a_skipped_members_copy_is_dropped_by_the_new_epochs_heartbeat(v
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000; /* x's client would hold on for a minute */
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	uint32_t epoch = status_of(s, h).token_epoch;
 	losses_on(s);
 	lose_count(RING_MSG_TOKEN_ACK, id_of(x), id_of(h), -1);
-	sim_acquire(s, x, 7);
-	sim_acquire(s, y, 8);
+	hring_acquire(s, x, 7);
+	hring_acquire(s, y, 8);
 	CU_ASSERT_FATAL(run_until_action(s, (int)x, RING_ACTION_GRANT, 500 * MS));
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_SUCCESSOR_SKIP, 500 * MS));
@@ -385,7 +385,7 @@ static void test_a_skipped_members_copy_is_dropped_by_the_new_epochs_heartbeat(v
 	CU_ASSERT_EQUAL(status_of(s, x).epoch, status_of(s, y).token_epoch);
 	losses_off(s);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 #define T_(f) {#f, f}

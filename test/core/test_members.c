@@ -29,36 +29,36 @@ static void test_member_left_out_of_the_alive_set_asks_in_and_is_served(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t j = successor_of(s, h);
 	s->up[j] = false;
 	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_SUCCESSOR_SKIP, 500 * MS));
 	s->up[j] = true;
 	uint64_t mark = s->seq;
-	sim_acquire(s, j, 7);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire(s, j, 7);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT(count_sends(s, j, mark, RING_MSG_JOIN, id_of(h)) +
 			  count_sends(s, j, mark, RING_MSG_JOIN, id_of(successor_of(s, j))) >=
 		  1);
 	CU_ASSERT_EQUAL(count_actions(s, j, mark, RING_ACTION_GRANT), 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* J was skipped, and comes back knowing an epoch newer than the ring's: it
  * learned it from the heartbeat of a token that died before anyone else
  * heard of it (its minter crashed, its heartbeats to the others lost). */
-static size_t skip_then_restart_ahead(struct sim *s, uint32_t *ahead)
+static size_t skip_then_restart_ahead(struct hring *s, uint32_t *ahead)
 {
-	size_t h = sim_settle(s);
+	size_t h = hring_settle(s);
 	size_t j = successor_of(s, h);
 	s->up[j] = false;
 	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_SUCCESSOR_SKIP, 500 * MS));
 	uint32_t e = status_of(s, h).epoch;
 	*ahead = ((e >> 8) + 3) << 8 | (uint32_t)h;
-	sim_restart(s, j, *ahead);
+	hring_restart(s, j, *ahead);
 	s->up[j] = true;
 	return j;
 }
@@ -73,15 +73,15 @@ static void test_readmission_mints_above_the_joiners_epoch(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 100; /* the clients below never release */
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
 	uint32_t ahead;
 	size_t j = skip_then_restart_ahead(s, &ahead);
 	uint64_t mark = s->seq;
-	sim_start(s, j);
+	hring_start(s, j);
 	for (size_t i = 0; i < 3; i++)
-		sim_acquire(s, i, 10 + i);
-	sim_run_for(s, 3000 * MS);
+		hring_acquire(s, i, 10 + i);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_LOSS_SUSPECT), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
@@ -89,7 +89,7 @@ static void test_readmission_mints_above_the_joiners_epoch(void)
 		CU_ASSERT_EQUAL(count_actions(s, i, mark, RING_ACTION_GRANT), 1);
 	CU_ASSERT(status_of(s, j).epoch > ahead);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.3, a member hearing only stale heartbeats, and no live token, asks
@@ -102,19 +102,19 @@ static void test_member_ahead_of_the_ring_joins_within_a_heartbeat_and_a_rotatio
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 100; /* the clients below never release */
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
 	uint32_t ahead;
 	size_t j = skip_then_restart_ahead(s, &ahead);
 	uint64_t mark = s->seq, start = s->now;
-	sim_start(s, j);
+	hring_start(s, j);
 	CU_ASSERT_FATAL(run_until_send(s, (int)j, RING_MSG_JOIN, -1, 2000 * MS));
 	CU_ASSERT(s->now - start <= l.heartbeat_ms * MS + 2 * LATENCY);
 	CU_ASSERT_FATAL(run_until_log(s, (int)j, RING_LOG_TOKEN_RECV, 2000 * MS));
 	CU_ASSERT(s->now - start <= 2 * l.heartbeat_ms * MS);
 	CU_ASSERT_EQUAL(count_logs(s, j, mark, RING_LOG_ELECTION_START), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.3, a joiner already in the alive set still gets a new epoch, above
@@ -128,29 +128,29 @@ static void test_restarted_member_still_in_the_set_is_readmitted_above_its_epoch
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 500; /* the clients below never release */
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t j = successor_of(s, h);
-	sim_acquire(s, h, 5);
+	hring_acquire(s, h, 5);
 	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
 	uint32_t e = status_of(s, h).token_epoch;
 	uint32_t ahead = ((e >> 8) + 3) << 8 | (uint32_t)successor_of(s, j);
-	sim_restart(s, j, ahead);
+	hring_restart(s, j, ahead);
 	uint64_t mark = s->seq;
-	sim_start(s, j);
+	hring_start(s, j);
 	CU_ASSERT_FATAL(run_until_send(s, (int)j, RING_MSG_JOIN, id_of(h), 500 * MS));
-	sim_run_for(s, 50 * MS);
-	sim_release(s, h, 5);
+	hring_run_for(s, 50 * MS);
+	hring_release(s, h, 5);
 	for (size_t i = 0; i < 3; i++)
-		sim_acquire(s, i, 10 + i);
-	sim_run_for(s, 3000 * MS);
+		hring_acquire(s, i, 10 + i);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_LOSS_SUSPECT), 0);
 	for (size_t i = 0; i < 3; i++)
 		CU_ASSERT_EQUAL(count_actions(s, i, mark, RING_ACTION_GRANT), 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.3 and §3.2, only a JOIN refusing this very pass makes its sender take
@@ -164,19 +164,19 @@ static void test_stale_join_takes_no_pass_back_so_no_second_region(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t p = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t p = hring_settle(s);
 	size_t r = successor_of(s, p);
 	size_t x = successor_of(s, r);
 	uint32_t e = status_of(s, p).token_epoch;
 	struct loss loss = {0};
 	lose_add(s, &loss, RING_MSG_TOKEN_ACK, id_of(r), id_of(p));
-	sim_acquire(s, r, 1);
-	sim_acquire(s, x, 2);
+	hring_acquire(s, r, 1);
+	hring_acquire(s, x, 2);
 	CU_ASSERT_FATAL(run_until_action(s, (int)r, RING_ACTION_GRANT, 500 * MS));
-	sim_release(s, r, 1);
-	sim_acquire(s, r, 3);
+	hring_release(s, r, 1);
+	hring_acquire(s, r, 3);
 	CU_ASSERT_FATAL(run_until_action(s, (int)x, RING_ACTION_GRANT, 50 * MS));
 	CU_ASSERT_FATAL(status_of(s, p).has_token); /* still passing: no ack came */
 
@@ -185,13 +185,13 @@ static void test_stale_join_takes_no_pass_back_so_no_second_region(void)
 	uint64_t mark = s->seq;
 	struct ring_msg j = {.type = RING_MSG_JOIN};
 	j.u.join.epoch = e - 1;
-	sim_inject(s, p, r, j);
-	sim_inject(s, p, r, j);
-	sim_run_for(s, 300 * MS);
+	hring_inject(s, p, r, j);
+	hring_inject(s, p, r, j);
+	hring_run_for(s, 300 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, p, mark, RING_LOG_MEMBER_REJOIN), 0);
 	CU_ASSERT_EQUAL(count_actions(s, r, mark, RING_ACTION_GRANT), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- §5.4: leaving ---- */
@@ -200,12 +200,12 @@ static void test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	uint32_t old_epoch = status_of(s, h).token_epoch;
 
-	sim_leave(s, h);
+	hring_leave(s, h);
 	struct ring_msg leave, tok;
 	int lv = last_send(s, RING_MSG_LEAVE, 0, &leave);
 	int t = last_send(s, RING_MSG_TOKEN, -1, &tok);
@@ -225,7 +225,7 @@ static void test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it
 	CU_ASSERT_EQUAL(count_actions(s, h, 0, RING_ACTION_LEFT), 1);
 
 	uint64_t mark = s->seq, left_at = s->now;
-	sim_run_for(s, 3000 * MS);
+	hring_run_for(s, 3000 * MS);
 	/* The token never stopped long enough for anyone to suspect it. */
 	CU_ASSERT(longest_gap(s, mark, RING_LOG_TOKEN_RECV, h, left_at) <
 		  l.loss_timeout_ms * MS / 2);
@@ -244,7 +244,7 @@ static void test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it
 	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_SEND), 0);
 	CU_ASSERT_EQUAL(count_actions(s, h, 0, RING_ACTION_LEFT), 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.4, a leaving member revokes its grant first. The holder is told to
@@ -255,14 +255,14 @@ static void test_leaving_holder_revokes_its_client_and_hands_the_token_on_at_onc
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t x = successor_of(s, h);
-	sim_acquire(s, h, 5);
+	hring_acquire(s, h, 5);
 	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
-	sim_acquire(s, x, 6);
-	sim_leave(s, h);
+	hring_acquire(s, x, 6);
+	hring_leave(s, h);
 	int rv = last_action(s, RING_ACTION_REVOKE);
 	CU_ASSERT_FATAL(rv >= 0);
 	CU_ASSERT_EQUAL(s->last.action[rv].u.revoke.client, 5);
@@ -271,7 +271,7 @@ static void test_leaving_holder_revokes_its_client_and_hands_the_token_on_at_onc
 	CU_ASSERT(!status_of(s, h).granted);
 	CU_ASSERT_FATAL(run_until_action(s, (int)x, RING_ACTION_GRANT, 100 * MS));
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.4, the next holder removes a member that announced LEAVE from the
@@ -282,15 +282,15 @@ static void test_holder_removes_a_leaver_so_no_pass_is_wasted_on_it(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t lv = successor_of(s, h);
 	uint64_t mark = s->seq;
-	sim_leave(s, lv);
+	hring_leave(s, lv);
 	CU_ASSERT_FATAL(last_action(s, RING_ACTION_LEFT) >= 0);
 	s->up[lv] = false;
-	sim_run_for(s, 1000 * MS);
+	hring_run_for(s, 1000 * MS);
 	for (size_t i = 0; i < 3; i++) {
 		CU_ASSERT_EQUAL(count_sends(s, i, mark, RING_MSG_TOKEN, id_of(lv)), 0);
 		CU_ASSERT_EQUAL(count_logs(s, i, mark, RING_LOG_RETRANSMIT), 0);
@@ -300,19 +300,19 @@ static void test_holder_removes_a_leaver_so_no_pass_is_wasted_on_it(void)
 			CU_ASSERT(!ring_set_has(&st.alive, lv));
 	}
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- §6.3: the token's quorum ---- */
 
 /* Five members, clients waiting at every one. */
-static struct sim *five_with_clients(size_t *h)
+static struct hring *five_with_clients(size_t *h)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 5);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	*h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	*h = hring_settle(s);
 	return s;
 }
 
@@ -325,24 +325,24 @@ static struct sim *five_with_clients(size_t *h)
 static void test_leaves_down_to_a_minority_drop_the_token(void)
 {
 	size_t h;
-	struct sim *s = five_with_clients(&h);
+	struct hring *s = five_with_clients(&h);
 	size_t k = h;
 	uint64_t mark = s->seq;
 	for (int n = 0; n < 3; n++) {
 		k = (k + 1) % 5;
-		sim_leave(s, k);
+		hring_leave(s, k);
 		CU_ASSERT_FATAL(last_action(s, RING_ACTION_LEFT) >= 0);
 	}
 	for (int n = 0; n < 3; n++)
 		s->up[(h + 1 + (size_t)n) % 5] = false;
-	sim_run_for(s, 500 * MS);
-	sim_acquire(s, h, 1);
-	sim_acquire(s, (h + 4) % 5, 2);
-	sim_run_for(s, 6000 * MS);
+	hring_run_for(s, 500 * MS);
+	hring_acquire(s, h, 1);
+	hring_acquire(s, (h + 4) % 5, 2);
+	hring_run_for(s, 6000 * MS);
 	CU_ASSERT_EQUAL(count_grants_all(s, mark), 0);
 	CU_ASSERT(count_logs(s, h, mark, RING_LOG_NO_QUORUM) >= 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §6.3, a skip that would leave fewer than a quorum in the alive set drops
@@ -352,25 +352,25 @@ static void test_leaves_down_to_a_minority_drop_the_token(void)
 static void test_skips_down_to_a_minority_drop_the_token(void)
 {
 	size_t h;
-	struct sim *s = five_with_clients(&h);
+	struct hring *s = five_with_clients(&h);
 	uint64_t mark = s->seq;
 	for (int n = 0; n < 3; n++)
 		s->up[(h + 1 + (size_t)n) % 5] = false;
-	sim_run_for(s, 500 * MS);
-	sim_acquire(s, h, 1);
-	sim_acquire(s, (h + 4) % 5, 2);
-	sim_run_for(s, 6000 * MS);
+	hring_run_for(s, 500 * MS);
+	hring_acquire(s, h, 1);
+	hring_acquire(s, (h + 4) % 5, 2);
+	hring_run_for(s, 6000 * MS);
 	CU_ASSERT(count_logs(s, h, mark, RING_LOG_SUCCESSOR_SKIP) >= 3);
 	CU_ASSERT_EQUAL(count_grants_all(s, mark), 0);
 	CU_ASSERT(count_logs(s, h, mark, RING_LOG_NO_QUORUM) >= 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- §7: joins per step ---- */
 
 /* The MEMBER_REJOIN logs in member I's last update. */
-static size_t rejoins_in_last(const struct sim *s)
+static size_t rejoins_in_last(const struct hring *s)
 {
 	size_t c = 0;
 	for (size_t k = 0; k < s->last.n; k++)
@@ -391,9 +391,9 @@ static void test_holder_readmits_at_most_eight_joiners_in_one_step(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 12);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t m = successor_of(s, successor_of(s, h));
 	uint32_t e = status_of(s, m).epoch;
 	uint64_t mark = s->seq;
@@ -405,17 +405,17 @@ static void test_holder_readmits_at_most_eight_joiners_in_one_step(void)
 		/* The last two claim an epoch above what the first eight's
 		 * readmission mints, so that they are still due after it. */
 		j.u.join.epoch = e + ((joiners < 8 ? 16u : 32u) << 8);
-		sim_inject(s, m, i, j);
+		hring_inject(s, m, i, j);
 		joiners++;
 	}
 	CU_ASSERT_FATAL(joiners == 10);
 	CU_ASSERT_EQUAL(count_logs(s, m, mark, RING_LOG_MEMBER_REJOIN), 0);
 	CU_ASSERT_FATAL(run_until_log(s, (int)m, RING_LOG_TOKEN_RECV, 2000 * MS));
 	CU_ASSERT_EQUAL(rejoins_in_last(s), 8);
-	sim_run_for(s, 500 * MS);
+	hring_run_for(s, 500 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, m, mark, RING_LOG_MEMBER_REJOIN), 10);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.3: a member left out of the alive set asks in at most once a
@@ -427,9 +427,9 @@ static void test_member_left_out_asks_in_once_a_heartbeat(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t j = successor_of(s, h);
 	struct ring_status st = status_of(s, h);
 	struct ring_msg hb = {.type = RING_MSG_HEARTBEAT};
@@ -438,14 +438,14 @@ static void test_member_left_out_asks_in_once_a_heartbeat(void)
 	ring_set_del(&hb.u.heartbeat.alive, j);
 	uint64_t mark = s->seq;
 	for (int k = 0; k < 5; k++) {
-		sim_inject(s, j, h, hb);
+		hring_inject(s, j, h, hb);
 		s->now += 10 * MS;
 	}
 	CU_ASSERT_EQUAL(count_sends(s, j, mark, RING_MSG_JOIN, id_of(h)), 1);
 	s->now += (uint64_t)l.heartbeat_ms * MS;
-	sim_inject(s, j, h, hb);
+	hring_inject(s, j, h, hb);
 	CU_ASSERT_EQUAL(count_sends(s, j, mark, RING_MSG_JOIN, id_of(h)), 2);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.4: a leaving member that cannot hand the token on in time goes
@@ -459,21 +459,21 @@ static void test_a_leave_stalled_past_its_deadline_ends_at_once(void)
 	struct ring_layout l;
 	make_layout(&l, 3);
 	l.quorum = RING_QUORUM_NONE;
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
-	sim_leave(s, h);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
+	hring_leave(s, h);
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0); /* passed, ack awaited */
 	s->up[h] = false; /* stalled: gets nothing, does nothing */
 	uint64_t stall = (uint64_t)l.n * (l.retries + 1) * l.ack_timeout_ms * MS + 1100 * MS;
-	sim_run_for(s, stall);
+	hring_run_for(s, stall);
 	s->up[h] = true;
 	uint64_t mark = s->seq;
-	sim_tick(s, h);
+	hring_tick(s, h);
 	CU_ASSERT_EQUAL(count_logs(s, h, mark, RING_LOG_LEAVE_TIMEOUT), 1);
 	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_LEFT), 1);
 	CU_ASSERT_EQUAL(s->last.deadline_us, NEVER);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- the holes of issue 10: each scenario broke safety before its fix ---- */
@@ -495,9 +495,9 @@ static void test_leave_racing_its_ack_makes_no_second_token(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 4);
 	l.lease_ms = 100; /* the clients below never release */
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t p = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t p = hring_settle(s);
 	size_t lv = successor_of(s, p);
 	uint16_t lv_id = id_of(lv);
 	s->drop = drop_acks_from;
@@ -505,17 +505,17 @@ static void test_leave_racing_its_ack_makes_no_second_token(void)
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_log(s, (int)lv, RING_LOG_TOKEN_RECV, 200 * MS));
 	CU_ASSERT_FATAL(status_of(s, p).has_token); /* still passing: no ack came */
-	sim_leave(s, lv);
+	hring_leave(s, lv);
 	struct ring_msg leave;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_LEAVE, 0, &leave) >= 0);
 	CU_ASSERT_EQUAL(leave.u.leave.accepted.epoch, status_of(s, p).token_epoch);
-	sim_deliver_all(s); /* the ack is lost, the LEAVE and L's pass arrive */
+	hring_deliver_all(s); /* the ack is lost, the LEAVE and L's pass arrive */
 	CU_ASSERT_EQUAL(count_logs(s, p, mark, RING_LOG_MEMBER_LEAVE), 1);
 	s->drop = NULL;
 	for (size_t c = 0; c < 4; c++)
 		if (c != lv)
-			sim_acquire(s, c, 100 + c);
-	sim_run_for(s, 2000 * MS);
+			hring_acquire(s, c, 100 + c);
+	hring_run_for(s, 2000 * MS);
 	/* P never skipped L, and the one new epoch is the one L minted. */
 	CU_ASSERT_EQUAL(count_logs(s, p, mark, RING_LOG_SUCCESSOR_SKIP), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
@@ -525,7 +525,7 @@ static void test_leave_racing_its_ack_makes_no_second_token(void)
 			CU_ASSERT_EQUAL(count_actions(s, c, mark, RING_ACTION_GRANT), 1);
 		}
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Hole 1 again, found by the mixed soak (seed 1183293): the leaver had
@@ -540,9 +540,9 @@ static void test_leave_after_a_reepoch_still_names_the_hop_it_took(void)
 	make_resting_layout(&l, 4);
 	l.retries = 0;
 	l.lease_ms = 100;
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t p = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t p = hring_settle(s);
 	size_t lv = successor_of(s, p);
 	size_t x = successor_of(s, lv);
 	/* A JOIN from x waits at lv: lv will re-epoch the token it takes. */
@@ -555,27 +555,27 @@ static void test_leave_after_a_reepoch_still_names_the_hop_it_took(void)
 	j.u.join.epoch = status_of(s, x).epoch;
 	uint8_t buf[RING_WIRE_MAX];
 	int len = ring_wire_encode(&j, buf, sizeof buf);
-	sim_datagram(s, lv, id_of(x), buf, (size_t)len);
+	hring_datagram(s, lv, id_of(x), buf, (size_t)len);
 	uint16_t lv_id = id_of(lv);
 	s->drop = drop_acks_from;
 	s->drop_arg = &lv_id;
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_log(s, (int)lv, RING_LOG_TOKEN_RECV, 200 * MS));
 	CU_ASSERT_EQUAL_FATAL(count_logs(s, lv, mark, RING_LOG_MEMBER_REJOIN), 1);
-	sim_leave(s, lv);
-	sim_deliver_all(s);
+	hring_leave(s, lv);
+	hring_deliver_all(s);
 	s->drop = NULL;
 	for (size_t c = 0; c < 4; c++)
 		if (c != lv)
-			sim_acquire(s, c, 200 + c);
-	sim_run_for(s, 2000 * MS);
+			hring_acquire(s, c, 200 + c);
+	hring_run_for(s, 2000 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, p, mark, RING_LOG_SUCCESSOR_SKIP), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
 	for (size_t c = 0; c < 4; c++)
 		if (c != lv)
 			CU_ASSERT_EQUAL(count_actions(s, c, mark, RING_ACTION_GRANT), 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Hole 1, the other side: a pass that reaches a leaving member is refused
@@ -584,9 +584,9 @@ static void test_leaving_member_refuses_a_new_pass_by_name(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	struct ring_status hs = status_of(s, h);
@@ -596,7 +596,7 @@ static void test_leaving_member_refuses_a_new_pass_by_name(void)
 	s->drop = drop_acks_from;
 	s->drop_arg = &y_id;
 	CU_ASSERT_FATAL(run_until_log(s, (int)y, RING_LOG_TOKEN_RECV, 200 * MS));
-	sim_leave(s, x);
+	hring_leave(s, x);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_LEFT), -1);
 	struct ring_msg t;
 	memset(&t, 0, sizeof t);
@@ -608,14 +608,14 @@ static void test_leaving_member_refuses_a_new_pass_by_name(void)
 	uint8_t buf[RING_WIRE_MAX];
 	int len = ring_wire_encode(&t, buf, sizeof buf);
 	CU_ASSERT_FATAL(len > 0);
-	sim_datagram(s, x, id_of(h), buf, (size_t)len);
+	hring_datagram(s, x, id_of(h), buf, (size_t)len);
 	struct ring_msg r;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_LEAVE, id_of(h), &r) >= 0);
 	CU_ASSERT_EQUAL(r.u.leave.refused.epoch, t.u.token.epoch);
 	CU_ASSERT_EQUAL(r.u.leave.refused.seq, 1);
 	CU_ASSERT_EQUAL(last_log(s, RING_LOG_TOKEN_RECV), -1);
 	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN_ACK, -1, NULL), -1);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Hole 2: a JOIN that does not refuse the pass in flight (a duplicate, an
@@ -626,15 +626,15 @@ static void test_stale_join_does_not_take_a_pass_back(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t r = successor_of(s, h);
 	uint32_t old_epoch = status_of(s, r).epoch - 1; /* what it knew before */
 	uint16_t r_id = id_of(r);
 	s->drop = drop_acks_from;
 	s->drop_arg = &r_id;
-	sim_acquire(s, r, 7);
+	hring_acquire(s, r, 7);
 	CU_ASSERT_FATAL(run_until_action(s, (int)r, RING_ACTION_GRANT, 200 * MS));
 	s->drop = NULL;
 	CU_ASSERT_FATAL(status_of(s, h).has_token);
@@ -649,14 +649,14 @@ static void test_stale_join_does_not_take_a_pass_back(void)
 	int len = ring_wire_encode(&j, buf, sizeof buf);
 	CU_ASSERT_FATAL(len > 0);
 	uint64_t mark = s->seq;
-	sim_datagram(s, h, id_of(r), buf, (size_t)len);
-	sim_datagram(s, h, id_of(r), buf, (size_t)len); /* and its duplicate */
+	hring_datagram(s, h, id_of(r), buf, (size_t)len);
+	hring_datagram(s, h, id_of(r), buf, (size_t)len); /* and its duplicate */
 	CU_ASSERT_EQUAL(count_sends(s, h, mark, RING_MSG_TOKEN, id_of(r)), 0);
 	CU_ASSERT(status_of(s, r).granted); /* nobody revoked the client */
-	sim_run_for(s, 1000 * MS);
+	hring_run_for(s, 1000 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, r, mark, RING_LOG_LEASE_EXPIRED), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 #define T_(f) {#f, f}

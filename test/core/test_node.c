@@ -33,28 +33,28 @@ static void test_fresh_member_elects_after_listening_two_heartbeats(void)
 {
 	struct ring_layout l;
 	make_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	uint64_t listen = 2 * l.heartbeat_ms * MS;
 
-	sim_start(s, 0);
+	hring_start(s, 0);
 	/* First it asks what epoch the others know (§5.3), and takes no
 	 * token and calls no election before a majority has answered. */
 	CU_ASSERT_EQUAL(s->last.n, 1);
 	CU_ASSERT(last_send(s, RING_MSG_EPOCH_QUERY, 0, NULL) == 0);
 	CU_ASSERT_EQUAL(s->last.deadline_us, T0 + l.heartbeat_ms * MS);
-	sim_deliver_all(s); /* the query; 1 and 2 answer */
-	sim_deliver_all(s); /* their answers */
+	hring_deliver_all(s); /* the query; 1 and 2 answer */
+	hring_deliver_all(s); /* their answers */
 	CU_ASSERT_EQUAL(last_log(s, RING_LOG_EPOCH_LEARNED), 0);
 	CU_ASSERT_EQUAL(s->last.deadline_us, T0 + listen);
 	CU_ASSERT_EQUAL(status_of(s, 0).state, RING_STATE_IDLE);
 
 	/* A tick before the listening ends does nothing and keeps the deadline. */
 	s->now = T0 + listen - 1;
-	sim_tick(s, 0);
+	hring_tick(s, 0);
 	CU_ASSERT_EQUAL(s->last.n, 0);
 	CU_ASSERT_EQUAL(s->last.deadline_us, T0 + listen);
 
-	CU_ASSERT_FATAL(sim_tick_earliest(s));
+	CU_ASSERT_FATAL(hring_tick_earliest(s));
 	CU_ASSERT_EQUAL(s->now, T0 + listen);
 	int start = last_log(s, RING_LOG_ELECTION_START);
 	struct ring_msg m;
@@ -72,18 +72,18 @@ static void test_fresh_member_elects_after_listening_two_heartbeats(void)
 	CU_ASSERT_EQUAL(s->last.deadline_us, s->now + l.ack_timeout_ms * MS);
 	CU_ASSERT_EQUAL(status_of(s, 0).state, RING_STATE_ELECTING);
 	CU_ASSERT_EQUAL(status_of(s, 0).counters.elections, 1);
-	sim_free(s);
+	hring_free(s);
 }
 
 static void test_three_members_bootstrap_to_exactly_one_token(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	for (size_t i = 0; i < 3; i++)
-		sim_start(s, i);
-	sim_run_for(s, 2000 * MS);
-	size_t holder = sim_settle(s);
+		hring_start(s, i);
+	hring_run_for(s, 2000 * MS);
+	size_t holder = hring_settle(s);
 
 	size_t with_token = 0;
 	for (size_t i = 0; i < 3; i++)
@@ -122,7 +122,7 @@ static void test_three_members_bootstrap_to_exactly_one_token(void)
 	}
 	CU_ASSERT(sent);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(void)
@@ -130,10 +130,10 @@ static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(v
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
-	sim_acquire(s, h, 6);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
+	hring_acquire(s, h, 6);
 	int gi = last_action(s, RING_ACTION_GRANT);
 	CU_ASSERT_FATAL(gi >= 0);
 	uint64_t fence = s->last.action[gi].u.grant.fence;
@@ -141,7 +141,7 @@ static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(v
 	uint64_t late = l.loss_timeout_ms * MS / 2 + 100 * MS;
 	CU_ASSERT_FATAL(s->deadline[h] != NEVER);
 	s->now = s->deadline[h] + late;
-	sim_tick(s, h);
+	hring_tick(s, h);
 	CU_ASSERT_FATAL(s->last.n >= 2);
 	CU_ASSERT_EQUAL(s->last.action[0].type, RING_ACTION_LOG);
 	CU_ASSERT_EQUAL(s->last.action[0].u.log.event, RING_LOG_PAUSE_DETECTED);
@@ -153,7 +153,7 @@ static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(v
 	struct ring_status st = status_of(s, h);
 	CU_ASSERT(!st.granted);
 	CU_ASSERT_EQUAL(st.counters.pauses, 1);
-	sim_free(s);
+	hring_free(s);
 }
 
 static void test_late_tick_within_half_the_loss_timeout_is_no_pause(void)
@@ -161,24 +161,24 @@ static void test_late_tick_within_half_the_loss_timeout_is_no_pause(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
-	sim_acquire(s, h, 6);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
+	hring_acquire(s, h, 6);
 	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
 
 	s->now = s->deadline[h] + l.loss_timeout_ms * MS / 2 - 100 * MS;
-	sim_tick(s, h);
+	hring_tick(s, h);
 	CU_ASSERT_EQUAL(last_log(s, RING_LOG_PAUSE_DETECTED), -1);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_REVOKE), -1);
 	CU_ASSERT(status_of(s, h).granted);
 	CU_ASSERT_EQUAL(status_of(s, h).counters.pauses, 0);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* A datagram that must be counted and otherwise ignored: nothing sent,
  * stored or granted, the token and the epoch as they were. */
-static void assert_ignored(struct sim *s, size_t i, const struct ring_status *before)
+static void assert_ignored(struct hring *s, size_t i, const struct ring_status *before)
 {
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_SEND), -1);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_PERSIST), -1);
@@ -188,11 +188,11 @@ static void assert_ignored(struct sim *s, size_t i, const struct ring_status *be
 	CU_ASSERT_EQUAL(st.epoch, before->epoch);
 }
 
-static void assert_bad_packet(struct sim *s, size_t i, uint16_t from_id, const uint8_t *buf,
+static void assert_bad_packet(struct hring *s, size_t i, uint16_t from_id, const uint8_t *buf,
 			      size_t len)
 {
 	struct ring_status before = status_of(s, i);
-	sim_datagram(s, i, from_id, buf, len);
+	hring_datagram(s, i, from_id, buf, len);
 	struct ring_status st = status_of(s, i);
 	CU_ASSERT_EQUAL(st.counters.bad_packets, before.counters.bad_packets + 1);
 	CU_ASSERT_EQUAL(st.counters.config_mismatches, before.counters.config_mismatches);
@@ -223,9 +223,9 @@ static void test_hostile_datagrams_are_counted_never_acted_on(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t x = successor_of(s, h);  /* the target: it has no token */
 	size_t y = successor_of(s, x);  /* a member the datagrams claim to be from */
 	CU_ASSERT_FATAL(x != h && y != x);
@@ -272,7 +272,7 @@ static void test_hostile_datagrams_are_counted_never_acted_on(void)
 	m.fingerprint ^= 1;
 	len = encode(&m, buf);
 	struct ring_status before = status_of(s, x);
-	sim_datagram(s, x, id_of(y), buf, len);
+	hring_datagram(s, x, id_of(y), buf, len);
 	struct ring_status st = status_of(s, x);
 	CU_ASSERT_EQUAL(st.counters.config_mismatches, before.counters.config_mismatches + 1);
 	CU_ASSERT_EQUAL(st.counters.bad_packets, before.counters.bad_packets);
@@ -287,7 +287,7 @@ static void test_hostile_datagrams_are_counted_never_acted_on(void)
 	len = encode(&bait, buf);
 	buf[2] = RING_WIRE_VERSION + 1;
 	before = status_of(s, x);
-	sim_datagram(s, x, id_of(y), buf, len);
+	hring_datagram(s, x, id_of(y), buf, len);
 	st = status_of(s, x);
 	CU_ASSERT_EQUAL(st.counters.version_mismatches, before.counters.version_mismatches + 1);
 	CU_ASSERT_EQUAL(st.counters.bad_packets, before.counters.bad_packets);
@@ -306,10 +306,10 @@ static void test_hostile_datagrams_are_counted_never_acted_on(void)
 	/* The bait itself, sent properly, is taken: the refusals above were
 	 * for what was wrong with each copy, not for the token. */
 	len = encode(&bait, buf);
-	sim_datagram(s, x, id_of(y), buf, len);
+	hring_datagram(s, x, id_of(y), buf, len);
 	CU_ASSERT(status_of(s, x).has_token);
 	CU_ASSERT_EQUAL(status_of(s, x).epoch, epoch + 0x1000);
-	sim_free(s);
+	hring_free(s);
 }
 
 static void test_state_and_log_names_are_those_of_the_spec(void)

@@ -17,7 +17,7 @@
 #include "lib/harness.h"
 #include "lib/suites.h"
 
-static size_t parked_count(const struct sim *s)
+static size_t parked_count(const struct hring *s)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < s->n; i++)
@@ -25,7 +25,7 @@ static size_t parked_count(const struct sim *s)
 	return k;
 }
 
-static size_t token_sends(const struct sim *s, uint64_t since)
+static size_t token_sends(const struct hring *s, uint64_t since)
 {
 	return count_logs_all(s, since, RING_LOG_TOKEN_PASS) +
 	       count_logs_all(s, since, RING_LOG_RETRANSMIT);
@@ -44,9 +44,9 @@ static void test_an_unwanted_rotation_parks_the_token_which_then_only_heartbeats
 {
 	struct ring_layout l;
 	make_layout(&l, 4);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	for (size_t i = 0; i < 4; i++)
-		sim_start(s, i);
+		hring_start(s, i);
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_PARK, 2000 * MS));
 	size_t p = (size_t)s->last_node;
 	/* Every member passed it on unwanted, the one that made it first. */
@@ -62,7 +62,7 @@ static void test_an_unwanted_rotation_parks_the_token_which_then_only_heartbeats
 	CU_ASSERT_EQUAL(parked_count(s), 1);
 
 	uint64_t mark = s->seq;
-	sim_run_for(s, 10 * l.loss_timeout_ms * MS);
+	hring_run_for(s, 10 * l.loss_timeout_ms * MS);
 	size_t hops = token_sends(s, mark); /* a lap of four hops a loss timeout */
 	CU_ASSERT(hops >= 9 * 4 && hops <= 10 * 4);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_PARK), 0);
@@ -72,7 +72,7 @@ static void test_an_unwanted_rotation_parks_the_token_which_then_only_heartbeats
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_LOSS_SUSPECT), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* A paced ring (idle_pass_ms > 0) keeps its token moving. */
@@ -80,13 +80,13 @@ static void test_a_paced_token_never_parks(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
 	uint64_t mark = s->seq;
-	sim_run_for(s, 2000 * MS);
+	hring_run_for(s, 2000 * MS);
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_TOKEN_PARK), 0);
 	CU_ASSERT(token_sends(s, mark) >= 30);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* A client at the member where the token parks is granted at once, and
@@ -94,20 +94,20 @@ static void test_a_paced_token_never_parks(void)
 static void test_parked_holder_grants_its_own_clients_without_a_datagram(void)
 {
 	size_t p;
-	struct sim *s = sim_parked(3, RING_QUORUM_MAJORITY, &p);
+	struct hring *s = hring_parked(3, RING_QUORUM_MAJORITY, &p);
 	uint64_t fence = 0;
 	for (uint64_t c = 1; c <= 5; c++) {
-		sim_acquire(s, p, c);
+		hring_acquire(s, p, c);
 		ASSERT_STEP_TRACE(s, "grant, cs_enter");
 		struct ring_status st = status_of(s, p);
 		CU_ASSERT(st.fence > fence);
 		fence = st.fence;
-		sim_release(s, p, c);
+		hring_release(s, p, c);
 		ASSERT_STEP_TRACE(s, "cs_exit");
 		CU_ASSERT(status_of(s, p).parked);
 	}
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* A client elsewhere summons the token: one WANT to where it parks, which
@@ -115,9 +115,9 @@ static void test_parked_holder_grants_its_own_clients_without_a_datagram(void)
 static void test_a_client_elsewhere_summons_the_token_and_is_served(void)
 {
 	size_t p;
-	struct sim *s = sim_parked(4, RING_QUORUM_MAJORITY, &p);
+	struct hring *s = hring_parked(4, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 2) % 4;
-	sim_acquire(s, x, 7);
+	hring_acquire(s, x, 7);
 	char want[64];
 	snprintf(want, sizeof want, "send want>%u, token_summon", id_of(p));
 	ASSERT_STEP_TRACE(s, want);
@@ -126,13 +126,13 @@ static void test_a_client_elsewhere_summons_the_token_and_is_served(void)
 		 id_of(successor_of(s, p)));
 	ASSERT_STEP_TRACE(s, want);
 	CU_ASSERT_FATAL(run_until_action(s, (int)x, RING_ACTION_GRANT, 10 * MS));
-	sim_release(s, x, 7);
+	hring_release(s, x, 7);
 	/* Nobody else waits: after one rotation it parks where it was used. */
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_PARK, 50 * MS));
 	CU_ASSERT_EQUAL((size_t)s->last_node, x);
 	CU_ASSERT_EQUAL(status_of(s, x).counters.summons, 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Fairness: a summons during a local grant ends the visit with that grant;
@@ -141,25 +141,25 @@ static void test_a_client_elsewhere_summons_the_token_and_is_served(void)
 static void test_a_summons_ends_the_parked_visit_after_the_grant_in_progress(void)
 {
 	size_t p;
-	struct sim *s = sim_parked(3, RING_QUORUM_MAJORITY, &p);
+	struct hring *s = hring_parked(3, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 1) % 3;
-	sim_acquire(s, p, 1);
-	sim_acquire(s, p, 4); /* queued behind 1 */
-	sim_acquire(s, x, 2);
+	hring_acquire(s, p, 1);
+	hring_acquire(s, p, 4); /* queued behind 1 */
+	hring_acquire(s, x, 2);
 	CU_ASSERT_FATAL(run_until_log(s, (int)p, RING_LOG_TOKEN_UNPARK, 10 * MS));
 	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN, -1, NULL), -1); /* in the CS */
-	sim_release(s, p, 1);
+	hring_release(s, p, 1);
 	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1); /* not 4 */
-	sim_acquire(s, p, 3); /* asks again at once: waits its turn too */
+	hring_acquire(s, p, 3); /* asks again at once: waits its turn too */
 	ASSERT_STEP_TRACE(s, "");
 	CU_ASSERT_FATAL(run_until_action(s, -1, RING_ACTION_GRANT, 10 * MS));
 	CU_ASSERT_EQUAL((size_t)s->last_node, x);
-	sim_release(s, x, 2);
+	hring_release(s, x, 2);
 	CU_ASSERT_FATAL(run_until_action(s, -1, RING_ACTION_GRANT, 10 * MS));
 	CU_ASSERT_EQUAL((size_t)s->last_node, p);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* A summons has no authority and may be lost: the summoner sends it again
@@ -168,13 +168,13 @@ static void test_a_summons_ends_the_parked_visit_after_the_grant_in_progress(voi
 static void test_a_lost_summons_is_sent_again_backing_off(void)
 {
 	size_t p;
-	struct sim *s = sim_parked(3, RING_QUORUM_MAJORITY, &p);
+	struct hring *s = hring_parked(3, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 1) % 3;
 	bool lose = true;
 	s->drop = drop_wants;
 	s->drop_arg = &lose;
 	uint64_t t0 = s->now, mark = s->seq;
-	sim_acquire(s, x, 7);
+	hring_acquire(s, x, 7);
 	uint64_t at[5];
 	for (int k = 0; k < 5; k++) {
 		CU_ASSERT_FATAL(run_until_send(s, (int)x, RING_MSG_WANT, id_of(p), 200 * MS));
@@ -190,7 +190,7 @@ static void test_a_lost_summons_is_sent_again_backing_off(void)
 	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 200 * MS));
 	s->drop = NULL;
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* A WANT for another park (an old one replayed, a forged one), and a second
@@ -198,7 +198,7 @@ static void test_a_lost_summons_is_sent_again_backing_off(void)
 static void test_a_summons_for_another_park_or_a_second_one_moves_nothing(void)
 {
 	size_t p;
-	struct sim *s = sim_parked(3, RING_QUORUM_MAJORITY, &p);
+	struct hring *s = hring_parked(3, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 1) % 3;
 	struct ring_status st = status_of(s, p);
 	uint8_t buf[RING_WIRE_MAX];
@@ -212,17 +212,17 @@ static void test_a_summons_for_another_park_or_a_second_one_moves_nothing(void)
 	for (size_t k = 0; k < 3; k++) {
 		size_t len = want_datagram(s, x, p, wrong[k][0],
 					   wrong[k][1] == 2 ? seq : wrong[k][1] + seq, buf);
-		sim_datagram(s, p, id_of(x), buf, len);
+		hring_datagram(s, p, id_of(x), buf, len);
 		ASSERT_STEP_TRACE(s, "");
 		CU_ASSERT(status_of(s, p).parked);
 	}
 	size_t len = want_datagram(s, x, p, st.token_epoch, seq, buf);
-	sim_datagram(s, p, id_of(x), buf, len);
+	hring_datagram(s, p, id_of(x), buf, len);
 	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0);
-	sim_datagram(s, p, id_of(x), buf, len); /* the duplicate */
+	hring_datagram(s, p, id_of(x), buf, len); /* the duplicate */
 	ASSERT_STEP_TRACE(s, "");
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* A parked token grants only while its last lap is recent: a client asking
@@ -231,25 +231,25 @@ static void test_a_summons_for_another_park_or_a_second_one_moves_nothing(void)
 static void test_a_parked_token_grants_late_only_after_a_lap(void)
 {
 	size_t p;
-	struct sim *s = sim_parked(3, RING_QUORUM_MAJORITY, &p);
-	sim_run_for(s, s->layout.loss_timeout_ms / 2 * MS);
-	sim_acquire(s, p, 1);
+	struct hring *s = hring_parked(3, RING_QUORUM_MAJORITY, &p);
+	hring_run_for(s, s->layout.loss_timeout_ms / 2 * MS);
+	hring_acquire(s, p, 1);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
 	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0);
 	CU_ASSERT_FATAL(run_until_action(s, (int)p, RING_ACTION_GRANT, 10 * MS));
-	sim_release(s, p, 1);
+	hring_release(s, p, 1);
 
 	/* The same, cut off: the lap fails and nothing is granted. */
 	CU_ASSERT_FATAL(status_of(s, p).parked);
 	for (size_t i = 0; i < 3; i++)
 		s->up[i] = i == p;
-	sim_run_for(s, s->layout.loss_timeout_ms / 2 * MS);
+	hring_run_for(s, s->layout.loss_timeout_ms / 2 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire(s, p, 2);
-	sim_run_for(s, 2 * s->layout.loss_timeout_ms * MS);
+	hring_acquire(s, p, 2);
+	hring_run_for(s, 2 * s->layout.loss_timeout_ms * MS);
 	CU_ASSERT_EQUAL(count_actions(s, p, mark, RING_ACTION_GRANT), 0);
 	CU_ASSERT(!status_of(s, p).has_token);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* An idle parked ring still finds a member that died: the next lap skips
@@ -257,13 +257,13 @@ static void test_a_parked_token_grants_late_only_after_a_lap(void)
 static void test_a_lap_finds_a_member_that_died_while_the_token_was_parked(void)
 {
 	size_t p;
-	struct sim *s = sim_parked(4, RING_QUORUM_MAJORITY, &p);
+	struct hring *s = hring_parked(4, RING_QUORUM_MAJORITY, &p);
 	size_t dead = (p + 2) % 4;
 	s->up[dead] = false;
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_SUCCESSOR_SKIP,
 				      (s->layout.loss_timeout_ms + 200) * MS));
-	sim_run_for(s, 100 * MS);
+	hring_run_for(s, 100 * MS);
 	CU_ASSERT_EQUAL(parked_count(s), 1); /* back where it lapped from */
 	CU_ASSERT(status_of(s, p).parked);
 	for (size_t i = 0; i < 4; i++) {
@@ -273,7 +273,7 @@ static void test_a_lap_finds_a_member_that_died_while_the_token_was_parked(void)
 	}
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* A leave re-epochs the parked token where it rests: a new park, said at
@@ -282,12 +282,12 @@ static void test_a_lap_finds_a_member_that_died_while_the_token_was_parked(void)
 static void test_a_park_re_epoched_in_place_is_announced_and_outsiders_cannot_summon(void)
 {
 	size_t p;
-	struct sim *s = sim_parked(4, RING_QUORUM_MAJORITY, &p);
+	struct hring *s = hring_parked(4, RING_QUORUM_MAJORITY, &p);
 	size_t o = (p + 2) % 4;
 	uint32_t old = status_of(s, p).token_epoch;
-	sim_leave(s, o);
+	hring_leave(s, o);
 	uint64_t mark = s->seq;
-	sim_run_for(s, 3 * MS);
+	hring_run_for(s, 3 * MS);
 	s->up[o] = false;
 	struct ring_status st = status_of(s, p);
 	CU_ASSERT_FATAL(st.parked);
@@ -311,11 +311,11 @@ static void test_a_park_re_epoched_in_place_is_announced_and_outsiders_cannot_su
 	}
 	uint8_t buf[RING_WIRE_MAX];
 	size_t len = want_datagram(s, o, p, st.token_epoch, seq, buf);
-	sim_datagram(s, p, id_of(o), buf, len);
+	hring_datagram(s, p, id_of(o), buf, len);
 	ASSERT_STEP_TRACE(s, "");
 	CU_ASSERT(status_of(s, p).parked);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- review_park: a hostile review of token parking and summons ----
@@ -335,11 +335,11 @@ static void test_a_park_re_epoched_in_place_is_announced_and_outsiders_cannot_su
 static void test_alone_parked_holder_never_grants_after_the_others_leave(void)
 {
 	size_t p;
-	struct sim *s = sim_parked(3, RING_QUORUM_NONE, &p);
+	struct hring *s = hring_parked(3, RING_QUORUM_NONE, &p);
 	for (size_t k = 1; k < 3; k++) {
 		size_t o = (p + k) % 3;
-		sim_leave(s, o);
-		sim_run_for(s, 5 * MS);
+		hring_leave(s, o);
+		hring_run_for(s, 5 * MS);
 		s->up[o] = false; /* gone: its process exited */
 	}
 	CU_ASSERT_FATAL(status_of(s, p).token_held);
@@ -347,14 +347,14 @@ static void test_alone_parked_holder_never_grants_after_the_others_leave(void)
 	CU_ASSERT(!status_of(s, p).parked); /* a park is for a ring */
 
 	/* While the park is fresh, it grants; once stale, never again. */
-	sim_run_for(s, s->layout.loss_timeout_ms * MS);
+	hring_run_for(s, s->layout.loss_timeout_ms * MS);
 	uint64_t mark = s->seq;
-	sim_acquire(s, p, 1);
-	sim_run_for(s, 10 * s->layout.loss_timeout_ms * MS);
+	hring_acquire(s, p, 1);
+	hring_run_for(s, 10 * s->layout.loss_timeout_ms * MS);
 	CU_ASSERT_EQUAL(count_actions(s, p, mark, RING_ACTION_GRANT), 1); /* FAILS: 0 */
 	CU_ASSERT_EQUAL(status_of(s, p).queued, 0);                      /* FAILS: 1 */
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Finding 2 (cost; misleads summoners). pass_token() sends a due heartbeat
@@ -367,14 +367,14 @@ static void test_alone_parked_holder_never_grants_after_the_others_leave(void)
 static void test_a_passing_holder_never_heartbeats_parked(void)
 {
 	size_t p;
-	struct sim *s = sim_parked(4, RING_QUORUM_MAJORITY, &p);
+	struct hring *s = hring_parked(4, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 2) % 4, y = (p + 3) % 4;
 	/* P's next heartbeat is due heartbeat_ms after this one. */
 	CU_ASSERT_FATAL(run_until_send(s, (int)p, RING_MSG_HEARTBEAT, 0, 200 * MS));
 	uint64_t due = s->now + s->layout.heartbeat_ms * MS;
-	sim_run(s, due - LATENCY, NULL, NULL);
+	hring_run(s, due - LATENCY, NULL, NULL);
 	CU_ASSERT_EQUAL(s->now, due - LATENCY);
-	sim_acquire(s, x, 7); /* its WANT lands exactly when P's heartbeat is due */
+	hring_acquire(s, x, 7); /* its WANT lands exactly when P's heartbeat is due */
 	CU_ASSERT_FATAL(run_until_log(s, (int)p, RING_LOG_TOKEN_UNPARK, 10 * MS));
 	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0); /* the token moves on */
 	struct ring_msg hb;
@@ -383,14 +383,14 @@ static void test_a_passing_holder_never_heartbeats_parked(void)
 
 	/* Y, whose client asks now, summons a park that no longer exists. */
 	uint64_t mark = s->seq;
-	sim_run_for(s, 2 * MS);
-	sim_acquire(s, y, 8);
+	hring_run_for(s, 2 * MS);
+	hring_acquire(s, y, 8);
 	CU_ASSERT_EQUAL(count_sends(s, y, mark, RING_MSG_WANT, id_of(p)), 0); /* FAILS: 1 */
 	CU_ASSERT_FATAL(status_of(s, x).granted); /* X was served on the way */
-	sim_release(s, x, 7);
+	hring_release(s, x, 7);
 	CU_ASSERT(run_until_action(s, (int)y, RING_ACTION_GRANT, 50 * MS));
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Finding 3 (safety: I2 with its precondition on). on_token now sends the
@@ -442,37 +442,37 @@ static bool crash_cut_drop(const struct flight *fl, const void *arg)
 static void test_a_crash_between_pass_and_ack_copies_the_token(void)
 {
 	size_t a;
-	struct sim *s = sim_parked(5, RING_QUORUM_MAJORITY, &a);
+	struct hring *s = hring_parked(5, RING_QUORUM_MAJORITY, &a);
 	size_t b = (a + 1) % 5, d = (a + 3) % 5, f = (a + 4) % 5;
 	struct crash_cut cut = {.b = id_of(b), .a = id_of(a), .holder = id_of(a), .f = id_of(f)};
 	s->drop = crash_cut_drop;
 	s->drop_arg = &cut;
 
-	sim_acquire(s, f, 41); /* summons A */
+	hring_acquire(s, f, 41); /* summons A */
 	/* B takes the token and passes it on in one step: then it dies. */
 	struct want w = {(int)b, RING_ACTION_LOG, RING_LOG_TOKEN_PASS, -1};
-	CU_ASSERT_FATAL(sim_run(s, s->now + 20 * MS, want_met, &w));
+	CU_ASSERT_FATAL(hring_run(s, s->now + 20 * MS, want_met, &w));
 	s->up[b] = false;
 	CU_ASSERT_FATAL(run_until_action(s, (int)f, RING_ACTION_GRANT, 10 * MS));
 	uint32_t old_epoch = status_of(s, f).token_epoch;
-	sim_acquire(s, d, 42); /* after the token went by */
+	hring_acquire(s, d, 42); /* after the token went by */
 
 	/* Acked before it was passed on (the fix), the hop is A's no more:
 	 * no skip copies it, and D waits for F's client. With the ack after
 	 * the pass, A skipped B at +80 ms and D granted under a new epoch
 	 * while F's client was still inside under the old one. */
 	cut.hold_armed = true;
-	sim_run_for(s, 200 * MS);
+	hring_run_for(s, 200 * MS);
 	CU_ASSERT(!(status_of(s, f).granted && status_of(s, d).granted));
 	CU_ASSERT(s->max_granted <= 1);
 	CU_ASSERT_EQUAL(status_of(s, d).counters.cs_entries, 0);
 	(void)old_epoch;
 	if (cut.have_held)
-		sim_datagram(s, f, cut.held.from, cut.held.buf, cut.held.len);
+		hring_datagram(s, f, cut.held.from, cut.held.buf, cut.held.len);
 	s->drop = NULL;
 	CU_ASSERT_EQUAL(s->bad_grants, 0);
 	CU_ASSERT_EQUAL(s->fence_regressions, 0); /* I1 holds: E' fences are higher */
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- review_laps: a hostile review of laps, freshness and the other ----
@@ -483,7 +483,7 @@ static void test_a_crash_between_pass_and_ack_copies_the_token(void)
  * passes since the fix; the comment above it says what it showed. */
 
 /* Every HEARTBEAT member I sent after MARK that says PARKED. */
-static size_t parked_heartbeats(const struct sim *s, size_t i, uint64_t since)
+static size_t parked_heartbeats(const struct hring *s, size_t i, uint64_t since)
 {
 	size_t k = 0;
 	for (size_t r = 0; r < s->n_rec[i]; r++) {
@@ -509,21 +509,21 @@ static size_t parked_heartbeats(const struct sim *s, size_t i, uint64_t since)
 static void test_a_leaving_parked_holder_does_not_announce_a_park_it_hands_on(void)
 {
 	size_t p;
-	struct sim *s = sim_parked(4, RING_QUORUM_MAJORITY, &p);
+	struct hring *s = hring_parked(4, RING_QUORUM_MAJORITY, &p);
 	uint64_t mark = s->seq;
-	sim_leave(s, p);
+	hring_leave(s, p);
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0); /* handed on */
 	CU_ASSERT_EQUAL(parked_heartbeats(s, p, mark), 0); /* was 1 */
 
 	/* A member whose client asks now believes the leaver holds a park. */
 	size_t x = (p + 2) % 4;
-	sim_run_for(s, LATENCY);
+	hring_run_for(s, LATENCY);
 	uint64_t mark2 = s->seq;
-	sim_acquire(s, x, 9);
+	hring_acquire(s, x, 9);
 	CU_ASSERT_EQUAL(count_sends(s, x, mark2, RING_MSG_WANT, id_of(p)), 0); /* was 1 */
 	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 100 * MS));
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Finding L2 (cost). A summoned park keeps heartbeating PARKED while the
@@ -538,15 +538,15 @@ static void test_a_leaving_parked_holder_does_not_announce_a_park_it_hands_on(vo
 static void test_a_summoned_park_stops_drawing_summons(void)
 {
 	size_t p;
-	struct sim *s = sim_parked(4, RING_QUORUM_MAJORITY, &p);
+	struct hring *s = hring_parked(4, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 1) % 4, y = (p + 2) % 4;
-	sim_acquire(s, p, 1); /* granted at once, holds its lease */
+	hring_acquire(s, p, 1); /* granted at once, holds its lease */
 	CU_ASSERT_FATAL(status_of(s, p).granted);
-	sim_acquire(s, x, 2); /* summons P: the park ends with P's grant */
+	hring_acquire(s, x, 2); /* summons P: the park ends with P's grant */
 	CU_ASSERT_FATAL(run_until_log(s, (int)p, RING_LOG_TOKEN_UNPARK, 10 * MS));
 	uint64_t mark = s->seq;
-	sim_acquire(s, y, 3);
-	sim_run_for(s, 1000 * MS);
+	hring_acquire(s, y, 3);
+	hring_run_for(s, 1000 * MS);
 	CU_ASSERT(status_of(s, p).granted); /* still P's client's visit */
 	size_t wants = count_sends(s, y, mark, RING_MSG_WANT, id_of(p));
 	/* Y's first summons, and its resends until the next heartbeat (no
@@ -554,12 +554,12 @@ static void test_a_summoned_park_stops_drawing_summons(void)
 	 * heartbeat_ms, not one a heartbeat for the whole lease. */
 	CU_ASSERT(wants <= 4); /* was 12 */
 	CU_ASSERT_EQUAL(parked_heartbeats(s, p, mark), 0);
-	sim_release(s, p, 1);
+	hring_release(s, p, 1);
 	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 50 * MS));
-	sim_release(s, x, 2);
+	hring_release(s, x, 2);
 	CU_ASSERT(run_until_action(s, (int)y, RING_ACTION_GRANT, 50 * MS));
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 #define T_(f) {#f, f}

@@ -38,7 +38,7 @@ static bool hold_acks_from(const struct flight *f, const void *arg)
 }
 
 /* Every GRANT of member I since SINCE, with a fence at most FENCE. */
-static size_t grants_at_or_below(const struct sim *s, size_t i, uint64_t since, uint64_t fence)
+static size_t grants_at_or_below(const struct hring *s, size_t i, uint64_t since, uint64_t fence)
 {
 	size_t c = 0;
 	for (size_t k = 0; k < s->n_rec[i]; k++) {
@@ -49,7 +49,7 @@ static size_t grants_at_or_below(const struct sim *s, size_t i, uint64_t since, 
 }
 
 /* Runs until member I holds the token (it accepted a hop, or minted). */
-static void run_until_held_by(struct sim *s, size_t i)
+static void run_until_held_by(struct hring *s, size_t i)
 {
 	for (int k = 0; k < 100 && !status_of(s, i).token_held; k++)
 		CU_ASSERT_FATAL(run_until_log(s, (int)i, RING_LOG_TOKEN_RECV, 2000 * MS));
@@ -68,40 +68,40 @@ static void test_restarted_member_refuses_a_late_copy_whatever_its_sender_lost(v
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t p = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t p = hring_settle(s);
 	size_t r = successor_of(s, p);
 	uint16_t r_id = id_of(r);
 	memset(&captured, 0, sizeof captured);
 	s->drop = capture_token_to;
 	s->drop_arg = &r_id;
-	sim_acquire(s, r, 3);
+	hring_acquire(s, r, 3);
 	CU_ASSERT_FATAL(run_until_action(s, (int)r, RING_ACTION_GRANT, 500 * MS));
 	uint64_t fence = s->last.action[last_action(s, RING_ACTION_GRANT)].u.grant.fence;
 	s->drop = NULL;
 	CU_ASSERT_FATAL(captured.len > 0 && captured.from == id_of(p));
-	sim_release(s, r, 3);
-	sim_run_for(s, 200 * MS);
+	hring_release(s, r, 3);
+	hring_run_for(s, 200 * MS);
 	uint32_t stored = status_of(s, r).epoch;
 	CU_ASSERT_FATAL(stored == (uint32_t)(fence >> 32)); /* no new epoch since */
 
-	sim_restart(s, p, 0);      /* P's state_dir is lost */
-	sim_restart(s, r, stored); /* R crashed, its disk intact */
+	hring_restart(s, p, 0);      /* P's state_dir is lost */
+	hring_restart(s, r, stored); /* R crashed, its disk intact */
 	uint64_t mark = s->seq;
-	sim_start(s, p);
-	sim_start(s, r);
+	hring_start(s, p);
+	hring_start(s, r);
 	CU_ASSERT_FATAL(run_until_log(s, (int)r, RING_LOG_EPOCH_LEARNED, 100 * MS));
-	sim_acquire(s, r, 4);
-	sim_datagram(s, r, captured.from, captured.buf, captured.len);
+	hring_acquire(s, r, 4);
+	hring_datagram(s, r, captured.from, captured.buf, captured.len);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
 	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN_ACK, -1, NULL), -1);
 	CU_ASSERT(last_send(s, RING_MSG_JOIN, id_of(p), NULL) >= 0);
-	sim_run_for(s, 3000 * MS);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(grants_at_or_below(s, r, mark, fence), 0);
 	CU_ASSERT(count_actions(s, r, mark, RING_ACTION_GRANT) >= 1); /* served, later */
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.3, the start's floor: a starting member refuses tokens of every epoch
@@ -117,19 +117,19 @@ static void test_wiped_member_refuses_tokens_up_to_the_floor_a_majority_gave(voi
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	size_t a = 0, r = 1, b = 2;
 	s->up[a] = s->up[b] = false; /* A and B are scripted by hand */
-	sim_start(s, r);
+	hring_start(s, r);
 	struct ring_msg q;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_EPOCH_QUERY, 0, &q) >= 0);
 	uint32_t old = 0x300, cur = 0x702;
 	struct ring_msg m = {.type = RING_MSG_EPOCH_REPLY};
 	m.u.epoch_reply.nonce = q.u.epoch_query.nonce;
 	m.u.epoch_reply.epoch = old;
-	sim_inject(s, r, a, m);
+	hring_inject(s, r, a, m);
 	m.u.epoch_reply.epoch = cur;
-	sim_inject(s, r, b, m);
+	hring_inject(s, r, b, m);
 	CU_ASSERT_FATAL(last_log(s, RING_LOG_EPOCH_LEARNED) >= 0);
 	CU_ASSERT_EQUAL(status_of(s, r).epoch, cur);
 
@@ -138,8 +138,8 @@ static void test_wiped_member_refuses_tokens_up_to_the_floor_a_majority_gave(voi
 	t.u.token.seq = 4;
 	for (size_t i = 0; i < 3; i++)
 		ring_set_add(&t.u.token.alive, i);
-	sim_acquire(s, r, 1);
-	sim_inject(s, r, a, t);
+	hring_acquire(s, r, 1);
+	hring_inject(s, r, a, t);
 	struct ring_msg j;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_JOIN, id_of(a), &j) >= 0);
 	CU_ASSERT_EQUAL(j.u.join.refused.epoch, cur);
@@ -147,23 +147,23 @@ static void test_wiped_member_refuses_tokens_up_to_the_floor_a_majority_gave(voi
 	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN_ACK, -1, NULL), -1);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
 	CU_ASSERT(!status_of(s, r).has_token);
-	sim_free(s);
+	hring_free(s);
 }
 
 static void test_restarted_member_refuses_its_stored_epoch_and_joins_under_a_new_one(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t r = successor_of(s, h);
 	uint32_t stored = status_of(s, r).epoch;
 	CU_ASSERT_EQUAL_FATAL(stored, status_of(s, h).token_epoch);
 
-	sim_restart(s, r, stored);
+	hring_restart(s, r, stored);
 	uint64_t restarted = s->seq;
-	sim_start(s, r);
+	hring_start(s, r);
 	CU_ASSERT_FATAL(run_until_send(s, (int)r, RING_MSG_JOIN, id_of(h), 500 * MS));
 	struct ring_msg join;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_JOIN, id_of(h), &join) >= 0);
@@ -204,7 +204,7 @@ static void test_restarted_member_refuses_its_stored_epoch_and_joins_under_a_new
 	CU_ASSERT(persisted);
 	CU_ASSERT_EQUAL(status_of(s, r).epoch, new_epoch);
 	CU_ASSERT(status_of(s, r).has_token);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- §5.3: proving an epoch ---- */
@@ -221,37 +221,37 @@ static void test_unproven_member_is_no_participant_so_no_epoch_below_a_granted_o
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	size_t a = 0, b = 1, r = 2;
-	sim_boot(s);
-	sim_settle(s);
+	hring_boot(s);
+	hring_settle(s);
 	run_until_held_by(s, r);
 	uint32_t e = status_of(s, r).token_epoch;
 	CU_ASSERT_FATAL(status_of(s, a).epoch == e);
 	s->up[a] = false;
-	sim_acquire(s, b, 1);
+	hring_acquire(s, b, 1);
 	CU_ASSERT_FATAL(run_until_log(s, (int)r, RING_LOG_SUCCESSOR_SKIP, 500 * MS));
 	CU_ASSERT_FATAL(run_until_action(s, (int)b, RING_ACTION_GRANT, 500 * MS));
 	uint64_t x_fence = s->last.action[last_action(s, RING_ACTION_GRANT)].u.grant.fence;
 	CU_ASSERT_FATAL((x_fence >> 32 & 0xff) == r);
-	sim_release(s, b, 1);
-	sim_run_for(s, 20 * MS);
+	hring_release(s, b, 1);
+	hring_run_for(s, 20 * MS);
 
 	s->up[b] = false;
-	sim_restart(s, r, 0);
-	sim_restart(s, a, e);
+	hring_restart(s, r, 0);
+	hring_restart(s, a, e);
 	s->up[a] = true;
 	uint64_t mark = s->seq;
-	sim_start(s, a);
-	sim_start(s, r);
-	sim_acquire(s, a, 2);
-	sim_acquire(s, r, 3);
-	sim_run_for(s, 6000 * MS);
+	hring_start(s, a);
+	hring_start(s, r);
+	hring_acquire(s, a, 2);
+	hring_acquire(s, r, 3);
+	hring_run_for(s, 6000 * MS);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	CU_ASSERT_EQUAL(count_grants_all(s, mark), 0);
 	CU_ASSERT(count_logs(s, a, mark, RING_LOG_NO_QUORUM) >= 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.3, an unproven member mints nothing: a skip that needs a new epoch
@@ -265,22 +265,22 @@ static void test_unproven_holder_drops_the_token_rather_than_mint_for_a_skip(voi
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	size_t a = 0, r = 1, b = 2;
-	sim_boot(s);
-	sim_settle(s);
+	hring_boot(s);
+	hring_settle(s);
 	struct loss loss = {0};
 	lose_add(s, &loss, RING_MSG_EPOCH_REPLY, id_of(b), id_of(r));
-	sim_restart(s, r, 0);
+	hring_restart(s, r, 0);
 	uint64_t mark = s->seq;
-	sim_start(s, r);
+	hring_start(s, r);
 	run_until_held_by(s, r);
 	CU_ASSERT_EQUAL_FATAL(count_logs(s, r, mark, RING_LOG_EPOCH_LEARNED), 0);
 	s->up[b] = false;
 	uint64_t held = s->seq;
 	/* A pass, its retransmits, and the give-up (which, dropping the
 	 * token, logs no skip) take (retries + 1) ack timeouts. */
-	sim_run_for(s, l.idle_pass_ms * MS + (l.retries + 2) * l.ack_timeout_ms * MS);
+	hring_run_for(s, l.idle_pass_ms * MS + (l.retries + 2) * l.ack_timeout_ms * MS);
 	CU_ASSERT(count_logs(s, r, held, RING_LOG_RETRANSMIT) == l.retries);
 	CU_ASSERT(!status_of(s, r).has_token);
 	CU_ASSERT_EQUAL(count_sends(s, r, held, RING_MSG_TOKEN, id_of(a)), 0);
@@ -290,7 +290,7 @@ static void test_unproven_holder_drops_the_token_rather_than_mint_for_a_skip(voi
 			CU_ASSERT_NOT_EQUAL(rc->a.u.persist.epoch & 0xff, r);
 	}
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.3 and §3.2, a refusal is acted on only one ack timeout after it came,
@@ -305,43 +305,43 @@ static void test_refused_pass_waits_an_ack_timeout_for_an_ack_of_the_past_life(v
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t p = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t p = hring_settle(s);
 	size_t j = successor_of(s, p);
 	size_t q = successor_of(s, j);
 	uint16_t j_id = id_of(j);
 	memset(&held_ack, 0, sizeof held_ack);
 	s->drop = hold_acks_from;
 	s->drop_arg = &j_id;
-	sim_acquire(s, j, 1);
-	sim_acquire(s, q, 2);
+	hring_acquire(s, j, 1);
+	hring_acquire(s, q, 2);
 	CU_ASSERT_FATAL(run_until_action(s, (int)j, RING_ACTION_GRANT, 500 * MS));
-	sim_release(s, j, 1);
+	hring_release(s, j, 1);
 	CU_ASSERT_FATAL(run_until_action(s, (int)q, RING_ACTION_GRANT, 10 * MS));
 	CU_ASSERT_FATAL(held_ack.len > 0);
 	struct flight ack = held_ack;
 	uint32_t e = status_of(s, j).epoch;
 
-	sim_restart(s, j, e);
+	hring_restart(s, j, e);
 	uint64_t mark = s->seq;
-	sim_start(s, j);
+	hring_start(s, j);
 	CU_ASSERT_FATAL(run_until_send(s, (int)j, RING_MSG_JOIN, id_of(p), 100 * MS));
 	struct ring_msg refusal;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_JOIN, id_of(p), &refusal) >= 0);
 	CU_ASSERT_EQUAL(refusal.u.join.refused.epoch, e);
-	sim_run_for(s, LATENCY); /* the refusal reaches P */
+	hring_run_for(s, LATENCY); /* the refusal reaches P */
 	CU_ASSERT_FATAL(status_of(s, p).has_token);
-	sim_datagram(s, p, ack.from, ack.buf, ack.len); /* the past life's ack */
+	hring_datagram(s, p, ack.from, ack.buf, ack.len); /* the past life's ack */
 	CU_ASSERT(!status_of(s, p).has_token);
 	s->drop = NULL;
-	sim_run_for(s, 300 * MS);
+	hring_run_for(s, 300 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, p, mark, RING_LOG_MEMBER_REJOIN), 0);
 	CU_ASSERT_EQUAL(count_actions(s, q, mark, RING_ACTION_REVOKE), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
 	CU_ASSERT(status_of(s, q).granted);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.3, a sender's floor is its first answer of this life. A wiped R waits
@@ -354,23 +354,23 @@ static void test_waiting_for_proof_costs_no_epoch_per_query_resend(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	size_t a = 0, r = 1, b = 2;
-	sim_boot(s);
-	sim_settle(s);
+	hring_boot(s);
+	hring_settle(s);
 	struct loss loss = {0};
 	lose_add(s, &loss, RING_MSG_EPOCH_REPLY, id_of(b), id_of(r));
-	sim_restart(s, r, 0);
+	hring_restart(s, r, 0);
 	uint64_t mark = s->seq;
-	sim_start(s, r);
-	sim_run_for(s, 2000 * MS);
+	hring_start(s, r);
+	hring_run_for(s, 2000 * MS);
 	CU_ASSERT_EQUAL_FATAL(count_logs(s, r, mark, RING_LOG_EPOCH_LEARNED), 0);
 	CU_ASSERT(count_sends(s, r, mark, RING_MSG_EPOCH_QUERY, id_of(a)) >= 4);
 	CU_ASSERT(count_logs(s, r, mark, RING_LOG_TOKEN_RECV) >= 4);
 	CU_ASSERT_EQUAL(count_logs(s, a, mark, RING_LOG_MEMBER_REJOIN), 1);
 	CU_ASSERT_EQUAL(count_sends(s, r, mark, RING_MSG_JOIN, id_of(a)), 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.3: a member that cannot be proven asks again with growing intervals,
@@ -383,11 +383,11 @@ static void test_unproven_member_asks_again_with_doubling_intervals(void)
 {
 	struct ring_layout l;
 	make_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	s->up[1] = s->up[2] = false;
 	uint64_t t0 = s->now;
-	sim_start(s, 0);
-	sim_run_for(s, 3600 * MS);
+	hring_start(s, 0);
+	hring_run_for(s, 3600 * MS);
 	uint64_t want[] = {0, 100, 300, 700, 1500, 2500, 3500};
 	size_t got = 0;
 	struct ring_msg m;
@@ -401,7 +401,7 @@ static void test_unproven_member_asks_again_with_doubling_intervals(void)
 	}
 	CU_ASSERT_EQUAL(got, sizeof want / sizeof want[0]);
 	CU_ASSERT(!status_of(s, 0).has_token);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- the holes of issue 10: each scenario broke safety before its fix ---- */
@@ -414,37 +414,37 @@ static void test_wiped_member_never_grants_an_old_fence_again(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t r = successor_of(s, h);
 	uint16_t r_id = id_of(r);
 	memset(&captured, 0, sizeof captured);
 	s->drop = capture_token_to;
 	s->drop_arg = &r_id;
-	sim_acquire(s, r, 3);
+	hring_acquire(s, r, 3);
 	CU_ASSERT_FATAL(run_until_action(s, (int)r, RING_ACTION_GRANT, 200 * MS));
 	uint64_t fence = s->last.action[last_action(s, RING_ACTION_GRANT)].u.grant.fence;
 	s->drop = NULL;
 	CU_ASSERT_FATAL(captured.len > 0);
-	sim_release(s, r, 3);
-	sim_run_for(s, 200 * MS);
+	hring_release(s, r, 3);
+	hring_run_for(s, 200 * MS);
 
 	/* r loses its disk and restarts; its client asks again. */
-	sim_restart(s, r, 0);
+	hring_restart(s, r, 0);
 	uint64_t mark = s->seq;
-	sim_start(s, r);
-	sim_acquire(s, r, 4);
+	hring_start(s, r);
+	hring_acquire(s, r, 4);
 	/* The old hop arrives before anyone answered r, and again after. */
-	sim_datagram(s, r, captured.from, captured.buf, captured.len);
+	hring_datagram(s, r, captured.from, captured.buf, captured.len);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
 	CU_ASSERT_FATAL(run_until_log(s, (int)r, RING_LOG_EPOCH_LEARNED, 100 * MS));
 	CU_ASSERT(status_of(s, r).epoch >= (uint32_t)(fence >> 32));
-	sim_datagram(s, r, captured.from, captured.buf, captured.len);
+	hring_datagram(s, r, captured.from, captured.buf, captured.len);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
 	CU_ASSERT(last_send(s, RING_MSG_JOIN, captured.from, NULL) >= 0);
 	/* And it is readmitted under a new epoch and served. */
-	sim_run_for(s, 2000 * MS);
+	hring_run_for(s, 2000 * MS);
 	CU_ASSERT_EQUAL(count_actions(s, r, mark, RING_ACTION_GRANT), 1);
 	for (size_t k = 0; k < s->n_rec[r]; k++) {
 		const struct rec *rc = &s->rec[r][k];
@@ -452,7 +452,7 @@ static void test_wiped_member_never_grants_an_old_fence_again(void)
 			CU_ASSERT(rc->a.u.grant.fence > fence);
 	}
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- review_epochs: issue 26's hostile review of the epoch answers ----
@@ -460,12 +460,12 @@ static void test_wiped_member_never_grants_an_old_fence_again(void)
  * travels in clear), and one member's wild epoch file. Each must cost at
  * most one jump of the epoch, never the ring. */
 
-static void inject_reply(struct sim *s, size_t i, size_t from, uint64_t nonce, uint32_t epoch)
+static void inject_reply(struct hring *s, size_t i, size_t from, uint64_t nonce, uint32_t epoch)
 {
 	struct ring_msg m = {.type = RING_MSG_EPOCH_REPLY};
 	m.u.epoch_reply.nonce = nonce;
 	m.u.epoch_reply.epoch = epoch;
-	sim_inject(s, i, from, m);
+	hring_inject(s, i, from, m);
 }
 
 /* A stranger bound to member FORGED's port (it is down): it answers every
@@ -473,11 +473,11 @@ static void inject_reply(struct sim *s, size_t i, size_t from, uint64_t nonce, u
 struct forger {
 	size_t forged;
 	uint32_t epoch;
-	size_t cursor[SIM_MAX];
+	size_t cursor[HRING_MAX];
 	size_t answered;
 };
 
-static void forger_answer(struct sim *s, struct forger *f)
+static void forger_answer(struct hring *s, struct forger *f)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		for (; f->cursor[i] < s->n_rec[i]; f->cursor[i]++) {
@@ -494,7 +494,7 @@ static void forger_answer(struct sim *s, struct forger *f)
 	}
 }
 
-static void forger_init(const struct sim *s, struct forger *f, size_t forged, uint32_t epoch)
+static void forger_init(const struct hring *s, struct forger *f, size_t forged, uint32_t epoch)
 {
 	memset(f, 0, sizeof *f);
 	f->forged = forged;
@@ -504,13 +504,13 @@ static void forger_init(const struct sim *s, struct forger *f, size_t forged, ui
 }
 
 /* Runs the ring for DUR with the forger answering. */
-static void run_forged(struct sim *s, struct forger *f, uint64_t dur)
+static void run_forged(struct hring *s, struct forger *f, uint64_t dur)
 {
 	uint64_t until = s->now + dur;
 	for (size_t k = 0; k < RUN_STEPS_MAX; k++) {
 		forger_answer(s, f);
 		s->last_node = -1;
-		if (!sim_next(s, until))
+		if (!hring_next(s, until))
 			return;
 	}
 	CU_FAIL("run_forged: too many steps");
@@ -533,14 +533,14 @@ static void test_a_forged_answer_beyond_reach_does_not_prove_a_restart(void)
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	(void)sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	(void)hring_settle(s);
 	size_t r = 0, a = 1, forged = 2;
 	uint32_t stored = status_of(s, r).epoch;
-	sim_restart(s, r, stored);
+	hring_restart(s, r, stored);
 	s->up[a] = false; /* A answers by hand, after the forger */
-	sim_start(s, r);
+	hring_start(s, r);
 	struct ring_msg q;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_EPOCH_QUERY, 0, &q) >= 0);
 	uint64_t mark = s->seq;
@@ -551,7 +551,7 @@ static void test_a_forged_answer_beyond_reach_does_not_prove_a_restart(void)
 	CU_ASSERT_EQUAL(count_logs(s, r, mark, RING_LOG_EPOCH_LEARNED), 1);
 	CU_ASSERT_EQUAL(status_of(s, r).epoch, stored);
 	CU_ASSERT(count_logs(s, r, mark, RING_LOG_BAD_PACKET) >= 1); /* counted */
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §4.2 and §5.3, the history the review played on real daemons: a whole
@@ -565,9 +565,9 @@ static void test_a_forger_answering_every_query_at_a_whole_ring_restart_costs_no
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	(void)sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	(void)hring_settle(s);
 	uint32_t before = 0;
 	for (size_t i = 0; i < s->n; i++)
 		before = status_of(s, i).epoch > before ? status_of(s, i).epoch : before;
@@ -576,25 +576,25 @@ static void test_a_forger_answering_every_query_at_a_whole_ring_restart_costs_no
 	for (size_t i = 0; i < 3; i++)
 		stored[i] = status_of(s, i).epoch;
 	for (size_t i = 0; i < 3; i++)
-		sim_restart(s, i, stored[i]);
+		hring_restart(s, i, stored[i]);
 	s->up[forged] = false;
 	struct forger f;
 	forger_init(s, &f, forged, WILD | (uint32_t)forged);
-	sim_start(s, 0);
+	hring_start(s, 0);
 	run_forged(s, &f, 300 * MS); /* member 1 alone, its query answered by the forger only */
-	sim_start(s, 1);
+	hring_start(s, 1);
 	run_forged(s, &f, 3000 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire_everywhere(s, 10);
+	hring_acquire_everywhere(s, 10);
 	run_forged(s, &f, 2000 * MS);
 	CU_ASSERT(f.answered >= 2);
 	CU_ASSERT(count_grants_all(s, mark) >= 2);
 	s->up[forged] = true; /* member 3 back; the stranger now lies as member 2, */
-	sim_start(s, forged);  /* beside member 2's own answers */
+	hring_start(s, forged);  /* beside member 2's own answers */
 	f.forged = 1;
 	run_forged(s, &f, 3000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 20);
+	hring_acquire_everywhere(s, 20);
 	run_forged(s, &f, 3000 * MS);
 	CU_ASSERT(count_actions(s, forged, mark, RING_ACTION_GRANT) >= 1);
 	for (size_t i = 0; i < 3; i++) {
@@ -603,7 +603,7 @@ static void test_a_forger_answering_every_query_at_a_whole_ring_restart_costs_no
 	}
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_EPOCH_EXHAUSTED), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.3, the floor: an answer of this life forged for member P before P's
@@ -617,15 +617,15 @@ static void test_a_forged_floor_costs_one_take_back_at_most(void)
 	for (int k = 0; k < 2; k++) {
 		struct ring_layout l;
 		make_short_lease_layout(&l, 3);
-		struct sim *s = sim_new(&l);
-		sim_boot(s);
-		(void)sim_settle(s);
+		struct hring *s = hring_new(&l);
+		hring_boot(s);
+		(void)hring_settle(s);
 		size_t v = 0, p = 2; /* P precedes V in ring order */
 		CU_ASSERT_FATAL(successor_of(s, p) == v);
 		uint32_t stored = status_of(s, v).epoch;
-		sim_restart(s, v, stored);
+		hring_restart(s, v, stored);
 		s->up[p] = false; /* V is proven by member 2 alone */
-		sim_start(s, v);
+		hring_start(s, v);
 		struct ring_msg q;
 		CU_ASSERT_FATAL(last_send(s, RING_MSG_EPOCH_QUERY, 0, &q) >= 0);
 		CU_ASSERT_FATAL(run_until_log(s, (int)v, RING_LOG_EPOCH_LEARNED, 500 * MS));
@@ -633,15 +633,15 @@ static void test_a_forged_floor_costs_one_take_back_at_most(void)
 		uint64_t mark = s->seq;
 		inject_reply(s, v, p, q.u.epoch_query.nonce, forged); /* before P's own */
 		s->up[p] = true;
-		sim_run_for(s, 2000 * MS);
-		sim_acquire_everywhere(s, 30);
-		sim_run_for(s, 3000 * MS);
+		hring_run_for(s, 2000 * MS);
+		hring_acquire_everywhere(s, 30);
+		hring_run_for(s, 3000 * MS);
 		CU_ASSERT(count_logs(s, p, mark, RING_LOG_MEMBER_REJOIN) <= 2);
 		CU_ASSERT(count_actions(s, v, mark, RING_ACTION_GRANT) >= 1);
 		CU_ASSERT(within_jump(stored, status_of(s, v).epoch));
 		CU_ASSERT(!s->broken[v] && !s->broken[p]);
 		assert_ring_safe(s);
-		sim_free(s);
+		hring_free(s);
 	}
 }
 
@@ -655,9 +655,9 @@ static void test_an_unproven_member_names_the_floor_it_refuses_by(void)
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	(void)sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	(void)hring_settle(s);
 	size_t v = 0, down = 1, p = 2;
 	CU_ASSERT_FATAL(successor_of(s, p) == v);
 	for (int k = 0; k < 100 && !status_of(s, p).token_held; k++)
@@ -665,19 +665,19 @@ static void test_an_unproven_member_names_the_floor_it_refuses_by(void)
 	CU_ASSERT_FATAL(status_of(s, p).token_held);
 	uint32_t before = status_of(s, p).epoch;
 	s->up[down] = false;
-	sim_restart(s, v, 0);
-	sim_start(s, v);
+	hring_restart(s, v, 0);
+	hring_start(s, v);
 	struct ring_msg q;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_EPOCH_QUERY, 0, &q) >= 0);
 	uint64_t mark = s->seq;
 	inject_reply(s, v, p, q.u.epoch_query.nonce, before + (GEN_JUMP / 2 << 8));
-	sim_run_for(s, 3000 * MS);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, v, mark, RING_LOG_EPOCH_LEARNED), 0); /* unproven throughout */
 	CU_ASSERT(count_logs(s, p, mark, RING_LOG_MEMBER_REJOIN) <= 2);
 	CU_ASSERT(count_logs(s, v, mark, RING_LOG_TOKEN_RECV) >= 1);
 	CU_ASSERT(!s->broken[v] && !s->broken[p]);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- catching up, honestly ---- */
@@ -689,11 +689,11 @@ static void test_a_member_far_behind_catches_up_once_two_answer(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 5);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	s->up[1] = s->up[2] = s->up[3] = s->up[4] = false; /* scripted by hand */
 	uint32_t stored = 0x500;
-	sim_restart(s, 0, stored);
-	sim_start(s, 0);
+	hring_restart(s, 0, stored);
+	hring_start(s, 0);
 	struct ring_msg q;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_EPOCH_QUERY, 0, &q) >= 0);
 	uint32_t far = (GEN_JUMP + 0x900) << 8;
@@ -705,7 +705,7 @@ static void test_a_member_far_behind_catches_up_once_two_answer(void)
 	inject_reply(s, 0, 3, q.u.epoch_query.nonce, far | 3);
 	CU_ASSERT_EQUAL(count_logs(s, 0, mark, RING_LOG_EPOCH_LEARNED), 1);
 	CU_ASSERT_EQUAL(status_of(s, 0).epoch, far | 3);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- one member's wild disk ---- */
@@ -721,9 +721,9 @@ static void test_one_wild_epoch_file_moves_nobody_and_is_deleted(void)
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	(void)sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	(void)hring_settle(s);
 	uint32_t before = status_of(s, 0).epoch;
 	size_t w = 1;
 	uint32_t stored[3];
@@ -731,13 +731,13 @@ static void test_one_wild_epoch_file_moves_nobody_and_is_deleted(void)
 		stored[i] = status_of(s, i).epoch;
 	stored[w] = WILD | (uint32_t)w;
 	for (size_t i = 0; i < 3; i++)
-		sim_restart(s, i, stored[i]);
+		hring_restart(s, i, stored[i]);
 	for (size_t i = 0; i < 3; i++)
-		sim_start(s, i);
-	sim_run_for(s, 3000 * MS);
+		hring_start(s, i);
+	hring_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire_everywhere(s, 40);
-	sim_run_for(s, 6000 * MS);
+	hring_acquire_everywhere(s, 40);
+	hring_run_for(s, 6000 * MS);
 	for (size_t i = 0; i < 3; i++) {
 		CU_ASSERT(!s->broken[i]);
 		if (i != w)
@@ -745,19 +745,19 @@ static void test_one_wild_epoch_file_moves_nobody_and_is_deleted(void)
 	}
 	CU_ASSERT_EQUAL(status_of(s, w).epoch, stored[w]);
 	CU_ASSERT_EQUAL(count_logs(s, w, 0, RING_LOG_EPOCH_OUT_OF_REACH), 1);
-	sim_restart(s, w, 0); /* the operator deletes node-W.epoch */
-	sim_start(s, w);
-	sim_run_for(s, 3000 * MS);
+	hring_restart(s, w, 0); /* the operator deletes node-W.epoch */
+	hring_start(s, w);
+	hring_run_for(s, 3000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 50);
-	sim_run_for(s, 6000 * MS);
+	hring_acquire_everywhere(s, 50);
+	hring_run_for(s, 6000 * MS);
 	for (size_t i = 0; i < 3; i++) {
 		CU_ASSERT(within_jump(before, status_of(s, i).epoch));
 		CU_ASSERT(count_actions(s, i, mark, RING_ACTION_GRANT) >= 1);
 	}
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_EPOCH_EXHAUSTED), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- review_epochs2: a second hostile review ----
@@ -775,7 +775,7 @@ static void test_one_wild_epoch_file_moves_nobody_and_is_deleted(void)
  * behind. */
 #include <CUnit/CUnit.h>
 
-static uint32_t top_epoch(const struct sim *s)
+static uint32_t top_epoch(const struct hring *s)
 {
 	uint32_t e = 0;
 	for (size_t i = 0; i < s->n; i++)
@@ -787,23 +787,23 @@ static uint32_t top_epoch(const struct sim *s)
 /* A ring of N that has lived long: every member up starts from a disk that
  * holds generation FAR_GEN (as if the ring had minted that many epochs),
  * and it grants. */
-static struct sim *long_lived_ring(size_t n, const bool *down)
+static struct hring *long_lived_ring(size_t n, const bool *down)
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, n);
 	l.keyed = true; /* no forgery here: far_vouchers' exception applies */
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	for (size_t i = 0; i < n; i++) {
 		s->up[i] = !(down && down[i]);
-		sim_restart(s, i, FAR_GEN << 8 | (uint32_t)i);
+		hring_restart(s, i, FAR_GEN << 8 | (uint32_t)i);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (s->up[i])
-			sim_start(s, i);
-	sim_run_for(s, 3000 * MS);
+			hring_start(s, i);
+	hring_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire_everywhere(s, 100);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire_everywhere(s, 100);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	CU_ASSERT_FATAL(top_epoch(s) >> 8 > GEN_JUMP);
 	return s;
@@ -811,13 +811,13 @@ static struct sim *long_lived_ring(size_t n, const bool *down)
 
 /* One forged HEARTBEAT, as member FROM (down: the attacker has its port),
  * one jump above member I's epoch: the cost §4.2 accepts. */
-static void forged_push(struct sim *s, size_t i, size_t from)
+static void forged_push(struct hring *s, size_t i, size_t from)
 {
 	struct ring_msg m = {.type = RING_MSG_HEARTBEAT};
 	m.u.heartbeat.epoch = ((status_of(s, i).epoch >> 8) + GEN_JUMP) << 8 | (uint32_t)from;
 	for (size_t k = 0; k < s->n; k++)
 		ring_set_add(&m.u.heartbeat.alive, k);
-	sim_inject(s, i, from, m);
+	hring_inject(s, i, from, m);
 }
 
 /* ---- 1. an honest disk distrusted: fences go back (claim 2, safety) ---- */
@@ -834,21 +834,21 @@ static void forged_push(struct sim *s, size_t i, size_t from)
  * max(0, stored) and member 1 the highest answer. */
 static void test_a_wiped_peer_makes_an_honest_disk_distrusted_and_fences_go_back(void)
 {
-	struct sim *s = long_lived_ring(2, NULL);
+	struct hring *s = long_lived_ring(2, NULL);
 	uint32_t stored0 = status_of(s, 0).epoch;
-	sim_restart(s, 0, stored0);
-	sim_restart(s, 1, 0); /* wiped */
-	sim_start(s, 0);
-	sim_start(s, 1);
-	sim_run_for(s, 3000 * MS);
+	hring_restart(s, 0, stored0);
+	hring_restart(s, 1, 0); /* wiped */
+	hring_start(s, 0);
+	hring_start(s, 1);
+	hring_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire_everywhere(s, 200);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire_everywhere(s, 200);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, 0, 0, RING_LOG_EPOCH_OUT_OF_REACH), 0);
 	CU_ASSERT(status_of(s, 0).epoch >= stored0); /* an honest epoch never goes back */
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* n = 3, quorum = majority, the attacker's one datagram plus one wiped disk.
@@ -866,39 +866,39 @@ static void test_a_wiped_peer_and_a_peer_behind_make_an_honest_disk_distrusted(v
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	(void)sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	(void)hring_settle(s);
 	uint64_t mark = s->seq;
-	sim_acquire_everywhere(s, 10);
-	sim_run_for(s, 2000 * MS);
+	hring_acquire_everywhere(s, 10);
+	hring_run_for(s, 2000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	size_t a = 0, w = 1, behind = 2;
 	uint32_t old = status_of(s, behind).epoch;
 	s->up[behind] = false; /* crashed; its port is the attacker's */
-	sim_run_for(s, 3000 * MS);
+	hring_run_for(s, 3000 * MS);
 	forged_push(s, a, behind);
-	sim_run_for(s, 5000 * MS);
+	hring_run_for(s, 5000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 20);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire_everywhere(s, 20);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint32_t pushed = status_of(s, a).epoch;
 	CU_ASSERT_FATAL((pushed >> 8) > (old >> 8) + GEN_JUMP); /* member 2 is honestly behind */
-	sim_restart(s, a, pushed);
-	sim_restart(s, w, 0); /* wiped */
-	sim_restart(s, behind, old);
+	hring_restart(s, a, pushed);
+	hring_restart(s, w, 0); /* wiped */
+	hring_restart(s, behind, old);
 	s->up[behind] = true;
-	sim_start(s, w);
-	sim_start(s, behind);
-	sim_start(s, a);
-	sim_run_for(s, 3000 * MS);
-	sim_acquire_everywhere(s, 30);
-	sim_run_for(s, 3000 * MS);
+	hring_start(s, w);
+	hring_start(s, behind);
+	hring_start(s, a);
+	hring_run_for(s, 3000 * MS);
+	hring_acquire_everywhere(s, 30);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, a, 0, RING_LOG_EPOCH_OUT_OF_REACH), 0);
 	CU_ASSERT(status_of(s, a).epoch >= pushed);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- 2. a member behind, or wiped, can no longer be proven (liveness) ---- */
@@ -913,18 +913,18 @@ static void test_a_wiped_peer_and_a_peer_behind_make_an_honest_disk_distrusted(v
  * one beyond reach (far_vouchers), since that one is all there is. */
 static void test_a_wiped_member_of_two_is_never_proven(void)
 {
-	struct sim *s = long_lived_ring(2, NULL);
+	struct hring *s = long_lived_ring(2, NULL);
 	uint64_t restart = s->seq;
-	sim_restart(s, 1, 0);
-	sim_start(s, 1);
-	sim_run_for(s, 3000 * MS);
+	hring_restart(s, 1, 0);
+	hring_start(s, 1);
+	hring_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire_everywhere(s, 300);
-	sim_run_for(s, 5000 * MS);
+	hring_acquire_everywhere(s, 300);
+	hring_run_for(s, 5000 * MS);
 	CU_ASSERT(count_logs(s, 1, restart, RING_LOG_EPOCH_LEARNED) >= 1);
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* n = 3, quorum = majority, one forged datagram. Member 2 is down; one
@@ -945,41 +945,41 @@ static void test_one_forged_push_leaves_a_returning_member_unprovable(void)
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	(void)sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	(void)hring_settle(s);
 	size_t a = 0, b = 1, c = 2;
 	uint32_t old = status_of(s, c).epoch;
 	s->up[c] = false;
-	sim_run_for(s, 3000 * MS);
+	hring_run_for(s, 3000 * MS);
 	forged_push(s, a, c);
-	sim_run_for(s, 5000 * MS);
+	hring_run_for(s, 5000 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire_everywhere(s, 10);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire_everywhere(s, 10);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	CU_ASSERT_FATAL((status_of(s, a).epoch >> 8) > (old >> 8) + GEN_JUMP);
 	s->up[b] = false; /* crashes */
 	uint64_t restart = s->seq;
-	sim_restart(s, c, old);
+	hring_restart(s, c, old);
 	s->up[c] = true;
-	sim_start(s, c);
-	sim_run_for(s, 5000 * MS);
+	hring_start(s, c);
+	hring_run_for(s, 5000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 20);
-	sim_run_for(s, 5000 * MS);
+	hring_acquire_everywhere(s, 20);
+	hring_run_for(s, 5000 * MS);
 	/* Member 1 comes back: two members vouch, member 2 climbs. */
-	sim_restart(s, b, status_of(s, b).epoch);
+	hring_restart(s, b, status_of(s, b).epoch);
 	s->up[b] = true;
-	sim_start(s, b);
-	sim_run_for(s, 5000 * MS);
+	hring_start(s, b);
+	hring_run_for(s, 5000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 30);
-	sim_run_for(s, 5000 * MS);
+	hring_acquire_everywhere(s, 30);
+	hring_run_for(s, 5000 * MS);
 	CU_ASSERT(count_logs(s, c, restart, RING_LOG_EPOCH_LEARNED) >= 1);
 	CU_ASSERT(count_actions(s, c, mark, RING_ACTION_GRANT) >= 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- 3. one forged answer at an honest member one generation ahead ---- */
@@ -1004,40 +1004,40 @@ static void test_one_forged_answer_at_a_member_one_mint_ahead_wedges_the_ring(vo
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	(void)sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	(void)hring_settle(s);
 	size_t h = 0, q = 1, d = 2;
 	s->up[d] = false; /* crashed; its port is the attacker's */
-	sim_run_for(s, 3000 * MS);
+	hring_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire_everywhere(s, 10);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire_everywhere(s, 10);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint32_t e = status_of(s, q).epoch;
 	uint32_t ahead = ((e >> 8) + 1) << 8 | (uint32_t)h; /* its last, unpublished mint */
-	sim_restart(s, h, ahead);
-	sim_start(s, h);
+	hring_restart(s, h, ahead);
+	hring_start(s, h);
 	struct ring_msg m;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_EPOCH_QUERY, 0, &m) >= 0);
 	struct ring_msg r = {.type = RING_MSG_EPOCH_REPLY};
 	r.u.epoch_reply.nonce = m.u.epoch_query.nonce;
 	r.u.epoch_reply.epoch = ((ahead >> 8) + GEN_JUMP) << 8 | (uint32_t)d;
-	sim_inject(s, h, d, r);
-	sim_run_for(s, 5000 * MS);
+	hring_inject(s, h, d, r);
+	hring_run_for(s, 5000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 20);
-	sim_run_for(s, 5000 * MS);
+	hring_acquire_everywhere(s, 20);
+	hring_run_for(s, 5000 * MS);
 	CU_ASSERT((status_of(s, h).epoch >> 8) <= (ahead >> 8) + GEN_JUMP);
 	CU_ASSERT(!s->broken[h] && !s->broken[q]);
 	/* The real member 2 comes back. */
-	sim_restart(s, d, status_of(s, d).epoch);
+	hring_restart(s, d, status_of(s, d).epoch);
 	s->up[d] = true;
-	sim_start(s, d);
-	sim_run_for(s, 5000 * MS);
+	hring_start(s, d);
+	hring_run_for(s, 5000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 30);
-	sim_run_for(s, 5000 * MS);
+	hring_acquire_everywhere(s, 30);
+	hring_run_for(s, 5000 * MS);
 	/* Still wedged: member 0 carries every election with an epoch the
 	 * others cannot take (on_election: skipping it would be unsafe with a
 	 * rolled-back disk, review_epochs3 below). The repair operations.md
@@ -1048,19 +1048,19 @@ static void test_one_forged_answer_at_a_member_one_mint_ahead_wedges_the_ring(vo
 	for (size_t i = 0; i < s->n; i++) {
 		if (i == h)
 			continue;
-		sim_restart(s, i, top);
-		sim_start(s, i);
-		sim_run_for(s, 3000 * MS);
+		hring_restart(s, i, top);
+		hring_start(s, i);
+		hring_run_for(s, 3000 * MS);
 	}
 	mark = s->seq;
-	sim_acquire_everywhere(s, 40);
-	sim_run_for(s, 6000 * MS);
+	hring_acquire_everywhere(s, 40);
+	hring_run_for(s, 6000 * MS);
 	for (size_t i = 0; i < s->n; i++) {
 		CU_ASSERT(count_actions(s, i, mark, RING_ACTION_GRANT) >= 1);
 		CU_ASSERT((status_of(s, i).epoch >> 8) <= (ahead >> 8) + GEN_JUMP + 8);
 	}
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- review_epochs3: a third hostile review ----
@@ -1091,7 +1091,7 @@ static uint32_t ep(uint32_t gen, size_t idx)
 }
 
 /* The highest fence granted by anyone since SINCE. */
-static uint64_t top_fence(const struct sim *s, uint64_t since)
+static uint64_t top_fence(const struct hring *s, uint64_t since)
 {
 	uint64_t f = 0;
 	for (size_t i = 0; i < s->n; i++)
@@ -1104,7 +1104,7 @@ static uint64_t top_fence(const struct sim *s, uint64_t since)
 }
 
 /* How many GRANTs, by anyone, repeat a fence granted before. */
-static size_t repeated_fences(const struct sim *s)
+static size_t repeated_fences(const struct hring *s)
 {
 	size_t c = 0;
 	for (size_t i = 0; i < s->n; i++)
@@ -1124,7 +1124,7 @@ static size_t repeated_fences(const struct sim *s)
 }
 
 /* The fences granted since SINCE that are below FENCE. */
-static size_t grants_below(const struct sim *s, uint64_t since, uint64_t fence)
+static size_t grants_below(const struct hring *s, uint64_t since, uint64_t fence)
 {
 	size_t c = 0;
 	for (size_t i = 0; i < s->n; i++)
@@ -1137,7 +1137,7 @@ static size_t grants_below(const struct sim *s, uint64_t since, uint64_t fence)
 }
 
 /* The member that granted first since SINCE, or -1. */
-static int first_granter(const struct sim *s, uint64_t since)
+static int first_granter(const struct hring *s, uint64_t since)
 {
 	uint64_t best = UINT64_MAX;
 	int who = -1;
@@ -1154,7 +1154,7 @@ static int first_granter(const struct sim *s, uint64_t since)
 
 /* One forged EPOCH_REPLY, as member FROM (down: the attacker has its port),
  * to member I's last query (the nonce travels in clear), saying EPOCH. */
-static void forged_reply(struct sim *s, size_t i, size_t from, uint32_t epoch)
+static void forged_reply(struct hring *s, size_t i, size_t from, uint32_t epoch)
 {
 	struct ring_msg q;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_EPOCH_QUERY, 0, &q) >= 0);
@@ -1162,10 +1162,10 @@ static void forged_reply(struct sim *s, size_t i, size_t from, uint32_t epoch)
 	struct ring_msg r = {.type = RING_MSG_EPOCH_REPLY};
 	r.u.epoch_reply.nonce = q.u.epoch_query.nonce;
 	r.u.epoch_reply.epoch = epoch;
-	sim_inject(s, i, from, r);
+	hring_inject(s, i, from, r);
 }
 
-static size_t holders(const struct sim *s)
+static size_t holders(const struct hring *s)
 {
 	size_t c = 0;
 	for (size_t i = 0; i < s->n; i++)
@@ -1205,17 +1205,17 @@ static void test_a_rolled_back_disk_and_a_member_away_skip_the_ring_and_repeat_a
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	size_t away = 0;
 	for (size_t i = 0; i < 3; i++)
-		sim_restart(s, i, ep(OLD_GEN, i));
+		hring_restart(s, i, ep(OLD_GEN, i));
 	s->up[away] = false;
-	sim_start(s, 1);
-	sim_start(s, 2);
-	sim_run_for(s, 3000 * MS);
+	hring_start(s, 1);
+	hring_start(s, 2);
+	hring_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire_everywhere(s, 100);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire_everywhere(s, 100);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	int w0 = first_granter(s, 0);
 	CU_ASSERT_FATAL(w0 == 1 || w0 == 2);
@@ -1224,32 +1224,32 @@ static void test_a_rolled_back_disk_and_a_member_away_skip_the_ring_and_repeat_a
 	size_t w = first_epoch & 0xff, a = 3 - w;
 	CU_ASSERT_FATAL(first_epoch >> 8 == OLD_GEN + 1);
 	/* The ring {1, 2} lives on and mints 2^16 epochs. */
-	sim_restart(s, 1, ep(FAR_GEN, 1));
-	sim_restart(s, 2, ep(FAR_GEN, 2));
-	sim_start(s, 1);
-	sim_start(s, 2);
-	sim_run_for(s, 3000 * MS);
+	hring_restart(s, 1, ep(FAR_GEN, 1));
+	hring_restart(s, 2, ep(FAR_GEN, 2));
+	hring_start(s, 1);
+	hring_start(s, 2);
+	hring_run_for(s, 3000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 200);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire_everywhere(s, 200);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint64_t high = top_fence(s, mark);
 	CU_ASSERT_FATAL(high >> 40 > FAR_GEN);
 	/* w's disk is restored from the old backup; member 0 comes back. */
-	sim_restart(s, w, ep(OLD_GEN, w));
-	sim_restart(s, away, ep(OLD_GEN, away));
+	hring_restart(s, w, ep(OLD_GEN, w));
+	hring_restart(s, away, ep(OLD_GEN, away));
 	s->up[away] = true;
-	sim_start(s, w);
-	sim_start(s, away);
-	sim_run_for(s, 3000 * MS);
+	hring_start(s, w);
+	hring_start(s, away);
+	hring_run_for(s, 3000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 300);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire_everywhere(s, 300);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(repeated_fences(s), 0);
 	CU_ASSERT_EQUAL(grants_below(s, mark, high), 0);
 	CU_ASSERT(status_of(s, a).epoch >> 8 >= FAR_GEN);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* n = 5, quorum = majority: the brief's case, a majority that persisted the
@@ -1271,36 +1271,36 @@ static void test_five_skip_the_one_survivor_of_the_majority_that_knew(void)
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 5);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	for (size_t i = 0; i < 5; i++) {
 		s->up[i] = i >= 2;
-		sim_restart(s, i, ep(i >= 2 ? FAR_GEN : OLD_GEN, i));
+		hring_restart(s, i, ep(i >= 2 ? FAR_GEN : OLD_GEN, i));
 	}
 	for (size_t i = 2; i < 5; i++)
-		sim_start(s, i);
-	sim_run_for(s, 3000 * MS);
+		hring_start(s, i);
+	hring_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire_everywhere(s, 100);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire_everywhere(s, 100);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint64_t high = top_fence(s, 0);
 	CU_ASSERT_FATAL(high >> 40 > FAR_GEN);
 	s->up[3] = false; /* crashed, disk intact */
-	sim_restart(s, 4, ep(OLD_GEN, 4)); /* restored from an old backup */
-	sim_restart(s, 0, ep(OLD_GEN, 0));
-	sim_restart(s, 1, ep(OLD_GEN, 1));
+	hring_restart(s, 4, ep(OLD_GEN, 4)); /* restored from an old backup */
+	hring_restart(s, 0, ep(OLD_GEN, 0));
+	hring_restart(s, 1, ep(OLD_GEN, 1));
 	s->up[0] = s->up[1] = true;
-	sim_start(s, 4);
-	sim_start(s, 0);
-	sim_start(s, 1);
-	sim_run_for(s, 3000 * MS);
+	hring_start(s, 4);
+	hring_start(s, 0);
+	hring_start(s, 1);
+	hring_run_for(s, 3000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 200);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire_everywhere(s, 200);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(grants_below(s, mark, high), 0);
 	CU_ASSERT(status_of(s, 2).epoch >> 8 >= FAR_GEN);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* n = 3, quorum = majority, as in the first test, but the member left out is
@@ -1324,36 +1324,36 @@ static void test_a_holder_beyond_reach_is_skipped_while_its_client_is_in_the_reg
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 20000;
-	struct sim *s = sim_new(&l);
-	sim_restart(s, 0, ep(OLD_GEN, 0));
-	sim_restart(s, 1, ep(FAR_GEN, 1));
-	sim_restart(s, 2, ep(FAR_GEN, 2));
+	struct hring *s = hring_new(&l);
+	hring_restart(s, 0, ep(OLD_GEN, 0));
+	hring_restart(s, 1, ep(FAR_GEN, 1));
+	hring_restart(s, 2, ep(FAR_GEN, 2));
 	s->up[0] = false;
-	sim_start(s, 1);
-	sim_start(s, 2);
-	sim_run_for(s, 3000 * MS);
-	size_t h = sim_settle(s);
+	hring_start(s, 1);
+	hring_start(s, 2);
+	hring_run_for(s, 3000 * MS);
+	size_t h = hring_settle(s);
 	uint64_t mark = s->seq;
-	sim_acquire(s, h, 100);
-	sim_run_for(s, 500 * MS);
+	hring_acquire(s, h, 100);
+	hring_run_for(s, 500 * MS);
 	CU_ASSERT_FATAL(count_actions(s, h, mark, RING_ACTION_GRANT) == 1);
 	CU_ASSERT_FATAL(status_of(s, h).granted);
 	uint64_t high = top_fence(s, 0);
 	size_t r = 3 - h;
-	sim_restart(s, r, ep(OLD_GEN, r)); /* restored from an old backup */
-	sim_restart(s, 0, ep(OLD_GEN, 0));
+	hring_restart(s, r, ep(OLD_GEN, r)); /* restored from an old backup */
+	hring_restart(s, 0, ep(OLD_GEN, 0));
 	s->up[0] = true;
-	sim_start(s, r);
-	sim_start(s, 0);
-	sim_run_for(s, 2000 * MS);
+	hring_start(s, r);
+	hring_start(s, 0);
+	hring_run_for(s, 2000 * MS);
 	mark = s->seq;
-	sim_acquire(s, 0, 200);
-	sim_acquire(s, r, 201);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire(s, 0, 200);
+	hring_acquire(s, r, 201);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT(status_of(s, h).granted); /* its lease is not over */
 	CU_ASSERT_EQUAL(grants_below(s, mark, high), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- 2. keyless rings: one far answer counts; quorum = none ---- */
@@ -1380,32 +1380,32 @@ static void test_one_forged_answer_at_a_wiped_member_of_two_ends_the_ring(void)
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 2);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
 	uint64_t mark = s->seq;
-	sim_acquire_everywhere(s, 10);
-	sim_run_for(s, 2000 * MS);
+	hring_acquire_everywhere(s, 10);
+	hring_run_for(s, 2000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint32_t stored0 = status_of(s, 0).epoch;
 	uint32_t before = status_of(s, 1).epoch;
 	s->up[0] = false; /* crashed; its port is the attacker's */
-	sim_run_for(s, 2000 * MS);
-	sim_restart(s, 1, 0); /* wiped */
-	sim_start(s, 1);
+	hring_run_for(s, 2000 * MS);
+	hring_restart(s, 1, 0); /* wiped */
+	hring_start(s, 1);
 	forged_reply(s, 1, 0, ep(GEN_MAX, 0));
-	sim_run_for(s, 2000 * MS);
-	sim_restart(s, 0, stored0);
+	hring_run_for(s, 2000 * MS);
+	hring_restart(s, 0, stored0);
 	s->up[0] = true;
-	sim_start(s, 0);
-	sim_run_for(s, 5000 * MS);
+	hring_start(s, 0);
+	hring_run_for(s, 5000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 20);
-	sim_run_for(s, 5000 * MS);
+	hring_acquire_everywhere(s, 20);
+	hring_run_for(s, 5000 * MS);
 	CU_ASSERT(status_of(s, 1).epoch >> 8 <= (before >> 8) + GEN_JUMP + 8);
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_EPOCH_EXHAUSTED), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* n = 3, quorum = none, keyless; one wiped disk and ONE forged datagram, no
@@ -1431,25 +1431,25 @@ static void test_one_forged_answer_splits_a_keyless_quorum_none_ring_for_good(vo
 	make_resting_layout(&l, 3);
 	l.quorum = RING_QUORUM_NONE;
 	l.lease_ms = 20000;
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	(void)sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	(void)hring_settle(s);
 	uint32_t before = status_of(s, 0).epoch;
 	s->up[1] = false; /* crashed; its port is the attacker's */
-	sim_run_for(s, 2000 * MS);
-	sim_restart(s, 2, 0); /* wiped */
-	sim_start(s, 2);
+	hring_run_for(s, 2000 * MS);
+	hring_restart(s, 2, 0); /* wiped */
+	hring_start(s, 2);
 	forged_reply(s, 2, 1, ep(GEN_MAX - 0x100, 1));
-	sim_run_for(s, 5000 * MS);
+	hring_run_for(s, 5000 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire(s, 0, 20);
-	sim_acquire(s, 2, 22);
-	sim_run_for(s, 5000 * MS);
+	hring_acquire(s, 0, 20);
+	hring_acquire(s, 2, 22);
+	hring_run_for(s, 5000 * MS);
 	CU_ASSERT(status_of(s, 2).epoch >> 8 <= (before >> 8) + GEN_JUMP + 8);
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	CU_ASSERT(holders(s) <= 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* n = 2, quorum = none, keyless; ONE forged datagram (the cost §4.2 accepts)
@@ -1475,28 +1475,28 @@ static void test_one_forged_push_and_a_restart_split_a_quorum_none_pair_for_good
 	make_resting_layout(&l, 2);
 	l.quorum = RING_QUORUM_NONE;
 	l.lease_ms = 20000;
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	(void)sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	(void)hring_settle(s);
 	uint32_t stored1 = status_of(s, 1).epoch;
 	s->up[1] = false; /* crashed; its port is the attacker's */
-	sim_run_for(s, 3000 * MS);
+	hring_run_for(s, 3000 * MS);
 	forged_push(s, 0, 1);
-	sim_run_for(s, 3000 * MS);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_FATAL(status_of(s, 0).has_token);
 	CU_ASSERT_FATAL(status_of(s, 0).epoch >> 8 > (stored1 >> 8) + GEN_JUMP);
-	sim_restart(s, 1, stored1);
+	hring_restart(s, 1, stored1);
 	s->up[1] = true;
-	sim_start(s, 1);
-	sim_run_for(s, 5000 * MS);
+	hring_start(s, 1);
+	hring_run_for(s, 5000 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire(s, 0, 20);
-	sim_acquire(s, 1, 21);
-	sim_run_for(s, 5000 * MS);
+	hring_acquire(s, 0, 20);
+	hring_acquire(s, 1, 21);
+	hring_run_for(s, 5000 * MS);
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	CU_ASSERT(holders(s) <= 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- 3. liveness with crash-stop faults only (not new in a815d35) ---- */
@@ -1521,42 +1521,42 @@ static void test_a_member_back_from_away_and_one_crash_wedge_a_majority(void)
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_restart(s, 0, ep(OLD_GEN, 0));
-	sim_restart(s, 1, ep(FAR_GEN, 1));
-	sim_restart(s, 2, ep(FAR_GEN, 2));
+	struct hring *s = hring_new(&l);
+	hring_restart(s, 0, ep(OLD_GEN, 0));
+	hring_restart(s, 1, ep(FAR_GEN, 1));
+	hring_restart(s, 2, ep(FAR_GEN, 2));
 	s->up[0] = false;
-	sim_start(s, 1);
-	sim_start(s, 2);
-	sim_run_for(s, 3000 * MS);
+	hring_start(s, 1);
+	hring_start(s, 2);
+	hring_run_for(s, 3000 * MS);
 	uint64_t mark = s->seq;
-	sim_acquire_everywhere(s, 10);
-	sim_run_for(s, 3000 * MS);
+	hring_acquire_everywhere(s, 10);
+	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	s->up[2] = false; /* crashed, disk intact */
-	sim_restart(s, 0, ep(OLD_GEN, 0));
+	hring_restart(s, 0, ep(OLD_GEN, 0));
 	s->up[0] = true;
-	sim_start(s, 0);
-	sim_run_for(s, 3000 * MS);
+	hring_start(s, 0);
+	hring_run_for(s, 3000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 20);
-	sim_run_for(s, 10000 * MS);
+	hring_acquire_everywhere(s, 20);
+	hring_run_for(s, 10000 * MS);
 	/* Kept as the limit it is (PROTOCOL.md §5.3): one far answer cannot
 	 * be told from a wild disk's, so member 0 waits for a second. What is
 	 * required is that it waits for no more: once member 2 is back, both
 	 * vouch, member 0 climbs, and everyone is served. */
 	CU_ASSERT(count_actions(s, 0, mark, RING_ACTION_GRANT) == 0);
-	sim_restart(s, 2, status_of(s, 2).epoch);
+	hring_restart(s, 2, status_of(s, 2).epoch);
 	s->up[2] = true;
-	sim_start(s, 2);
-	sim_run_for(s, 5000 * MS);
+	hring_start(s, 2);
+	hring_run_for(s, 5000 * MS);
 	mark = s->seq;
-	sim_acquire_everywhere(s, 30);
-	sim_run_for(s, 10000 * MS);
+	hring_acquire_everywhere(s, 30);
+	hring_run_for(s, 10000 * MS);
 	for (size_t i = 0; i < 3; i++)
 		CU_ASSERT(count_actions(s, i, mark, RING_ACTION_GRANT) >= 1);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 #define T_(f) {#f, f}

@@ -24,17 +24,17 @@ static void test_member_left_alone_while_resting_does_not_spin(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 2);
 	l.quorum = RING_QUORUM_NONE;
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s); /* resting: idle_pass_ms 50 */
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s); /* resting: idle_pass_ms 50 */
 	size_t o = 1 - h;
-	sim_leave(s, o);
-	sim_run_for(s, 1000 * MS); /* fails the step bound if it spins */
+	hring_leave(s, o);
+	hring_run_for(s, 1000 * MS); /* fails the step bound if it spins */
 	CU_ASSERT(status_of(s, h).token_held);
 	CU_ASSERT(s->deadline[h] > s->now - 1000 * MS);
-	sim_acquire(s, h, 1);
+	hring_acquire(s, h, 1);
 	CU_ASSERT(last_action(s, RING_ACTION_GRANT) >= 0);
-	sim_free(s);
+	hring_free(s);
 }
 
 #define T_(f) {#f, f}

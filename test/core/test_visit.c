@@ -24,16 +24,16 @@ static void test_grants_only_while_holding_with_growing_fences_one_per_visit(voi
 {
 	struct ring_layout l;
 	make_layout(&l, 3); /* idle_pass_ms = 0: an unwanted token parks */
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
 
 	/* Clients at the two members the token is not parked at: neither
 	 * holds it, so both summon it and wait their turn in ring order. */
-	size_t p = sim_settle(s);
+	size_t p = hring_settle(s);
 	CU_ASSERT(status_of(s, p).parked);
 	size_t x = (p + 1) % 3, y = (p + 2) % 3;
-	sim_acquire(s, x, 1);
-	sim_acquire(s, y, 2);
+	hring_acquire(s, x, 1);
+	hring_acquire(s, y, 2);
 	CU_ASSERT_FATAL(run_until_action(s, -1, RING_ACTION_GRANT, 1000 * MS));
 	size_t a = (size_t)s->last_node;
 	const struct ring_action *g = &s->last.action[last_action(s, RING_ACTION_GRANT)];
@@ -46,7 +46,7 @@ static void test_grants_only_while_holding_with_growing_fences_one_per_visit(voi
 	CU_ASSERT_EQUAL(status_of(s, a).fence, fence_a);
 
 	/* On release the token leaves at once, carrying the grant's counter. */
-	sim_release(s, a, client_a);
+	hring_release(s, a, client_a);
 	struct ring_msg tok;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, -1, &tok) >= 0);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
@@ -59,18 +59,18 @@ static void test_grants_only_while_holding_with_growing_fences_one_per_visit(voi
 	CU_ASSERT_EQUAL(b, y);
 	CU_ASSERT_EQUAL(g->u.grant.client, 2u);
 	CU_ASSERT(fence_b > fence_a);
-	sim_release(s, b, g->u.grant.client);
+	hring_release(s, b, g->u.grant.client);
 
 	/* Two clients at one member: the second waits for the next visit. */
-	sim_acquire(s, 2, 3);
-	sim_acquire(s, 2, 4);
+	hring_acquire(s, 2, 3);
+	hring_acquire(s, 2, 4);
 	CU_ASSERT_FATAL(run_until_action(s, 2, RING_ACTION_GRANT, 1000 * MS));
 	g = &s->last.action[last_action(s, RING_ACTION_GRANT)];
 	CU_ASSERT_EQUAL(g->u.grant.client, 3);
 	uint64_t fence_3 = g->u.grant.fence;
 	CU_ASSERT(fence_3 > fence_b);
 	uint64_t granted_3 = s->seq;
-	sim_release(s, 2, 3);
+	hring_release(s, 2, 3);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
 	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0);
 	CU_ASSERT_FATAL(run_until_action(s, 2, RING_ACTION_GRANT, 1000 * MS));
@@ -80,19 +80,19 @@ static void test_grants_only_while_holding_with_growing_fences_one_per_visit(voi
 	CU_ASSERT(count_logs(s, 0, granted_3, RING_LOG_TOKEN_RECV) >= 1);
 	CU_ASSERT(count_logs(s, 1, granted_3, RING_LOG_TOKEN_RECV) >= 1);
 	CU_ASSERT_EQUAL(count_actions(s, 2, granted_3, RING_ACTION_GRANT), 1);
-	sim_release(s, 2, 4);
+	hring_release(s, 2, 4);
 
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 static void test_duplicate_token_is_reacked_not_accepted(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t r = successor_of(s, h);
 
 	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(r), 500 * MS));
@@ -107,7 +107,7 @@ static void test_duplicate_token_is_reacked_not_accepted(void)
 
 	/* Replayed while the receiver still holds it. */
 	struct ring_msg ack;
-	sim_datagram(s, r, id_of(h), dup, dup_len);
+	hring_datagram(s, r, id_of(h), dup, dup_len);
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN_ACK, id_of(h), &ack) >= 0);
 	CU_ASSERT_EQUAL(ack.u.token_ack.epoch, tok.u.token.epoch);
 	CU_ASSERT_EQUAL(ack.u.token_ack.seq, tok.u.token.seq);
@@ -118,12 +118,12 @@ static void test_duplicate_token_is_reacked_not_accepted(void)
 
 	/* Replayed after the token moved on, with a client waiting there. */
 	CU_ASSERT_FATAL(run_until_send(s, (int)r, RING_MSG_TOKEN, -1, 500 * MS));
-	size_t next = sim_settle(s);
+	size_t next = hring_settle(s);
 	CU_ASSERT_NOT_EQUAL(next, r);
 	uint64_t entries = status_of(s, r).counters.cs_entries;
-	sim_acquire(s, r, 9);
+	hring_acquire(s, r, 9);
 	CU_ASSERT_EQUAL(status_of(s, r).state, RING_STATE_WAITING);
-	sim_datagram(s, r, id_of(h), dup, dup_len);
+	hring_datagram(s, r, id_of(h), dup, dup_len);
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN_ACK, id_of(h), &ack) >= 0);
 	CU_ASSERT_EQUAL(ack.u.token_ack.seq, tok.u.token.seq);
 	CU_ASSERT_EQUAL(last_log(s, RING_LOG_TOKEN_RECV), -1);
@@ -135,7 +135,7 @@ static void test_duplicate_token_is_reacked_not_accepted(void)
 	CU_ASSERT_EQUAL(st.counters.cs_entries, entries);
 	CU_ASSERT_EQUAL(count_logs(s, r, accepted, RING_LOG_TOKEN_RECV), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Golden traces (PROTOCOL.md §7: the order of a step's actions is the
@@ -148,9 +148,9 @@ static void test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass(vo
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
+	struct hring *s = hring_new(&l);
 	for (size_t i = 0; i < 3; i++)
-		sim_start(s, i);
+		hring_start(s, i);
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_REGEN, 2000 * MS));
 	size_t m = (size_t)s->last_node;
 	CU_ASSERT_FATAL(m == 2); /* the highest id wins the boot's elections */
@@ -159,18 +159,18 @@ static void test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass(vo
 	ASSERT_STEP_TRACE(s, "send election_ack>20, election_won, persist, token_regen, "
 			     "send heartbeat>*");
 	size_t next = successor_of(s, m);
-	sim_acquire(s, next, 7);
+	hring_acquire(s, next, 7);
 	ASSERT_STEP_TRACE(s, ""); /* queued: the token is not here */
 	CU_ASSERT_FATAL(run_until_log(s, (int)m, RING_LOG_TOKEN_PASS, 500 * MS));
 	ASSERT_STEP_TRACE(s, "send token>10, token_pass"); /* the rest is over */
 	CU_ASSERT_FATAL(run_until_log(s, (int)next, RING_LOG_TOKEN_RECV, 500 * MS));
 	/* Acked before anything else, then granted: a client is waiting. */
 	ASSERT_STEP_TRACE(s, "send token_ack>30, token_recv, grant, cs_enter");
-	sim_release(s, next, 7);
+	hring_release(s, next, 7);
 	/* One grant per visit: the release moves the token on at once. */
 	ASSERT_STEP_TRACE(s, "cs_exit, send token>20, token_pass");
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Whether two encoded tokens are the same but for quiet_us. */
@@ -184,9 +184,9 @@ static void test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_e
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t dead = successor_of(s, h);
 	size_t after = successor_of(s, dead);
 	CU_ASSERT_FATAL(after != h && after != dead);
@@ -240,19 +240,19 @@ static void test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_e
 	CU_ASSERT_FATAL(run_until_log(s, (int)after, RING_LOG_TOKEN_RECV, 100 * MS));
 	CU_ASSERT_EQUAL(s->last.action[last_log(s, RING_LOG_TOKEN_RECV)].u.log.field[1], new_epoch);
 	CU_ASSERT_EQUAL(status_of(s, after).epoch, new_epoch);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* Runs until member I holds the token (not merely passes it). */
-static bool holds(const struct sim *s, const void *arg)
+static bool holds(const struct hring *s, const void *arg)
 {
 	size_t i = *(const size_t *)arg;
 	return s->last_node == (int)i && status_of(s, i).token_held;
 }
 
-static void run_until_held_by(struct sim *s, size_t i, uint64_t limit_us)
+static void run_until_held_by(struct hring *s, size_t i, uint64_t limit_us)
 {
-	CU_ASSERT_FATAL(sim_run(s, s->now + limit_us, holds, &i));
+	CU_ASSERT_FATAL(hring_run(s, s->now + limit_us, holds, &i));
 }
 
 /* ---- §3.2: passing, acks, retransmits ---- */
@@ -267,9 +267,9 @@ static void test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t r = successor_of(s, h);
 
 	/* r's ack of h's pass, kept as the network might keep a duplicate. */
@@ -284,7 +284,7 @@ static void test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass(void)
 	run_until_held_by(s, h, 1000 * MS);
 	uint32_t epoch = status_of(s, h).token_epoch;
 	CU_ASSERT_EQUAL_FATAL(old.u.token_ack.epoch, epoch);
-	sim_acquire(s, r, 5);
+	hring_acquire(s, r, 5);
 	losses_on(s);
 	lose_count(RING_MSG_TOKEN, id_of(h), id_of(r), 1);
 	uint64_t mark = s->seq;
@@ -292,13 +292,13 @@ static void test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass(void)
 	struct ring_msg pass;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, id_of(r), &pass) >= 0);
 	CU_ASSERT_FATAL(pass.u.token.seq > old.u.token_ack.seq);
-	sim_datagram(s, h, id_of(r), ack, ack_len); /* the old ack */
+	hring_datagram(s, h, id_of(r), ack, ack_len); /* the old ack */
 	CU_ASSERT(status_of(s, h).has_token);       /* still passing: not its ack */
 
 	/* The retransmit reaches r, which is served; nobody suspects loss. */
 	CU_ASSERT(run_until_action(s, (int)r, RING_ACTION_GRANT, 500 * MS));
 	CU_ASSERT_EQUAL(count_logs(s, h, mark, RING_LOG_RETRANSMIT), 1);
-	sim_run_for(s, 2 * l.loss_timeout_ms * MS);
+	hring_run_for(s, 2 * l.loss_timeout_ms * MS);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_LOSS_SUSPECT), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
@@ -306,7 +306,7 @@ static void test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass(void)
 	CU_ASSERT_EQUAL(status_of(s, r).epoch, epoch);
 	losses_off(s);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §3.2: a token goes only to members its alive set counts, and a member it
@@ -321,20 +321,20 @@ static void test_a_token_that_leaves_its_receiver_out_is_refused(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	struct ring_status hs = status_of(s, h);
-	sim_acquire(s, x, 9);
+	hring_acquire(s, x, 9);
 
 	struct ring_msg_token t = {hs.epoch + 0x100, 2, 0, 0, 0, hs.alive};
 	ring_set_del(&t.alive, x);
 	uint8_t buf[RING_WIRE_MAX];
 	size_t len = craft_token(s, id_of(y), id_of(x), t, buf);
 	struct ring_status before = status_of(s, x);
-	sim_datagram(s, x, id_of(y), buf, len);
+	hring_datagram(s, x, id_of(y), buf, len);
 	struct ring_status st = status_of(s, x);
 	CU_ASSERT_EQUAL(st.counters.bad_packets, before.counters.bad_packets + 1);
 	CU_ASSERT(last_log(s, RING_LOG_BAD_PACKET) >= 0);
@@ -345,7 +345,7 @@ static void test_a_token_that_leaves_its_receiver_out_is_refused(void)
 	CU_ASSERT_EQUAL(st.epoch, before.epoch);
 	CU_ASSERT(status_of(s, h).token_held);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §3.2: when a pass comes back to its sender around the ring before the
@@ -359,19 +359,19 @@ static void test_a_pass_that_comes_back_keeps_the_higher_grant_counter(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t r = successor_of(s, h);
 	size_t y = successor_of(s, r); /* h's predecessor */
 	losses_on(s);
 	lose_count(RING_MSG_TOKEN, id_of(h), id_of(r), -1);
-	sim_acquire(s, h, 1);
+	hring_acquire(s, h, 1);
 	int g = last_action(s, RING_ACTION_GRANT);
 	CU_ASSERT_FATAL(g >= 0);
 	uint64_t fence = s->last.action[g].u.grant.fence;
-	sim_acquire(s, h, 2); /* waits for the next visit */
-	sim_release(s, h, 1);
+	hring_acquire(s, h, 2); /* waits for the next visit */
+	hring_release(s, h, 1);
 	struct ring_msg pass;
 	uint8_t buf[RING_WIRE_MAX];
 	copy_last_token(s, id_of(r), buf, &pass);
@@ -382,14 +382,14 @@ static void test_a_pass_that_comes_back_keeps_the_higher_grant_counter(void)
 	back.counter -= 1;
 	size_t len = craft_token(s, id_of(y), id_of(h), back, buf);
 	uint64_t mark = s->seq;
-	sim_datagram(s, h, id_of(y), buf, len); /* h takes it and serves client 2 */
+	hring_datagram(s, h, id_of(y), buf, len); /* h takes it and serves client 2 */
 	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
 	uint64_t second = first_grant_fence(s, h, mark);
 	CU_ASSERT(second > fence);
 	CU_ASSERT_EQUAL(second, fence + 1);
 	losses_off(s);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* ---- §5.1, §5.2: heartbeats and loss detection ---- */
@@ -405,9 +405,9 @@ static void test_a_member_retransmitting_its_pass_keeps_the_ring_hearing_the_tok
 	make_resting_layout(&l, 3);
 	l.ack_timeout_ms = 100;
 	l.retries = 12; /* 1.3 s of retransmits, above loss_timeout_ms */
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	s->up[x] = false;
@@ -415,13 +415,13 @@ static void test_a_member_retransmitting_its_pass_keeps_the_ring_hearing_the_tok
 	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_SUCCESSOR_SKIP, 3000 * MS));
 	CU_ASSERT_EQUAL(count_logs(s, h, mark, RING_LOG_RETRANSMIT), l.retries);
 	CU_ASSERT(count_sends(s, h, mark, RING_MSG_HEARTBEAT, id_of(y)) >= 10);
-	sim_acquire(s, y, 3);
+	hring_acquire(s, y, 3);
 	CU_ASSERT(run_until_action(s, (int)y, RING_ACTION_GRANT, 500 * MS));
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_LOSS_SUSPECT), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.2 (and §5.3's "hears only stale heartbeats"): only a heartbeat of our
@@ -438,15 +438,15 @@ static void test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
-	size_t h = sim_settle(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
+	size_t h = hring_settle(s);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	uint32_t epoch = status_of(s, h).token_epoch;
 	losses_on(s);
 	lose_count(RING_MSG_TOKEN_ACK, id_of(x), id_of(h), -1);
-	sim_acquire(s, x, 7);
+	hring_acquire(s, x, 7);
 	CU_ASSERT_FATAL(run_until_action(s, (int)x, RING_ACTION_GRANT, 500 * MS));
 	/* The skip's heartbeat to x and its token to y are lost. */
 	lose_count(RING_MSG_HEARTBEAT, id_of(h), id_of(x), -1);
@@ -455,23 +455,23 @@ static void test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to
 	s->up[h] = false;
 	uint32_t dead = status_of(s, h).epoch;
 	CU_ASSERT_FATAL(dead > epoch);
-	sim_deliver_all(s);
+	hring_deliver_all(s);
 	CU_ASSERT_FATAL(status_of(s, y).epoch == dead);
 	CU_ASSERT_FATAL(status_of(s, x).epoch == epoch && status_of(s, x).granted);
 
 	uint64_t mark = s->seq;
-	sim_acquire(s, y, 8);
-	sim_run_for(s, 1500 * MS);
+	hring_acquire(s, y, 8);
+	hring_run_for(s, 1500 * MS);
 	CU_ASSERT(count_sends(s, y, mark, RING_MSG_JOIN, id_of(x)) >= 1);
 	CU_ASSERT_EQUAL(count_logs(s, x, mark, RING_LOG_MEMBER_REJOIN), 1);
 	CU_ASSERT(status_of(s, y).epoch > dead);
-	sim_release(s, x, 7);
+	hring_release(s, x, 7);
 	CU_ASSERT(run_until_action(s, (int)y, RING_ACTION_GRANT, 200 * MS));
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	losses_off(s);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 /* §5.1: the token carries its quiet time, so the heartbeat clock does not
@@ -488,20 +488,20 @@ static void test_a_fast_ring_still_heartbeats_so_a_skipped_member_rejoins(void)
 	/* Paced, so that it never parks, and fast: each holder keeps it 1 ms,
 	 * a hundredth of heartbeat_ms. */
 	l.idle_pass_ms = 1;
-	struct sim *s = sim_new(&l);
-	sim_boot(s);
+	struct hring *s = hring_new(&l);
+	hring_boot(s);
 	size_t x = 1;
 	s->up[x] = false;
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_SUCCESSOR_SKIP, 500 * MS));
-	sim_run_for(s, 200 * MS);
+	hring_run_for(s, 200 * MS);
 	s->up[x] = true;
-	sim_acquire(s, x, 4);
+	hring_acquire(s, x, 4);
 	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 4 * l.heartbeat_ms * MS));
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_LOSS_SUSPECT), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
 	assert_ring_safe(s);
-	sim_free(s);
+	hring_free(s);
 }
 
 #define T_(f) {#f, f}

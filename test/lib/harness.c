@@ -14,7 +14,7 @@ uint16_t id_of(size_t i)
 }
 
 /* A ring of N members with ids 10, 20, ... in ring order and the default
- * timings; tests change timings before sim_new(). */
+ * timings; tests change timings before hring_new(). */
 void make_layout(struct ring_layout *l, size_t n)
 {
 	ring_layout_defaults(l);
@@ -35,10 +35,10 @@ void make_resting_layout(struct ring_layout *l, size_t n)
 	l->idle_pass_ms = 50;
 }
 
-struct sim *sim_new(const struct ring_layout *l)
+struct hring *hring_new(const struct ring_layout *l)
 {
-	CU_ASSERT_FATAL(l->n <= SIM_MAX);
-	struct sim *s = calloc(1, sizeof *s);
+	CU_ASSERT_FATAL(l->n <= HRING_MAX);
+	struct hring *s = calloc(1, sizeof *s);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	s->flight = calloc(FLIGHT_MAX, sizeof *s->flight);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s->flight);
@@ -56,7 +56,7 @@ struct sim *sim_new(const struct ring_layout *l)
 	return s;
 }
 
-void sim_free(struct sim *s)
+void hring_free(struct hring *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		free(s->rec[i]);
@@ -66,7 +66,7 @@ void sim_free(struct sim *s)
 }
 
 /* Member I crashed and comes back with the epoch it had stored. */
-void sim_restart(struct sim *s, size_t i, uint32_t stored_epoch)
+void hring_restart(struct hring *s, size_t i, uint32_t stored_epoch)
 {
 	cluster_stop(&s->cl, (uint32_t)i, NULL);
 	CU_ASSERT_FATAL(cluster_start(&s->cl, (uint32_t)i, stored_epoch));
@@ -74,21 +74,21 @@ void sim_restart(struct sim *s, size_t i, uint32_t stored_epoch)
 	s->broken[i] = false;
 }
 
-struct ring_status status_of(const struct sim *s, size_t i)
+struct ring_status status_of(const struct hring *s, size_t i)
 {
 	struct ring_status st;
 	ring_node_status(s->cl.m[i].rn, s->now, &st);
 	return st;
 }
 
-size_t index_of(const struct sim *s, uint16_t id)
+size_t index_of(const struct hring *s, uint16_t id)
 {
 	int i = ring_layout_index(&s->layout, id);
 	CU_ASSERT_FATAL(i >= 0);
 	return (size_t)i;
 }
 
-size_t successor_of(const struct sim *s, size_t i)
+size_t successor_of(const struct hring *s, size_t i)
 {
 	return index_of(s, status_of(s, i).successor);
 }
@@ -98,7 +98,7 @@ bool decode_send(const struct ring_action *a, struct ring_msg *m)
 	return a->type == RING_ACTION_SEND && ring_wire_decode(a->u.send.buf, a->u.send.len, m) == 0;
 }
 
-static void enqueue(struct sim *s, uint16_t from, uint16_t to, const uint8_t *buf, uint16_t len)
+static void enqueue(struct hring *s, uint16_t from, uint16_t to, const uint8_t *buf, uint16_t len)
 {
 	CU_ASSERT_FATAL(s->f_len < FLIGHT_MAX);
 	struct flight *f = &s->flight[(s->f_head + s->f_len++) % FLIGHT_MAX];
@@ -111,7 +111,7 @@ static void enqueue(struct sim *s, uint16_t from, uint16_t to, const uint8_t *bu
 
 static int action_phrase(const struct ring_action *a, char *buf, size_t len);
 
-static void record(struct sim *s, size_t i, const struct ring_action *a)
+static void record(struct hring *s, size_t i, const struct ring_action *a)
 {
 	if (s->n_rec[i] == s->cap_rec[i]) {
 		size_t cap = s->cap_rec[i] ? 2 * s->cap_rec[i] : 256;
@@ -137,7 +137,7 @@ static void record(struct sim *s, size_t i, const struct ring_action *a)
 }
 
 /* The safety the whole ring must keep whatever a test does to it. */
-static void watch(struct sim *s, size_t i)
+static void watch(struct hring *s, size_t i)
 {
 	size_t held = 0, granted = 0;
 	for (size_t k = 0; k < s->n; k++) {
@@ -169,7 +169,7 @@ static void watch(struct sim *s, size_t i)
 
 /* Steps member I with EV at the current time; keeps the update, records its
  * actions and puts its datagrams on the network. */
-void sim_step(struct sim *s, size_t i, struct ring_event ev)
+void hring_step(struct hring *s, size_t i, struct ring_event ev)
 {
 	ev.now_us = s->now;
 	/* The cluster gives the core half the room, as in the simulator: a
@@ -213,47 +213,47 @@ struct ring_event event(enum ring_event_type type)
 	return ev;
 }
 
-void sim_start(struct sim *s, size_t i)
+void hring_start(struct hring *s, size_t i)
 {
-	sim_step(s, i, event(RING_EVENT_START));
+	hring_step(s, i, event(RING_EVENT_START));
 }
 
-void sim_tick(struct sim *s, size_t i)
+void hring_tick(struct hring *s, size_t i)
 {
-	sim_step(s, i, event(RING_EVENT_TICK));
+	hring_step(s, i, event(RING_EVENT_TICK));
 }
 
-void sim_leave(struct sim *s, size_t i)
+void hring_leave(struct hring *s, size_t i)
 {
-	sim_step(s, i, event(RING_EVENT_LEAVE));
+	hring_step(s, i, event(RING_EVENT_LEAVE));
 }
 
-void sim_acquire(struct sim *s, size_t i, uint64_t client)
+void hring_acquire(struct hring *s, size_t i, uint64_t client)
 {
 	struct ring_event ev = event(RING_EVENT_ACQUIRE);
 	ev.u.client.client = client;
-	sim_step(s, i, ev);
+	hring_step(s, i, ev);
 }
 
-void sim_release(struct sim *s, size_t i, uint64_t client)
+void hring_release(struct hring *s, size_t i, uint64_t client)
 {
 	struct ring_event ev = event(RING_EVENT_RELEASE);
 	ev.u.client.client = client;
-	sim_step(s, i, ev);
+	hring_step(s, i, ev);
 }
 
-void sim_datagram(struct sim *s, size_t i, uint16_t from_id, const uint8_t *buf, size_t len)
+void hring_datagram(struct hring *s, size_t i, uint16_t from_id, const uint8_t *buf, size_t len)
 {
 	struct ring_event ev = event(RING_EVENT_DATAGRAM);
 	ev.u.datagram.buf = buf;
 	ev.u.datagram.len = len;
 	ev.u.datagram.from_id = from_id;
-	sim_step(s, i, ev);
+	hring_step(s, i, ev);
 }
 
 /* Hands the oldest datagram in flight to its receiver, now, unless the
  * receiver is down or the drop filter takes it. */
-static void deliver_one(struct sim *s)
+static void deliver_one(struct hring *s)
 {
 	struct flight f = s->flight[s->f_head];
 	s->f_head = (s->f_head + 1) % FLIGHT_MAX;
@@ -261,12 +261,12 @@ static void deliver_one(struct sim *s)
 	size_t to = index_of(s, f.to);
 	if (!s->up[to] || (s->drop && s->drop(&f, s->drop_arg)))
 		return;
-	sim_datagram(s, to, f.from, f.buf, f.len);
+	hring_datagram(s, to, f.from, f.buf, f.len);
 }
 
 /* Delivers, at the current time, every datagram in flight when called;
  * those they cause stay in flight. Returns how many were taken. */
-size_t sim_deliver_all(struct sim *s)
+size_t hring_deliver_all(struct hring *s)
 {
 	size_t n = s->f_len;
 	for (size_t k = 0; k < n; k++)
@@ -276,7 +276,7 @@ size_t sim_deliver_all(struct sim *s)
 
 /* The member that is up with the earliest deadline (the lowest index on a
  * tie), or NEVER. */
-static uint64_t earliest_deadline(const struct sim *s, size_t *who)
+static uint64_t earliest_deadline(const struct hring *s, size_t *who)
 {
 	uint64_t d = NEVER;
 	for (size_t i = 0; i < s->n; i++)
@@ -288,7 +288,7 @@ static uint64_t earliest_deadline(const struct sim *s, size_t *who)
 }
 
 /* Moves the clock to the earliest deadline and TICKs that member. */
-bool sim_tick_earliest(struct sim *s)
+bool hring_tick_earliest(struct hring *s)
 {
 	size_t who = 0;
 	uint64_t d = earliest_deadline(s, &who);
@@ -296,14 +296,14 @@ bool sim_tick_earliest(struct sim *s)
 		return false;
 	if (d > s->now)
 		s->now = d;
-	sim_tick(s, who);
+	hring_tick(s, who);
 	return true;
 }
 
 /* Does the next thing in time order, the arrival of the oldest datagram or
  * the earliest deadline (arrivals first on a tie), if it comes by UNTIL;
  * otherwise moves the clock to UNTIL. Returns whether it did anything. */
-bool sim_next(struct sim *s, uint64_t until)
+bool hring_next(struct hring *s, uint64_t until)
 {
 	size_t who = 0;
 	uint64_t d = earliest_deadline(s, &who);
@@ -319,18 +319,18 @@ bool sim_next(struct sim *s, uint64_t until)
 	if (f <= d)
 		deliver_one(s);
 	else
-		sim_tick(s, who);
+		hring_tick(s, who);
 	return true;
 }
 
 /* Runs the ring until time UNTIL, or until STOP holds after the next thing
  * done (a step, or a datagram lost). Returns whether STOP was met. */
-bool sim_run(struct sim *s, uint64_t until,
-		    bool (*stop)(const struct sim *s, const void *arg), const void *arg)
+bool hring_run(struct hring *s, uint64_t until,
+		    bool (*stop)(const struct hring *s, const void *arg), const void *arg)
 {
 	for (size_t k = 0; k < RUN_STEPS_MAX; k++) {
 		s->last_node = -1;
-		if (!sim_next(s, until))
+		if (!hring_next(s, until))
 			return false;
 		if (stop && stop(s, arg))
 			return true;
@@ -339,15 +339,15 @@ bool sim_run(struct sim *s, uint64_t until,
 	return false;
 }
 
-void sim_run_for(struct sim *s, uint64_t dur_us)
+void hring_run_for(struct hring *s, uint64_t dur_us)
 {
-	sim_run(s, s->now + dur_us, NULL, NULL);
+	hring_run(s, s->now + dur_us, NULL, NULL);
 }
 
 /* ---- the last update ---- */
 
 /* Index of the first action of TYPE in the last update, or -1. */
-int last_action(const struct sim *s, enum ring_action_type type)
+int last_action(const struct hring *s, enum ring_action_type type)
 {
 	for (size_t k = 0; k < s->last.n; k++)
 		if (s->last.action[k].type == type)
@@ -355,7 +355,7 @@ int last_action(const struct sim *s, enum ring_action_type type)
 	return -1;
 }
 
-int last_log(const struct sim *s, enum ring_log_event ev)
+int last_log(const struct hring *s, enum ring_log_event ev)
 {
 	for (size_t k = 0; k < s->last.n; k++)
 		if (s->last.action[k].type == RING_ACTION_LOG && s->last.action[k].u.log.event == ev)
@@ -365,7 +365,7 @@ int last_log(const struct sim *s, enum ring_log_event ev)
 
 /* Index of the first SEND of a TYPE message to member TO (-1: anyone) in the
  * last update, decoded into M, or -1. */
-int last_send(const struct sim *s, enum ring_msg_type type, int to, struct ring_msg *m)
+int last_send(const struct hring *s, enum ring_msg_type type, int to, struct ring_msg *m)
 {
 	for (size_t k = 0; k < s->last.n; k++) {
 		const struct ring_action *a = &s->last.action[k];
@@ -382,7 +382,7 @@ int last_send(const struct sim *s, enum ring_msg_type type, int to, struct ring_
 }
 
 
-bool want_met(const struct sim *s, const void *arg)
+bool want_met(const struct hring *s, const void *arg)
 {
 	const struct want *w = arg;
 	if (s->last_node < 0 || (w->node >= 0 && s->last_node != w->node))
@@ -394,29 +394,29 @@ bool want_met(const struct sim *s, const void *arg)
 	return last_action(s, w->type) >= 0;
 }
 
-bool run_until_log(struct sim *s, int node, enum ring_log_event ev, uint64_t limit_us)
+bool run_until_log(struct hring *s, int node, enum ring_log_event ev, uint64_t limit_us)
 {
 	struct want w = {node, RING_ACTION_LOG, (int)ev, -1};
-	return sim_run(s, s->now + limit_us, want_met, &w);
+	return hring_run(s, s->now + limit_us, want_met, &w);
 }
 
-bool run_until_send(struct sim *s, int node, enum ring_msg_type type, int to,
+bool run_until_send(struct hring *s, int node, enum ring_msg_type type, int to,
 			   uint64_t limit_us)
 {
 	struct want w = {node, RING_ACTION_SEND, (int)type, to};
-	return sim_run(s, s->now + limit_us, want_met, &w);
+	return hring_run(s, s->now + limit_us, want_met, &w);
 }
 
-bool run_until_action(struct sim *s, int node, enum ring_action_type type,
+bool run_until_action(struct hring *s, int node, enum ring_action_type type,
 			     uint64_t limit_us)
 {
 	struct want w = {node, type, -1, -1};
-	return sim_run(s, s->now + limit_us, want_met, &w);
+	return hring_run(s, s->now + limit_us, want_met, &w);
 }
 
 /* ---- the record ---- */
 
-size_t count_logs(const struct sim *s, size_t i, uint64_t since, enum ring_log_event ev)
+size_t count_logs(const struct hring *s, size_t i, uint64_t since, enum ring_log_event ev)
 {
 	size_t c = 0;
 	for (size_t k = 0; k < s->n_rec[i]; k++) {
@@ -426,7 +426,7 @@ size_t count_logs(const struct sim *s, size_t i, uint64_t since, enum ring_log_e
 	return c;
 }
 
-size_t count_logs_all(const struct sim *s, uint64_t since, enum ring_log_event ev)
+size_t count_logs_all(const struct hring *s, uint64_t since, enum ring_log_event ev)
 {
 	size_t c = 0;
 	for (size_t i = 0; i < s->n; i++)
@@ -434,7 +434,7 @@ size_t count_logs_all(const struct sim *s, uint64_t since, enum ring_log_event e
 	return c;
 }
 
-size_t count_actions(const struct sim *s, size_t i, uint64_t since, enum ring_action_type type)
+size_t count_actions(const struct hring *s, size_t i, uint64_t since, enum ring_action_type type)
 {
 	size_t c = 0;
 	for (size_t k = 0; k < s->n_rec[i]; k++)
@@ -444,7 +444,7 @@ size_t count_actions(const struct sim *s, size_t i, uint64_t since, enum ring_ac
 
 /* SENDs of TYPE from member I to member id TO since SINCE; a broadcast
  * counts for everyone. */
-size_t count_sends(const struct sim *s, size_t i, uint64_t since, enum ring_msg_type type,
+size_t count_sends(const struct hring *s, size_t i, uint64_t since, enum ring_msg_type type,
 			  uint16_t to)
 {
 	size_t c = 0;
@@ -466,7 +466,7 @@ static int cmp_u64(const void *a, const void *b)
 
 /* The longest time without a LOG EV at any member but SKIP, from FROM_US
  * (the records since SINCE) to now. */
-uint64_t longest_gap(const struct sim *s, uint64_t since, enum ring_log_event ev,
+uint64_t longest_gap(const struct hring *s, uint64_t since, enum ring_log_event ev,
 			    size_t skip, uint64_t from_us)
 {
 	size_t total = 0, n = 0;
@@ -497,7 +497,7 @@ uint64_t longest_gap(const struct sim *s, uint64_t since, enum ring_log_event ev
 
 /* ---- scenarios ---- */
 
-bool ring_settled(const struct sim *s, const void *arg)
+bool ring_settled(const struct hring *s, const void *arg)
 {
 	(void)arg;
 	if (s->f_len > 0)
@@ -515,9 +515,9 @@ bool ring_settled(const struct sim *s, const void *arg)
 
 /* Runs a resting ring until nothing is in flight and one member holds the
  * token; returns that member. */
-size_t sim_settle(struct sim *s)
+size_t hring_settle(struct hring *s)
 {
-	CU_ASSERT_FATAL(sim_run(s, s->now + 2000 * MS, ring_settled, NULL));
+	CU_ASSERT_FATAL(hring_run(s, s->now + 2000 * MS, ring_settled, NULL));
 	for (size_t i = 0; i < s->n; i++)
 		if (s->up[i] && status_of(s, i).token_held)
 			return i;
@@ -527,31 +527,31 @@ size_t sim_settle(struct sim *s)
 
 /* Starts every member that is up at the same instant and runs until the
  * token exists and circulates. */
-void sim_boot(struct sim *s)
+void hring_boot(struct hring *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->up[i])
-			sim_start(s, i);
-	sim_run_for(s, 1500 * MS);
+			hring_start(s, i);
+	hring_run_for(s, 1500 * MS);
 	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 1);
 }
 
-struct sim *sim_parked(size_t n, enum ring_quorum q, size_t *p)
+struct hring *hring_parked(size_t n, enum ring_quorum q, size_t *p)
 {
 	struct ring_layout layout, *l = &layout;
 	make_layout(l, n);
 	l->quorum = q;
-	struct sim *s = sim_new(l);
-	sim_boot(s);
-	*p = sim_settle(s);
+	struct hring *s = hring_new(l);
+	hring_boot(s);
+	*p = hring_settle(s);
 	CU_ASSERT_FATAL(status_of(s, *p).parked);
 	CU_ASSERT_FATAL(run_until_log(s, (int)*p, RING_LOG_TOKEN_RECV, (l->loss_timeout_ms + 50) * MS));
 	CU_ASSERT_FATAL(status_of(s, *p).parked);
-	sim_run_for(s, 5 * MS);
+	hring_run_for(s, 5 * MS);
 	return s;
 }
 
-size_t want_datagram(const struct sim *s, size_t from, size_t to, uint32_t epoch, uint32_t seq,
+size_t want_datagram(const struct hring *s, size_t from, size_t to, uint32_t epoch, uint32_t seq,
 		     uint8_t buf[RING_WIRE_MAX])
 {
 	struct ring_msg m = {.type = RING_MSG_WANT, .from = id_of(from), .to = id_of(to)};
@@ -563,7 +563,7 @@ size_t want_datagram(const struct sim *s, size_t from, size_t to, uint32_t epoch
 	return (size_t)n;
 }
 
-void assert_ring_safe(const struct sim *s)
+void assert_ring_safe(const struct hring *s)
 {
 	CU_ASSERT(s->max_held <= 1);
 	CU_ASSERT(s->max_granted <= 1);
@@ -615,7 +615,7 @@ static int action_phrase(const struct ring_action *a, char *buf, size_t len)
 	return snprintf(buf, len, "?");
 }
 
-const char *step_trace(const struct sim *s)
+const char *step_trace(const struct hring *s)
 {
 	static char buf[2048];
 	size_t at = 0;
@@ -632,7 +632,7 @@ const char *step_trace(const struct sim *s)
 	return buf;
 }
 
-void assert_step_trace(const struct sim *s, const char *want, const char *file, int line)
+void assert_step_trace(const struct hring *s, const char *want, const char *file, int line)
 {
 	const char *got = step_trace(s);
 	if (strcmp(got, want) == 0) {
@@ -645,7 +645,7 @@ void assert_step_trace(const struct sim *s, const char *want, const char *file, 
 	CU_assertImplementation(CU_FALSE, (unsigned)line, msg, file, "", CU_FALSE);
 }
 
-void sim_inject(struct sim *s, size_t i, size_t from, struct ring_msg m)
+void hring_inject(struct hring *s, size_t i, size_t from, struct ring_msg m)
 {
 	m.from = id_of(from);
 	m.to = id_of(i);
@@ -653,10 +653,10 @@ void sim_inject(struct sim *s, size_t i, size_t from, struct ring_msg m)
 	uint8_t buf[RING_WIRE_MAX];
 	int len = ring_wire_encode(&m, buf, sizeof buf);
 	CU_ASSERT_FATAL(len > 0);
-	sim_datagram(s, i, id_of(from), buf, (size_t)len);
+	hring_datagram(s, i, id_of(from), buf, (size_t)len);
 }
 
-size_t count_grants_all(const struct sim *s, uint64_t since)
+size_t count_grants_all(const struct hring *s, uint64_t since)
 {
 	size_t c = 0;
 	for (size_t i = 0; i < s->n; i++)
@@ -664,11 +664,11 @@ size_t count_grants_all(const struct sim *s, uint64_t since)
 	return c;
 }
 
-void sim_acquire_everywhere(struct sim *s, uint64_t client)
+void hring_acquire_everywhere(struct hring *s, uint64_t client)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->up[i])
-			sim_acquire(s, i, client + i);
+			hring_acquire(s, i, client + i);
 }
 
 void make_short_lease_layout(struct ring_layout *l, size_t n)
@@ -679,7 +679,7 @@ void make_short_lease_layout(struct ring_layout *l, size_t n)
 
 /* ---- losing and crafting datagrams ---- */
 
-size_t craft(const struct sim *s, struct ring_msg *m, uint16_t from_id, uint16_t to_id,
+size_t craft(const struct hring *s, struct ring_msg *m, uint16_t from_id, uint16_t to_id,
 	     uint8_t *buf)
 {
 	m->from = from_id;
@@ -690,7 +690,7 @@ size_t craft(const struct sim *s, struct ring_msg *m, uint16_t from_id, uint16_t
 	return (size_t)n;
 }
 
-size_t craft_token(const struct sim *s, uint16_t from_id, uint16_t to_id,
+size_t craft_token(const struct hring *s, uint16_t from_id, uint16_t to_id,
 		   struct ring_msg_token t, uint8_t *buf)
 {
 	struct ring_msg m;
@@ -700,7 +700,7 @@ size_t craft_token(const struct sim *s, uint16_t from_id, uint16_t to_id,
 	return craft(s, &m, from_id, to_id, buf);
 }
 
-size_t copy_last_token(const struct sim *s, uint16_t to_id, uint8_t *buf, struct ring_msg *m)
+size_t copy_last_token(const struct hring *s, uint16_t to_id, uint8_t *buf, struct ring_msg *m)
 {
 	int k = last_send(s, RING_MSG_TOKEN, to_id, m);
 	CU_ASSERT_FATAL(k >= 0);
@@ -709,7 +709,7 @@ size_t copy_last_token(const struct sim *s, uint16_t to_id, uint8_t *buf, struct
 	return a->u.send.len;
 }
 
-uint64_t first_grant_fence(const struct sim *s, size_t i, uint64_t since)
+uint64_t first_grant_fence(const struct hring *s, size_t i, uint64_t since)
 {
 	for (size_t k = 0; k < s->n_rec[i]; k++) {
 		const struct rec *r = &s->rec[i][k];
@@ -757,13 +757,13 @@ static bool drop_losses(const struct flight *f, const void *arg)
 	return false;
 }
 
-void losses_on(struct sim *s)
+void losses_on(struct hring *s)
 {
 	s->drop = drop_losses;
 	s->drop_arg = NULL;
 }
 
-void losses_off(struct sim *s)
+void losses_off(struct hring *s)
 {
 	s->drop = NULL;
 	n_losses = 0;
@@ -783,7 +783,7 @@ static bool drop_lost(const struct flight *f, const void *arg)
 	return false;
 }
 
-void lose_add(struct sim *s, struct loss *l, enum ring_msg_type type, uint16_t from,
+void lose_add(struct hring *s, struct loss *l, enum ring_msg_type type, uint16_t from,
 	      uint16_t to)
 {
 	CU_ASSERT_FATAL(l->n < 4);
@@ -795,7 +795,7 @@ void lose_add(struct sim *s, struct loss *l, enum ring_msg_type type, uint16_t f
 	s->drop_arg = l;
 }
 
-void lose_none(struct sim *s, struct loss *l)
+void lose_none(struct hring *s, struct loss *l)
 {
 	l->n = 0;
 	s->drop = NULL;

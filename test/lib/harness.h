@@ -1,6 +1,8 @@
 /* The test ring of the core's unit suites: real members (ring/core/node.c) on a
  * virtual clock and a FIFO network that every test can drop from, with a
- * record of every action and the safety the whole ring must keep.
+ * record of every action and the safety the whole ring must keep: a
+ * struct hring, driven by hring_* calls (named apart from the simulator's
+ * struct sim in test/sim/sim.c, which is another program).
  * HARNESS_TRACE=1 build/unit SUITE TEST prints every action as it is made. */
 #ifndef RING_TEST_HARNESS_H
 #define RING_TEST_HARNESS_H
@@ -19,14 +21,14 @@
 #define MS 1000ULL          /* microseconds per millisecond */
 #define T0 (1000 * MS)      /* the clock starts at 1 s: time 0 is not special */
 #define LATENCY (1 * MS)    /* every datagram takes one millisecond */
-#define SIM_MAX 12
+#define HRING_MAX 12
 #define FLIGHT_MAX 4096
 #define RUN_STEPS_MAX 500000 /* a run that takes more steps is stuck */
 
 /* Offset of quiet_us in an encoded TOKEN: after epoch, seq and counter. */
 #define OFF_QUIET (RING_WIRE_HEADER + 12)
 
-/* ---- the simulated ring ---- */
+/* ---- the harness's ring ---- */
 
 struct flight {
 	uint64_t at;       /* when it arrives */
@@ -41,7 +43,7 @@ struct rec {
 	struct ring_action a;
 };
 
-struct sim {
+struct hring {
 	struct ring_layout layout;
 	size_t n;
 	/* The members' cores: booted, stepped, stopped and restarted by the
@@ -50,9 +52,9 @@ struct sim {
 	 * before a deadline at the same instant, which the unit tests'
 	 * timings are written against. */
 	struct cluster cl;
-	bool up[SIM_MAX]; /* gets events; datagrams to a member that is not up are lost */
-	uint64_t deadline[SIM_MAX];
-	bool broken[SIM_MAX]; /* returned a FATAL: every later step returns one too */
+	bool up[HRING_MAX]; /* gets events; datagrams to a member that is not up are lost */
+	uint64_t deadline[HRING_MAX];
+	bool broken[HRING_MAX]; /* returned a FATAL: every later step returns one too */
 	uint64_t now;
 
 	/* The network: one FIFO, since every hop takes the same time. */
@@ -67,8 +69,8 @@ struct sim {
 	struct ring_update last;
 
 	/* Every action of every member, in order. */
-	struct rec *rec[SIM_MAX];
-	size_t n_rec[SIM_MAX], cap_rec[SIM_MAX];
+	struct rec *rec[HRING_MAX];
+	size_t n_rec[HRING_MAX], cap_rec[HRING_MAX];
 	uint64_t seq;
 
 	/* Safety watched on every step. */
@@ -90,63 +92,63 @@ struct want {
 uint16_t id_of(size_t i);
 void make_layout(struct ring_layout *l, size_t n);
 void make_resting_layout(struct ring_layout *l, size_t n);
-struct sim *sim_new(const struct ring_layout *l);
-void sim_free(struct sim *s);
-void sim_restart(struct sim *s, size_t i, uint32_t stored_epoch);
-struct ring_status status_of(const struct sim *s, size_t i);
-size_t index_of(const struct sim *s, uint16_t id);
-size_t successor_of(const struct sim *s, size_t i);
+struct hring *hring_new(const struct ring_layout *l);
+void hring_free(struct hring *s);
+void hring_restart(struct hring *s, size_t i, uint32_t stored_epoch);
+struct ring_status status_of(const struct hring *s, size_t i);
+size_t index_of(const struct hring *s, uint16_t id);
+size_t successor_of(const struct hring *s, size_t i);
 bool decode_send(const struct ring_action *a, struct ring_msg *m);
-void sim_step(struct sim *s, size_t i, struct ring_event ev);
+void hring_step(struct hring *s, size_t i, struct ring_event ev);
 struct ring_event event(enum ring_event_type type);
-void sim_start(struct sim *s, size_t i);
-void sim_tick(struct sim *s, size_t i);
-void sim_leave(struct sim *s, size_t i);
-void sim_acquire(struct sim *s, size_t i, uint64_t client);
-void sim_release(struct sim *s, size_t i, uint64_t client);
-void sim_datagram(struct sim *s, size_t i, uint16_t from_id, const uint8_t *buf, size_t len);
-size_t sim_deliver_all(struct sim *s);
-bool sim_tick_earliest(struct sim *s);
-bool sim_next(struct sim *s, uint64_t until);
-bool sim_run(struct sim *s, uint64_t until,
-		    bool (*stop)(const struct sim *s, const void *arg), const void *arg);
-void sim_run_for(struct sim *s, uint64_t dur_us);
-int last_action(const struct sim *s, enum ring_action_type type);
-int last_log(const struct sim *s, enum ring_log_event ev);
-int last_send(const struct sim *s, enum ring_msg_type type, int to, struct ring_msg *m);
-bool want_met(const struct sim *s, const void *arg);
-bool run_until_log(struct sim *s, int node, enum ring_log_event ev, uint64_t limit_us);
-bool run_until_send(struct sim *s, int node, enum ring_msg_type type, int to,
+void hring_start(struct hring *s, size_t i);
+void hring_tick(struct hring *s, size_t i);
+void hring_leave(struct hring *s, size_t i);
+void hring_acquire(struct hring *s, size_t i, uint64_t client);
+void hring_release(struct hring *s, size_t i, uint64_t client);
+void hring_datagram(struct hring *s, size_t i, uint16_t from_id, const uint8_t *buf, size_t len);
+size_t hring_deliver_all(struct hring *s);
+bool hring_tick_earliest(struct hring *s);
+bool hring_next(struct hring *s, uint64_t until);
+bool hring_run(struct hring *s, uint64_t until,
+		    bool (*stop)(const struct hring *s, const void *arg), const void *arg);
+void hring_run_for(struct hring *s, uint64_t dur_us);
+int last_action(const struct hring *s, enum ring_action_type type);
+int last_log(const struct hring *s, enum ring_log_event ev);
+int last_send(const struct hring *s, enum ring_msg_type type, int to, struct ring_msg *m);
+bool want_met(const struct hring *s, const void *arg);
+bool run_until_log(struct hring *s, int node, enum ring_log_event ev, uint64_t limit_us);
+bool run_until_send(struct hring *s, int node, enum ring_msg_type type, int to,
 			   uint64_t limit_us);
-bool run_until_action(struct sim *s, int node, enum ring_action_type type,
+bool run_until_action(struct hring *s, int node, enum ring_action_type type,
 			     uint64_t limit_us);
-size_t count_logs(const struct sim *s, size_t i, uint64_t since, enum ring_log_event ev);
-size_t count_logs_all(const struct sim *s, uint64_t since, enum ring_log_event ev);
-size_t count_actions(const struct sim *s, size_t i, uint64_t since, enum ring_action_type type);
-size_t count_sends(const struct sim *s, size_t i, uint64_t since, enum ring_msg_type type,
+size_t count_logs(const struct hring *s, size_t i, uint64_t since, enum ring_log_event ev);
+size_t count_logs_all(const struct hring *s, uint64_t since, enum ring_log_event ev);
+size_t count_actions(const struct hring *s, size_t i, uint64_t since, enum ring_action_type type);
+size_t count_sends(const struct hring *s, size_t i, uint64_t since, enum ring_msg_type type,
 			  uint16_t to);
-uint64_t longest_gap(const struct sim *s, uint64_t since, enum ring_log_event ev,
+uint64_t longest_gap(const struct hring *s, uint64_t since, enum ring_log_event ev,
 			    size_t skip, uint64_t from_us);
-bool ring_settled(const struct sim *s, const void *arg);
-size_t sim_settle(struct sim *s);
-void sim_boot(struct sim *s);
+bool ring_settled(const struct hring *s, const void *arg);
+size_t hring_settle(struct hring *s);
+void hring_boot(struct hring *s);
 /* A ring of N on defaults but quorum Q, booted, its token parked at *P and
  * just back from a lap: fresh enough to grant under for loss_timeout_ms / 2,
  * the next lap a loss timeout away (PROTOCOL.md §3.4), the parked heartbeat
  * landed. */
-struct sim *sim_parked(size_t n, enum ring_quorum q, size_t *p);
+struct hring *hring_parked(size_t n, enum ring_quorum q, size_t *p);
 /* Encodes into BUF a WANT from member FROM to member TO (ring indices)
  * naming the park EPOCH/SEQ; returns its length. */
-size_t want_datagram(const struct sim *s, size_t from, size_t to, uint32_t epoch, uint32_t seq,
+size_t want_datagram(const struct hring *s, size_t from, size_t to, uint32_t epoch, uint32_t seq,
 		     uint8_t buf[RING_WIRE_MAX]);
-void assert_ring_safe(const struct sim *s);
+void assert_ring_safe(const struct hring *s);
 /* Member I receives M as if member FROM (an index) sent it now: a forged
  * or replayed datagram, encoded with the ring's fingerprint. */
-void sim_inject(struct sim *s, size_t i, size_t from, struct ring_msg m);
+void hring_inject(struct hring *s, size_t i, size_t from, struct ring_msg m);
 /* Grants at every member since SINCE. */
-size_t count_grants_all(const struct sim *s, uint64_t since);
+size_t count_grants_all(const struct hring *s, uint64_t since);
 /* A client at every member up asks (client ids CLIENT + i). */
-void sim_acquire_everywhere(struct sim *s, uint64_t client);
+void hring_acquire_everywhere(struct hring *s, uint64_t client);
 /* make_resting_layout with 200 ms leases: histories that grant often. */
 void make_short_lease_layout(struct ring_layout *l, size_t n);
 
@@ -160,23 +162,23 @@ bool capture_token_to(const struct flight *f, const void *arg);
 
 /* Encodes M as a datagram of member id FROM_ID to TO_ID (0: everyone) with
  * the ring's fingerprint into BUF (RING_WIRE_MAX); returns its length. */
-size_t craft(const struct sim *s, struct ring_msg *m, uint16_t from_id, uint16_t to_id,
+size_t craft(const struct hring *s, struct ring_msg *m, uint16_t from_id, uint16_t to_id,
 	     uint8_t *buf);
 /* The same for a TOKEN carrying T. */
-size_t craft_token(const struct sim *s, uint16_t from_id, uint16_t to_id,
+size_t craft_token(const struct hring *s, uint16_t from_id, uint16_t to_id,
 		   struct ring_msg_token t, uint8_t *buf);
 /* The last SEND of a TOKEN to TO_ID in the last update, copied into BUF and
  * decoded into M; returns its length. */
-size_t copy_last_token(const struct sim *s, uint16_t to_id, uint8_t *buf, struct ring_msg *m);
+size_t copy_last_token(const struct hring *s, uint16_t to_id, uint8_t *buf, struct ring_msg *m);
 /* The fence of member I's first GRANT since SINCE, 0 if none. */
-uint64_t first_grant_fence(const struct sim *s, size_t i, uint64_t since);
+uint64_t first_grant_fence(const struct hring *s, size_t i, uint64_t since);
 
 /* Counted losses: up to four at once, datagrams of TYPE from member id FROM
  * to TO (0: any), COUNT of them (negative: every one). lose_count adds one,
  * losses_on makes them the ring's drop filter, losses_off clears them. */
 void lose_count(enum ring_msg_type type, uint16_t from, uint16_t to, int count);
-void losses_on(struct sim *s);
-void losses_off(struct sim *s);
+void losses_on(struct hring *s);
+void losses_off(struct hring *s);
 
 /* A set of loss rules a test owns: every datagram of TYPE (0: any) from
  * member id FROM to TO (0: any) is lost, up to four rules. lose_add adds
@@ -188,18 +190,18 @@ struct loss {
 	} rule[4];
 	size_t n;
 };
-void lose_add(struct sim *s, struct loss *l, enum ring_msg_type type, uint16_t from,
+void lose_add(struct hring *s, struct loss *l, enum ring_msg_type type, uint16_t from,
 	      uint16_t to);
-void lose_none(struct sim *s, struct loss *l);
+void lose_none(struct hring *s, struct loss *l);
 
 /* ---- golden traces ----
  * The last step's actions in order, one phrase each, without the numbers
  * that vary from run to run: "persist", "send token>30" (the receiver's
  * id; ">*" for everyone), "grant", "revoke", "deny", a log event by its
  * name ("token_pass"), "left", "fatal"; joined by ", ". */
-const char *step_trace(const struct sim *s);
+const char *step_trace(const struct hring *s);
 /* Fails, showing both, when the last step's trace is not WANT. */
-void assert_step_trace(const struct sim *s, const char *want, const char *file, int line);
+void assert_step_trace(const struct hring *s, const char *want, const char *file, int line);
 #define ASSERT_STEP_TRACE(s, want) assert_step_trace((s), (want), __FILE__, __LINE__)
 
 #endif
