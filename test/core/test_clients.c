@@ -21,9 +21,8 @@ static void test_lease_expiry_revokes_and_moves_the_token_on(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 300;
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 
 	hring_acquire(s, h, 5);
 	int gi = last_action(s, RING_ACTION_GRANT);
@@ -52,9 +51,8 @@ static void test_acquire_twice_is_busy_and_release_cancels_a_waiting_client(void
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t w = successor_of(s, h);
 
 	hring_acquire(s, w, 7);

@@ -111,6 +111,36 @@ static const struct ring_action *last_grant(const struct hring *s)
 	return k < 0 ? NULL : &s->last.action[k];
 }
 
+/* A ring on layout L whose members read through the sockets above, booted
+ * and settled; its holder in *H unless H is NULL. */
+static struct hring *sockets_settled(const struct ring_layout *l, size_t *h)
+{
+	struct hring *s = hring_new(l);
+	sockets_init(s);
+	hring_boot(s);
+	size_t holder = hring_settle(s);
+	if (h)
+		*h = holder;
+	return s;
+}
+
+/* The opening of the two histories of a member that stops with the token
+ * on its way to it: a resting ring of three on long leases, holder H, P its
+ * successor with a client waiting, Q the third; returns once H has sent P
+ * the token. */
+static struct hring *token_on_its_way(size_t *h, size_t *p, size_t *q)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, 3);
+	l.lease_ms = 60000;
+	struct hring *s = sockets_settled(&l, h);
+	*p = successor_of(s, *h);
+	*q = successor_of(s, *p);
+	hring_acquire(s, *p, 7);
+	CU_ASSERT_FATAL(run_until_send(s, (int)*h, RING_MSG_TOKEN, id_of(*p), 500 * MS));
+	return s;
+}
+
 /* ---- §5.5 pauses ---- */
 
 /* §5.5: a detected pause revokes the grant before anything else. The holder
@@ -123,10 +153,8 @@ static void test_paused_holders_client_is_out_before_the_new_holders_grant_overl
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000; /* no lease ends in this history */
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = sockets_settled(&l, &h);
 	hring_acquire(s, h, 1);
 	CU_ASSERT_FATAL(last_grant(s) != NULL);
 	size_t a = successor_of(s, h), b = successor_of(s, a);
@@ -160,16 +188,8 @@ static void test_paused_holders_client_is_out_before_the_new_holders_grant_overl
  * under, before the pause is noticed). */
 static void test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_under_it(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
-	l.lease_ms = 60000;
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	size_t h = hring_settle(s);
-	size_t p = successor_of(s, h), q = successor_of(s, p);
-	hring_acquire(s, p, 7);
-	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(p), 500 * MS));
+	size_t h, p, q;
+	struct hring *s = token_on_its_way(&h, &p, &q);
 	uint32_t old_epoch = status_of(s, h).token_epoch;
 	pause_member(s, p, true); /* the token in flight lands in its socket */
 
@@ -203,16 +223,8 @@ static void test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_und
  * holder's client is in the region. Kills tokens-last. */
 static void test_stalled_member_reads_the_newer_heartbeat_before_its_old_token(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
-	l.lease_ms = 60000;
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	size_t h = hring_settle(s);
-	size_t p = successor_of(s, h), q = successor_of(s, p);
-	hring_acquire(s, p, 7);
-	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(p), 500 * MS));
+	size_t h, p, q;
+	struct hring *s = token_on_its_way(&h, &p, &q);
 	uint64_t stalled = s->now;
 	uint64_t deadline = s->deadline[p];
 	pause_member(s, p, true); /* the token in flight lands in its socket */
@@ -225,7 +237,7 @@ static void test_stalled_member_reads_the_newer_heartbeat_before_its_old_token(v
 	CU_ASSERT_FATAL(sock[p].n >= 2);
 	CU_ASSERT_EQUAL_FATAL(msg_type(&sock[p].f[0]), RING_MSG_TOKEN);
 	/* p wakes before its own deadline: a stall, not a pause. */
-	CU_ASSERT_FATAL(s->now < stalled + l.loss_timeout_ms * MS / 2);
+	CU_ASSERT_FATAL(s->now < stalled + s->layout.loss_timeout_ms * MS / 2);
 	CU_ASSERT_FATAL(s->now < deadline);
 	s->deadline[p] = deadline;
 	uint64_t woke = s->seq;
@@ -307,10 +319,8 @@ static void test_holder_ends_an_election_so_no_second_token_is_made(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = sockets_settled(&l, &h);
 	hring_acquire(s, h, 1);
 	CU_ASSERT_FATAL(last_grant(s) != NULL);
 	kept_holder = h;
@@ -345,10 +355,7 @@ static void test_member_that_heard_the_token_ends_a_lonely_members_election(void
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	hring_settle(s);
+	struct hring *s = sockets_settled(&l, NULL);
 	extra_drop = drop_for_lonely_initiator;
 	uint64_t mark = s->seq;
 	hring_run_for(s, 5000 * MS);
@@ -369,10 +376,7 @@ static void test_leave_below_quorum_drops_the_token_and_nothing_is_granted(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	hring_settle(s);
+	struct hring *s = sockets_settled(&l, NULL);
 	s->up[2] = false;
 	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_TOKEN_RECV, 2000 * MS));
@@ -400,10 +404,7 @@ static void test_member_carrying_a_no_quorum_election_reports_no_quorum(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 5);
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	hring_settle(s);
+	struct hring *s = sockets_settled(&l, NULL);
 	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_TOKEN_RECV, 2000 * MS));
 	for (size_t i = 2; i < 5; i++)
 		s->up[i] = false;
@@ -442,10 +443,7 @@ static void test_initiator_waking_from_a_pause_drops_the_election_it_started_bef
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	hring_settle(s);
+	struct hring *s = sockets_settled(&l, NULL);
 	CU_ASSERT_FATAL(run_until_log(s, 2, RING_LOG_TOKEN_RECV, 2000 * MS));
 	pause_member(s, 2, true);
 	hring_acquire(s, 1, 5);
@@ -545,10 +543,7 @@ static void test_regenerated_epoch_is_above_an_epoch_only_a_participant_knew(voi
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	hring_settle(s);
+	struct hring *s = sockets_settled(&l, NULL);
 	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_TOKEN_RECV, 2000 * MS));
 	hring_run_for(s, 10 * MS); /* member 0's pass is acked: the token is 1's */
 	CU_ASSERT_FATAL(!status_of(s, 0).has_token);
@@ -609,10 +604,7 @@ static void inject_election(struct hring *s, size_t to, size_t from, size_t init
 static struct hring *lone_carrier(struct ring_layout *l)
 {
 	make_resting_layout(l, 3);
-	struct hring *s = hring_new(l);
-	sockets_init(s);
-	hring_boot(s);
-	hring_settle(s);
+	struct hring *s = sockets_settled(l, NULL);
 	CU_ASSERT_FATAL(run_until_log(s, 2, RING_LOG_TOKEN_RECV, 2000 * MS));
 	s->up[0] = false;
 	s->up[2] = false;
@@ -751,10 +743,8 @@ static void test_woken_member_grants_nothing_for_two_heartbeats_then_grants(void
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 4);
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = sockets_settled(&l, &h);
 	uint64_t armed = s->deadline[h];
 	CU_ASSERT_FATAL(armed != NEVER);
 	pause_member(s, h, true);
@@ -797,10 +787,8 @@ static void test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_t
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = sockets_settled(&l, &h);
 	size_t x = successor_of(s, h), m = successor_of(s, x); /* m's next is h */
 	hring_acquire(s, h, 1);
 	CU_ASSERT_FATAL(last_grant(s) != NULL);
@@ -854,10 +842,7 @@ static void test_heartbeat_ends_the_initiators_election_at_once(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	hring_settle(s);
+	struct hring *s = sockets_settled(&l, NULL);
 	extra_drop = drop_to_member_2;
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_log(s, 2, RING_LOG_ELECTION_START, 3000 * MS));
@@ -911,10 +896,8 @@ static void test_election_back_after_its_time_is_abandoned(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct hring *s = hring_new(&l);
-	sockets_init(s);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = sockets_settled(&l, &h);
 	hring_acquire(s, h, 7); /* the token stays at h while its client holds */
 	CU_ASSERT_FATAL(status_of(s, h).granted);
 	/* The initiator is the higher id of the other two, so that the carrier

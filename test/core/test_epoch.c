@@ -32,9 +32,8 @@ static void test_stale_token_is_dropped_and_its_sender_drops_its_copy(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t old = hring_settle(s);
+	size_t old;
+	struct hring *s = hring_settled(&l, &old);
 	uint32_t old_epoch = status_of(s, old).token_epoch;
 
 	/* The holder stalls; the other two regenerate without it. */
@@ -92,9 +91,8 @@ static void test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration(void
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 100; /* the clients below never release */
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	uint32_t e = status_of(s, x).epoch;
@@ -170,9 +168,8 @@ static void test_counter_exhaustion_reepochs_without_granting_unconfirmed(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
 	struct ring_status hs = status_of(s, h);
 	hring_acquire(s, x, 9);
@@ -207,9 +204,8 @@ static void test_the_last_seq_of_an_epoch_is_passed_under_a_new_epoch(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 100; /* the clients below never release */
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	uint32_t epoch = status_of(s, h).token_epoch;
@@ -256,9 +252,8 @@ static void test_the_last_fence_of_an_epoch_is_followed_by_a_new_epoch(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
 	hring_acquire(s, h, 1); /* a fence of this epoch is granted first */
 	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
@@ -307,9 +302,8 @@ static void test_a_regenerated_epoch_is_above_one_learned_during_the_election(vo
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	uint32_t epoch = status_of(s, h).token_epoch;
 	s->up[h] = false; /* the holder crashes with the token */
 	uint64_t mark = s->seq;
@@ -363,9 +357,8 @@ static void test_a_skipped_members_copy_is_dropped_by_the_new_epochs_heartbeat(v
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000; /* x's client would hold on for a minute */
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	uint32_t epoch = status_of(s, h).token_epoch;

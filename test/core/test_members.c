@@ -29,9 +29,8 @@ static void test_member_left_out_of_the_alive_set_asks_in_and_is_served(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t j = successor_of(s, h);
 	s->up[j] = false;
 	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_SUCCESSOR_SKIP, 500 * MS));
@@ -128,9 +127,8 @@ static void test_restarted_member_still_in_the_set_is_readmitted_above_its_epoch
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 500; /* the clients below never release */
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t j = successor_of(s, h);
 	hring_acquire(s, h, 5);
 	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
@@ -164,9 +162,8 @@ static void test_stale_join_takes_no_pass_back_so_no_second_region(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t p = hring_settle(s);
+	size_t p;
+	struct hring *s = hring_settled(&l, &p);
 	size_t r = successor_of(s, p);
 	size_t x = successor_of(s, r);
 	uint32_t e = status_of(s, p).token_epoch;
@@ -200,9 +197,8 @@ static void test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	uint32_t old_epoch = status_of(s, h).token_epoch;
 
 	hring_leave(s, h);
@@ -255,9 +251,8 @@ static void test_leaving_holder_revokes_its_client_and_hands_the_token_on_at_onc
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
 	hring_acquire(s, h, 5);
 	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
@@ -282,9 +277,8 @@ static void test_holder_removes_a_leaver_so_no_pass_is_wasted_on_it(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t lv = successor_of(s, h);
 	uint64_t mark = s->seq;
 	hring_leave(s, lv);
@@ -391,9 +385,8 @@ static void test_holder_readmits_at_most_eight_joiners_in_one_step(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 12);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t m = successor_of(s, successor_of(s, h));
 	uint32_t e = status_of(s, m).epoch;
 	uint64_t mark = s->seq;
@@ -427,9 +420,8 @@ static void test_member_left_out_asks_in_once_a_heartbeat(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t j = successor_of(s, h);
 	struct ring_status st = status_of(s, h);
 	struct ring_msg hb = {.type = RING_MSG_HEARTBEAT};
@@ -459,9 +451,8 @@ static void test_a_leave_stalled_past_its_deadline_ends_at_once(void)
 	struct ring_layout l;
 	make_layout(&l, 3);
 	l.quorum = RING_QUORUM_NONE;
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	hring_leave(s, h);
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0); /* passed, ack awaited */
 	s->up[h] = false; /* stalled: gets nothing, does nothing */
@@ -495,9 +486,8 @@ static void test_leave_racing_its_ack_makes_no_second_token(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 4);
 	l.lease_ms = 100; /* the clients below never release */
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t p = hring_settle(s);
+	size_t p;
+	struct hring *s = hring_settled(&l, &p);
 	size_t lv = successor_of(s, p);
 	uint16_t lv_id = id_of(lv);
 	s->drop = drop_acks_from;
@@ -540,9 +530,8 @@ static void test_leave_after_a_reepoch_still_names_the_hop_it_took(void)
 	make_resting_layout(&l, 4);
 	l.retries = 0;
 	l.lease_ms = 100;
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t p = hring_settle(s);
+	size_t p;
+	struct hring *s = hring_settled(&l, &p);
 	size_t lv = successor_of(s, p);
 	size_t x = successor_of(s, lv);
 	/* A JOIN from x waits at lv: lv will re-epoch the token it takes. */
@@ -584,9 +573,8 @@ static void test_leaving_member_refuses_a_new_pass_by_name(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	struct ring_status hs = status_of(s, h);
@@ -626,9 +614,8 @@ static void test_stale_join_does_not_take_a_pass_back(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t r = successor_of(s, h);
 	uint32_t old_epoch = status_of(s, r).epoch - 1; /* what it knew before */
 	uint16_t r_id = id_of(r);

@@ -130,9 +130,8 @@ static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(v
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	hring_acquire(s, h, 6);
 	int gi = last_action(s, RING_ACTION_GRANT);
 	CU_ASSERT_FATAL(gi >= 0);
@@ -161,9 +160,8 @@ static void test_late_tick_within_half_the_loss_timeout_is_no_pause(void)
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	hring_acquire(s, h, 6);
 	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
 
@@ -223,9 +221,8 @@ static void test_hostile_datagrams_are_counted_never_acted_on(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);  /* the target: it has no token */
 	size_t y = successor_of(s, x);  /* a member the datagrams claim to be from */
 	CU_ASSERT_FATAL(x != h && y != x);

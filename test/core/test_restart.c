@@ -68,9 +68,8 @@ static void test_restarted_member_refuses_a_late_copy_whatever_its_sender_lost(v
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t p = hring_settle(s);
+	size_t p;
+	struct hring *s = hring_settled(&l, &p);
 	size_t r = successor_of(s, p);
 	uint16_t r_id = id_of(r);
 	memset(&captured, 0, sizeof captured);
@@ -154,9 +153,8 @@ static void test_restarted_member_refuses_its_stored_epoch_and_joins_under_a_new
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t r = successor_of(s, h);
 	uint32_t stored = status_of(s, r).epoch;
 	CU_ASSERT_EQUAL_FATAL(stored, status_of(s, h).token_epoch);
@@ -305,9 +303,8 @@ static void test_refused_pass_waits_an_ack_timeout_for_an_ack_of_the_past_life(v
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t p = hring_settle(s);
+	size_t p;
+	struct hring *s = hring_settled(&l, &p);
 	size_t j = successor_of(s, p);
 	size_t q = successor_of(s, j);
 	uint16_t j_id = id_of(j);
@@ -414,9 +411,8 @@ static void test_wiped_member_never_grants_an_old_fence_again(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t r = successor_of(s, h);
 	uint16_t r_id = id_of(r);
 	memset(&captured, 0, sizeof captured);
@@ -533,9 +529,7 @@ static void test_a_forged_answer_beyond_reach_does_not_prove_a_restart(void)
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	(void)hring_settle(s);
+	struct hring *s = hring_settled(&l, NULL);
 	size_t r = 0, a = 1, forged = 2;
 	uint32_t stored = status_of(s, r).epoch;
 	hring_restart(s, r, stored);
@@ -565,9 +559,7 @@ static void test_a_forger_answering_every_query_at_a_whole_ring_restart_costs_no
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	(void)hring_settle(s);
+	struct hring *s = hring_settled(&l, NULL);
 	uint32_t before = 0;
 	for (size_t i = 0; i < s->n; i++)
 		before = status_of(s, i).epoch > before ? status_of(s, i).epoch : before;
@@ -617,9 +609,7 @@ static void test_a_forged_floor_costs_one_take_back_at_most(void)
 	for (int k = 0; k < 2; k++) {
 		struct ring_layout l;
 		make_short_lease_layout(&l, 3);
-		struct hring *s = hring_new(&l);
-		hring_boot(s);
-		(void)hring_settle(s);
+		struct hring *s = hring_settled(&l, NULL);
 		size_t v = 0, p = 2; /* P precedes V in ring order */
 		CU_ASSERT_FATAL(successor_of(s, p) == v);
 		uint32_t stored = status_of(s, v).epoch;
@@ -655,9 +645,7 @@ static void test_an_unproven_member_names_the_floor_it_refuses_by(void)
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	(void)hring_settle(s);
+	struct hring *s = hring_settled(&l, NULL);
 	size_t v = 0, down = 1, p = 2;
 	CU_ASSERT_FATAL(successor_of(s, p) == v);
 	for (int k = 0; k < 100 && !status_of(s, p).token_held; k++)
@@ -721,9 +709,7 @@ static void test_one_wild_epoch_file_moves_nobody_and_is_deleted(void)
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	(void)hring_settle(s);
+	struct hring *s = hring_settled(&l, NULL);
 	uint32_t before = status_of(s, 0).epoch;
 	size_t w = 1;
 	uint32_t stored[3];
@@ -866,9 +852,7 @@ static void test_a_wiped_peer_and_a_peer_behind_make_an_honest_disk_distrusted(v
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	(void)hring_settle(s);
+	struct hring *s = hring_settled(&l, NULL);
 	uint64_t mark = s->seq;
 	hring_acquire_everywhere(s, 10);
 	hring_run_for(s, 2000 * MS);
@@ -945,9 +929,7 @@ static void test_one_forged_push_leaves_a_returning_member_unprovable(void)
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	(void)hring_settle(s);
+	struct hring *s = hring_settled(&l, NULL);
 	size_t a = 0, b = 1, c = 2;
 	uint32_t old = status_of(s, c).epoch;
 	s->up[c] = false;
@@ -1004,9 +986,7 @@ static void test_one_forged_answer_at_a_member_one_mint_ahead_wedges_the_ring(vo
 {
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	(void)hring_settle(s);
+	struct hring *s = hring_settled(&l, NULL);
 	size_t h = 0, q = 1, d = 2;
 	s->up[d] = false; /* crashed; its port is the attacker's */
 	hring_run_for(s, 3000 * MS);
@@ -1431,9 +1411,7 @@ static void test_one_forged_answer_splits_a_keyless_quorum_none_ring_for_good(vo
 	make_resting_layout(&l, 3);
 	l.quorum = RING_QUORUM_NONE;
 	l.lease_ms = 20000;
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	(void)hring_settle(s);
+	struct hring *s = hring_settled(&l, NULL);
 	uint32_t before = status_of(s, 0).epoch;
 	s->up[1] = false; /* crashed; its port is the attacker's */
 	hring_run_for(s, 2000 * MS);
@@ -1475,9 +1453,7 @@ static void test_one_forged_push_and_a_restart_split_a_quorum_none_pair_for_good
 	make_resting_layout(&l, 2);
 	l.quorum = RING_QUORUM_NONE;
 	l.lease_ms = 20000;
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	(void)hring_settle(s);
+	struct hring *s = hring_settled(&l, NULL);
 	uint32_t stored1 = status_of(s, 1).epoch;
 	s->up[1] = false; /* crashed; its port is the attacker's */
 	hring_run_for(s, 3000 * MS);

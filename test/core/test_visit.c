@@ -90,9 +90,8 @@ static void test_duplicate_token_is_reacked_not_accepted(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t r = successor_of(s, h);
 
 	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(r), 500 * MS));
@@ -184,9 +183,8 @@ static void test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_e
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t dead = successor_of(s, h);
 	size_t after = successor_of(s, dead);
 	CU_ASSERT_FATAL(after != h && after != dead);
@@ -267,9 +265,8 @@ static void test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t r = successor_of(s, h);
 
 	/* r's ack of h's pass, kept as the network might keep a duplicate. */
@@ -321,9 +318,8 @@ static void test_a_token_that_leaves_its_receiver_out_is_refused(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	struct ring_status hs = status_of(s, h);
@@ -359,9 +355,8 @@ static void test_a_pass_that_comes_back_keeps_the_higher_grant_counter(void)
 {
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t r = successor_of(s, h);
 	size_t y = successor_of(s, r); /* h's predecessor */
 	losses_on(s);
@@ -405,9 +400,8 @@ static void test_a_member_retransmitting_its_pass_keeps_the_ring_hearing_the_tok
 	make_resting_layout(&l, 3);
 	l.ack_timeout_ms = 100;
 	l.retries = 12; /* 1.3 s of retransmits, above loss_timeout_ms */
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	s->up[x] = false;
@@ -438,9 +432,8 @@ static void test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to
 	struct ring_layout l;
 	make_resting_layout(&l, 3);
 	l.lease_ms = 60000;
-	struct hring *s = hring_new(&l);
-	hring_boot(s);
-	size_t h = hring_settle(s);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
 	size_t y = successor_of(s, x);
 	uint32_t epoch = status_of(s, h).token_epoch;

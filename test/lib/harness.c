@@ -536,6 +536,16 @@ void hring_boot(struct hring *s)
 	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 1);
 }
 
+struct hring *hring_settled(const struct ring_layout *l, size_t *h)
+{
+	struct hring *s = hring_new(l);
+	hring_boot(s);
+	size_t holder = hring_settle(s);
+	if (h)
+		*h = holder;
+	return s;
+}
+
 struct hring *hring_parked(size_t n, enum ring_quorum q, size_t *p)
 {
 	struct ring_layout layout, *l = &layout;

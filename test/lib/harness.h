@@ -132,6 +132,10 @@ uint64_t longest_gap(const struct hring *s, uint64_t since, enum ring_log_event 
 bool ring_settled(const struct hring *s, const void *arg);
 size_t hring_settle(struct hring *s);
 void hring_boot(struct hring *s);
+/* The opening of most scripted histories: a ring on layout L, booted and
+ * settled (hring_new, hring_boot, hring_settle); its holder in *H unless H
+ * is NULL. */
+struct hring *hring_settled(const struct ring_layout *l, size_t *h);
 /* A ring of N on defaults but quorum Q, booted, its token parked at *P and
  * just back from a lap: fresh enough to grant under for loss_timeout_ms / 2,
  * the next lap a loss timeout away (PROTOCOL.md §3.4), the parked heartbeat
