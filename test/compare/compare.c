@@ -44,15 +44,11 @@ enum cmp_alg {
 };
 
 static const char *const alg_arg[] = {
-#define CMP_ALG_ARG_(name, arg, title) arg,
-	CMP_ALGS(CMP_ALG_ARG_)
-#undef CMP_ALG_ARG_
+	CMP_ALGS(DRIVER_ARG_)
 };
 
 static const char *const alg_title[] = {
-#define CMP_ALG_TITLE_(name, arg, title) title,
-	CMP_ALGS(CMP_ALG_TITLE_)
-#undef CMP_ALG_TITLE_
+	CMP_ALGS(DRIVER_TITLE_)
 };
 
 /* Whom a crash takes, by role at the moment of the crash. */
@@ -173,18 +169,8 @@ static bool failed(const struct cmp_run *run)
 	return cluster_failed(&run->cl);
 }
 
-static void fail(struct cmp_run *run, const char *inv, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void fail(struct cmp_run *run, const char *inv, const char *fmt, ...)
-{
-	char what[sizeof run->cl.what];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
-	cluster_fail_record(&run->cl, inv, what);
-}
+/* A failure of the run: the cluster records the first one. */
+#define fail(run, ...) cluster_fail(&(run)->cl, __VA_ARGS__)
 
 #define trace(run, ...) cluster_trace(&(run)->cl, __VA_ARGS__)
 
@@ -710,10 +696,7 @@ static void run_one(const struct cmp_config *cfg, uint64_t seed, const char *sal
 {
 	struct cmp_run *run = calloc(1, sizeof *run);
 	if (!run) {
-		memset(out, 0, sizeof *out);
-		out->failed = true;
-		snprintf(out->inv, sizeof out->inv, "sim");
-		snprintf(out->what, sizeof out->what, "out of memory");
+		DRIVER_RESULT_OOM(out);
 		return;
 	}
 	run->cfg = cfg;
@@ -1212,17 +1195,13 @@ int main(int argc, char **argv)
 			only = driver_lookup(v, alg_arg, CMP_ALG_COUNT_);
 			only_tx = only < 0 ? tx_proto_lookup(v) : -1;
 			if (only < 0 && only_tx < 0) {
-				fprintf(stderr, "compare: unknown algorithm '%s'\n", v);
-				usage(stderr);
-				return 2;
+				return driver_usage_error(usage, "compare: unknown algorithm '%s'\n", v);
 			}
 			i++;
 		} else if (driver_seed_arg(&sd, a, v, 1)) {
 			i++;
 		} else {
-			fprintf(stderr, "compare: bad argument '%s'\n", a);
-			usage(stderr);
-			return 2;
+			return driver_usage_error(usage, "compare: bad argument '%s'\n", a);
 		}
 	}
 	if (replay) {

@@ -51,15 +51,11 @@ enum tx_fault {
 };
 
 static const char *const fault_arg[] = {
-#define TX_FAULT_ARG_(name, arg, title) arg,
-	TX_FAULTS(TX_FAULT_ARG_)
-#undef TX_FAULT_ARG_
+	TX_FAULTS(DRIVER_ARG_)
 };
 
 static const char *const fault_title[] = {
-#define TX_FAULT_TITLE_(name, arg, title) title,
-	TX_FAULTS(TX_FAULT_TITLE_)
-#undef TX_FAULT_TITLE_
+	TX_FAULTS(DRIVER_TITLE_)
 };
 
 /* One run's setting; the rest comes from the seed. */
@@ -156,18 +152,8 @@ struct tx_run {
 
 #define trace(run, ...) cluster_trace(&(run)->cl, __VA_ARGS__)
 
-static void fail(struct tx_run *run, const char *inv, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void fail(struct tx_run *run, const char *inv, const char *fmt, ...)
-{
-	char what[sizeof run->cl.what];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
-	cluster_fail_record(&run->cl, inv, what);
-}
+/* A failure of the run: the cluster records the first one. */
+#define fail(run, ...) cluster_fail(&(run)->cl, __VA_ARGS__)
 
 static const char *site_name(uint32_t i, char buf[8])
 {
@@ -623,10 +609,7 @@ static void run_one(const struct tx_cfg *c, uint64_t seed, const char *salt, boo
 {
 	struct tx_run *run = calloc(1, sizeof *run);
 	if (!run) {
-		memset(out, 0, sizeof *out);
-		out->failed = true;
-		snprintf(out->inv, sizeof out->inv, "sim");
-		snprintf(out->what, sizeof out->what, "out of memory");
+		DRIVER_RESULT_OOM(out);
 		return;
 	}
 	run->cfg = c;

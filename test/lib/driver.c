@@ -1,6 +1,8 @@
 /* Command-line helpers of the simulator drivers (lib/driver.h). */
 #include "lib/driver.h"
 
+#include <stdarg.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,4 +53,14 @@ double driver_wall_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int driver_usage_error(void (*usage)(FILE *f), const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	usage(stderr);
+	return 2;
 }

@@ -1897,10 +1897,7 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 {
 	struct sim_run *run = calloc(1, sizeof *run);
 	if (!run) {
-		memset(out, 0, sizeof *out);
-		out->failed = true;
-		snprintf(out->inv, sizeof out->inv, "sim");
-		snprintf(out->what, sizeof out->what, "out of memory");
+		DRIVER_RESULT_OOM(out);
 		return;
 	}
 	run->cls = cls;
@@ -1982,17 +1979,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--class") && v) {
 			cls = driver_lookup(v, class_names, SIM_CLASS_COUNT_);
 			if (cls < 0) {
-				fprintf(stderr, "sim: unknown class '%s'\n", v);
-				usage(stderr);
-				return 2;
+				return driver_usage_error(usage, "sim: unknown class '%s'\n", v);
 			}
 			i++;
 		} else if (driver_seed_arg(&sd, a, v, 0)) {
 			i++;
 		} else {
-			fprintf(stderr, "sim: bad argument '%s'\n", a);
-			usage(stderr);
-			return 2;
+			return driver_usage_error(usage, "sim: bad argument '%s'\n", a);
 		}
 	}
 	if (cls < 0 || (sd.have_seed && sd.have_seeds)) {
