@@ -18,8 +18,7 @@
 
 static void test_lease_expiry_revokes_and_moves_the_token_on(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 300;
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
@@ -43,14 +42,12 @@ static void test_lease_expiry_revokes_and_moves_the_token_on(void)
 	CU_ASSERT(t > last_action(s, RING_ACTION_REVOKE));
 	CU_ASSERT(!status_of(s, h).granted);
 	CU_ASSERT_EQUAL(count_actions(s, h, 0, RING_ACTION_GRANT), 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 static void test_acquire_twice_is_busy_and_release_cancels_a_waiting_client(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t w = successor_of(s, h);

@@ -130,8 +130,7 @@ static struct hring *sockets_settled(const struct ring_layout *l, size_t *h)
  * the token. */
 static struct hring *token_on_its_way(size_t *h, size_t *p, size_t *q)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 60000;
 	struct hring *s = sockets_settled(&l, h);
 	*p = successor_of(s, *h);
@@ -150,8 +149,7 @@ static struct hring *token_on_its_way(size_t *h, size_t *p, size_t *q)
  * Kills pause-never-detected and pause-no-revoke. */
 static void test_paused_holders_client_is_out_before_the_new_holders_grant_overlaps(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 60000; /* no lease ends in this history */
 	size_t h;
 	struct hring *s = sockets_settled(&l, &h);
@@ -172,8 +170,7 @@ static void test_paused_holders_client_is_out_before_the_new_holders_grant_overl
 	CU_ASSERT(!status_of(s, h).granted);
 	hring_run_for(s, 500 * MS);
 	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_GRANT), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.5 and §7: after a pause the member grants nothing for 2 x heartbeat_ms,
@@ -210,8 +207,7 @@ static void test_member_waking_to_a_stale_token_in_its_socket_grants_nothing_und
 	CU_ASSERT_EQUAL(count_actions(s, p, mark, RING_ACTION_GRANT), 0);
 	CU_ASSERT(!status_of(s, p).has_token);
 	CU_ASSERT(status_of(s, q).granted);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.5, the batch order: a member stalled longer than the skip time but
@@ -264,8 +260,7 @@ static bool drop_heartbeats_to_paused(const struct hring *s, const struct flight
  * while the new holder's client is in the region. Kills pause-visit-goes-on. */
 static void test_paused_resting_holder_hands_its_token_on_instead_of_granting_under_it(void)
 {
-	struct ring_layout l;
-	make_layout(&l, 3);
+	struct ring_layout l = default_layout(3);
 	l.idle_pass_ms = 5000;
 	l.lease_ms = 60000;
 	struct hring *s = hring_new(&l);
@@ -294,8 +289,7 @@ static void test_paused_resting_holder_hands_its_token_on_instead_of_granting_un
 	hring_acquire(s, h, 9);
 	hring_run_for(s, 300 * MS);
 	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_GRANT), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- §6.2 ending an election while a token lives ---- */
@@ -316,8 +310,7 @@ static bool drop_heartbeats_but_to_holder(const struct hring *s, const struct fl
  * would not stop it. Kills holder-ends-election. */
 static void test_holder_ends_an_election_so_no_second_token_is_made(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 60000;
 	size_t h;
 	struct hring *s = sockets_settled(&l, &h);
@@ -330,8 +323,7 @@ static void test_holder_ends_an_election_so_no_second_token_is_made(void)
 	CU_ASSERT(count_logs_all(s, mark, RING_LOG_ELECTION_START) >= 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	CU_ASSERT(status_of(s, h).granted);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Member 0 is cut off from the token (tokens and heartbeats to it are
@@ -353,16 +345,14 @@ static bool drop_for_lonely_initiator(const struct hring *s, const struct flight
  * next to the live one. Kills recently-heard. */
 static void test_member_that_heard_the_token_ends_a_lonely_members_election(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	struct hring *s = sockets_settled(&l, NULL);
 	extra_drop = drop_for_lonely_initiator;
 	uint64_t mark = s->seq;
 	hring_run_for(s, 5000 * MS);
 	CU_ASSERT(count_logs(s, 0, mark, RING_LOG_ELECTION_START) >= 2);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- §6.3 quorum ---- */
@@ -374,8 +364,7 @@ static void test_member_that_heard_the_token_ends_a_lonely_members_election(void
  * Kills membership-quorum. */
 static void test_leave_below_quorum_drops_the_token_and_nothing_is_granted(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	struct hring *s = sockets_settled(&l, NULL);
 	s->up[2] = false;
 	hring_run_for(s, 3000 * MS);
@@ -390,8 +379,7 @@ static void test_leave_below_quorum_drops_the_token_and_nothing_is_granted(void)
 	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(count_actions(s, 0, mark, RING_ACTION_GRANT), 0);
 	CU_ASSERT(!status_of(s, 0).has_token);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §6.3: every member an election without quorum reaches reports no-quorum
@@ -402,8 +390,7 @@ static void test_leave_below_quorum_drops_the_token_and_nothing_is_granted(void)
  * asking it must read no-quorum, not "electing". Kills no-quorum-spread. */
 static void test_member_carrying_a_no_quorum_election_reports_no_quorum(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 5);
+	struct ring_layout l = resting_layout(5);
 	struct hring *s = sockets_settled(&l, NULL);
 	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_TOKEN_RECV, 2000 * MS));
 	for (size_t i = 2; i < 5; i++)
@@ -440,8 +427,7 @@ static void test_member_carrying_a_no_quorum_election_reports_no_quorum(void)
  * fences here.) Kills pause-keeps-election. */
 static void test_initiator_waking_from_a_pause_drops_the_election_it_started_before(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 60000;
 	struct hring *s = sockets_settled(&l, NULL);
 	CU_ASSERT_FATAL(run_until_log(s, 2, RING_LOG_TOKEN_RECV, 2000 * MS));
@@ -488,8 +474,7 @@ static void run_two_of_five(struct hring *s)
 
 static void test_majority_ring_without_quorum_never_regenerates_or_grants(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 5);
+	struct ring_layout l = resting_layout(5);
 	struct hring *s = hring_new(&l);
 	run_two_of_five(s);
 	CU_ASSERT(count_logs_all(s, 0, RING_LOG_NO_QUORUM) >= 1);
@@ -511,8 +496,7 @@ static void test_majority_ring_without_quorum_never_regenerates_or_grants(void)
 
 static void test_ring_without_quorum_rule_regenerates_with_two_of_five(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 5);
+	struct ring_layout l = resting_layout(5);
 	l.quorum = RING_QUORUM_NONE;
 	struct hring *s = hring_new(&l);
 	run_two_of_five(s);
@@ -524,8 +508,7 @@ static void test_ring_without_quorum_rule_regenerates_with_two_of_five(void)
 	struct ring_status st = status_of(s, h);
 	CU_ASSERT_EQUAL(ring_set_count(&st.alive), 2);
 	CU_ASSERT(ring_set_has(&st.alive, 0) && ring_set_has(&st.alive, 1));
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- §6.1 the election ---- */
@@ -541,8 +524,7 @@ static void test_ring_without_quorum_rule_regenerates_with_two_of_five(void)
  * Kills election-max-epoch. */
 static void test_regenerated_epoch_is_above_an_epoch_only_a_participant_knew(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	struct hring *s = sockets_settled(&l, NULL);
 	CU_ASSERT_FATAL(run_until_log(s, 1, RING_LOG_TOKEN_RECV, 2000 * MS));
 	hring_run_for(s, 10 * MS); /* member 0's pass is acked: the token is 1's */
@@ -574,8 +556,7 @@ static void test_regenerated_epoch_is_above_an_epoch_only_a_participant_knew(voi
 	CU_ASSERT_EQUAL(count_logs_all(s, woke, RING_LOG_TOKEN_REGEN), 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, woke, RING_LOG_TOKEN_STALE_DROP), 0);
 	CU_ASSERT(count_logs(s, 2, woke, RING_LOG_TOKEN_RECV) >= 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Hand-made election hop from member FROM to member TO. */
@@ -741,8 +722,7 @@ static void test_initiator_swallows_a_lower_election_and_carries_a_higher_one(vo
  * (no visit ever grants). */
 static void test_woken_member_grants_nothing_for_two_heartbeats_then_grants(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 4);
+	struct ring_layout l = resting_layout(4);
 	size_t h;
 	struct hring *s = sockets_settled(&l, &h);
 	uint64_t armed = s->deadline[h];
@@ -763,8 +743,7 @@ static void test_woken_member_grants_nothing_for_two_heartbeats_then_grants(void
 	CU_ASSERT_FATAL(run_until_action(s, (int)h, RING_ACTION_GRANT, 1000 * MS));
 	CU_ASSERT(s->now >= over);
 	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_GRANT), 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- §6.2 rule 1's re-epoch, and rule 3 at a heartbeat ---- */
@@ -785,8 +764,7 @@ static bool drop_joins(const struct hring *s, const struct flight *f)
  * holder-no-reepoch. */
 static void test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_token(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = sockets_settled(&l, &h);
 	size_t x = successor_of(s, h), m = successor_of(s, x); /* m's next is h */
@@ -820,8 +798,7 @@ static void test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_t
 	CU_ASSERT(count_logs(s, m, released, RING_LOG_TOKEN_RECV) >= 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 static bool drop_to_member_2(const struct hring *s, const struct flight *f)
@@ -840,8 +817,7 @@ static bool drop_to_member_2(const struct hring *s, const struct flight *f)
  * round to it. Kills heartbeat-keeps-election. */
 static void test_heartbeat_ends_the_initiators_election_at_once(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	struct hring *s = sockets_settled(&l, NULL);
 	extra_drop = drop_to_member_2;
 	uint64_t mark = s->seq;
@@ -893,8 +869,7 @@ static bool hold_election_back(const struct hring *s, const struct flight *f)
  * The initiator must not regenerate from it. Kills election-too-old. */
 static void test_election_back_after_its_time_is_abandoned(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 60000;
 	size_t h;
 	struct hring *s = sockets_settled(&l, &h);

@@ -30,8 +30,7 @@ static bool drop_heartbeats_to(const struct flight *f, const void *arg)
 
 static void test_stale_token_is_dropped_and_its_sender_drops_its_copy(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t old;
 	struct hring *s = hring_settled(&l, &old);
 	uint32_t old_epoch = status_of(s, old).token_epoch;
@@ -88,8 +87,7 @@ static void test_stale_token_is_dropped_and_its_sender_drops_its_copy(void)
  * within reach costs the regeneration it forces and no more. */
 static void test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 100; /* the clients below never release */
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
@@ -129,16 +127,14 @@ static void test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration(void
 		CU_ASSERT_EQUAL(count_actions(s, c, mark, RING_ACTION_GRANT), 1);
 		CU_ASSERT(status_of(s, c).epoch > e + (100u << 8));
 	}
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Hole 3, the top of the space: when no generation is left to mint, the
  * member stops with a FATAL instead of minting an epoch again. */
 static void test_exhausted_epochs_are_fatal_not_repeated(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	struct hring *s = hring_new(&l);
 	for (size_t i = 0; i < 3; i++)
 		hring_restart(s, i, 0xfffffe00u | (uint32_t)i);
@@ -158,16 +154,14 @@ static void test_exhausted_epochs_are_fatal_not_repeated(void)
 	CU_ASSERT_EQUAL(s->last.n, 1);
 	CU_ASSERT_EQUAL(s->last.action[0].type, RING_ACTION_FATAL);
 	CU_ASSERT_EQUAL(s->last.deadline_us, NEVER);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Hole 3, the counter: at 2^32-1 grants the holder re-epochs, and a new
  * epoch is granted under only once confirmed (§4.4), never at once. */
 static void test_counter_exhaustion_reepochs_without_granting_unconfirmed(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
@@ -201,8 +195,7 @@ static void test_counter_exhaustion_reepochs_without_granting_unconfirmed(void)
  * h's pass to x is replaced by one of the same epoch with seq 2^32 - 1. */
 static void test_the_last_seq_of_an_epoch_is_passed_under_a_new_epoch(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 100; /* the clients below never release */
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
@@ -237,8 +230,7 @@ static void test_the_last_seq_of_an_epoch_is_passed_under_a_new_epoch(void)
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	for (size_t c = 0; c < 3; c++)
 		CU_ASSERT(count_actions(s, c, mark, RING_ACTION_GRANT) >= 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- §4: fences and epochs ---- */
@@ -250,8 +242,7 @@ static void test_the_last_seq_of_an_epoch_is_passed_under_a_new_epoch(void)
  * x is replaced by one of the same hop whose count is 2^32 - 1. */
 static void test_the_last_fence_of_an_epoch_is_followed_by_a_new_epoch(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
@@ -276,8 +267,7 @@ static void test_the_last_fence_of_an_epoch_is_followed_by_a_new_epoch(void)
 	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 2000 * MS));
 	uint64_t fence = first_grant_fence(s, x, mark);
 	CU_ASSERT(fence >> 32 > epoch);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Whether the last step sent an election back to its own initiator: the
@@ -300,8 +290,7 @@ static bool election_going_home(const struct hring *s, const void *arg)
  * time, the one thing §4.2 promises never happens: two tokens of an epoch. */
 static void test_a_regenerated_epoch_is_above_one_learned_during_the_election(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	uint32_t epoch = status_of(s, h).token_epoch;
@@ -342,8 +331,7 @@ static void test_a_regenerated_epoch_is_above_one_learned_during_the_election(vo
 			prev = r->a.u.persist.epoch;
 		}
 	}
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §4.3 (with §3.2's skip): a member that learns a newer epoch from a
@@ -354,8 +342,7 @@ static void test_a_regenerated_epoch_is_above_one_learned_during_the_election(vo
  * clients are in the region with only acks lost. */
 static void test_a_skipped_members_copy_is_dropped_by_the_new_epochs_heartbeat(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 60000; /* x's client would hold on for a minute */
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
@@ -377,8 +364,7 @@ static void test_a_skipped_members_copy_is_dropped_by_the_new_epochs_heartbeat(v
 	CU_ASSERT_EQUAL(count_logs(s, x, mark, RING_LOG_TOKEN_STALE_DROP), 1);
 	CU_ASSERT_EQUAL(status_of(s, x).epoch, status_of(s, y).token_epoch);
 	losses_off(s);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 #define T_(f) {#f, f}

@@ -27,8 +27,7 @@
  * its loss timer quiet), and its client would wait for ever. */
 static void test_member_left_out_of_the_alive_set_asks_in_and_is_served(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t j = successor_of(s, h);
@@ -42,8 +41,7 @@ static void test_member_left_out_of_the_alive_set_asks_in_and_is_served(void)
 			  count_sends(s, j, mark, RING_MSG_JOIN, id_of(successor_of(s, j))) >=
 		  1);
 	CU_ASSERT_EQUAL(count_actions(s, j, mark, RING_ACTION_GRANT), 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* J was skipped, and comes back knowing an epoch newer than the ring's: it
@@ -69,8 +67,7 @@ static size_t skip_then_restart_ahead(struct hring *s, uint32_t *ahead)
  * stop until an election: a token lost to a join. */
 static void test_readmission_mints_above_the_joiners_epoch(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 100; /* the clients below never release */
 	struct hring *s = hring_new(&l);
 	hring_boot(s);
@@ -87,8 +84,7 @@ static void test_readmission_mints_above_the_joiners_epoch(void)
 	for (size_t i = 0; i < 3; i++)
 		CU_ASSERT_EQUAL(count_actions(s, i, mark, RING_ACTION_GRANT), 1);
 	CU_ASSERT(status_of(s, j).epoch > ahead);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.3, a member hearing only stale heartbeats, and no live token, asks
@@ -98,8 +94,7 @@ static void test_readmission_mints_above_the_joiners_epoch(void)
  * Without it J waits for its loss timer and calls an election instead. */
 static void test_member_ahead_of_the_ring_joins_within_a_heartbeat_and_a_rotation(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 100; /* the clients below never release */
 	struct hring *s = hring_new(&l);
 	hring_boot(s);
@@ -112,8 +107,7 @@ static void test_member_ahead_of_the_ring_joins_within_a_heartbeat_and_a_rotatio
 	CU_ASSERT_FATAL(run_until_log(s, (int)j, RING_LOG_TOKEN_RECV, 2000 * MS));
 	CU_ASSERT(s->now - start <= 2 * l.heartbeat_ms * MS);
 	CU_ASSERT_EQUAL(count_logs(s, j, mark, RING_LOG_ELECTION_START), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.3, a joiner already in the alive set still gets a new epoch, above
@@ -124,8 +118,7 @@ static void test_member_ahead_of_the_ring_joins_within_a_heartbeat_and_a_rotatio
  * would lose its token. */
 static void test_restarted_member_still_in_the_set_is_readmitted_above_its_epoch(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 500; /* the clients below never release */
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
@@ -147,8 +140,7 @@ static void test_restarted_member_still_in_the_set_is_readmitted_above_its_epoch
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_LOSS_SUSPECT), 0);
 	for (size_t i = 0; i < 3; i++)
 		CU_ASSERT_EQUAL(count_actions(s, i, mark, RING_ACTION_GRANT), 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.3 and §3.2, only a JOIN refusing this very pass makes its sender take
@@ -160,8 +152,7 @@ static void test_restarted_member_still_in_the_set_is_readmitted_above_its_epoch
  * names a hop; this one names none, and P just retransmits. */
 static void test_stale_join_takes_no_pass_back_so_no_second_region(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t p;
 	struct hring *s = hring_settled(&l, &p);
 	size_t r = successor_of(s, p);
@@ -187,16 +178,14 @@ static void test_stale_join_takes_no_pass_back_so_no_second_region(void)
 	hring_run_for(s, 300 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, p, mark, RING_LOG_MEMBER_REJOIN), 0);
 	CU_ASSERT_EQUAL(count_actions(s, r, mark, RING_ACTION_GRANT), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- §5.4: leaving ---- */
 
 static void test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	uint32_t old_epoch = status_of(s, h).token_epoch;
@@ -239,8 +228,7 @@ static void test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it
 	}
 	CU_ASSERT_EQUAL(count_actions(s, h, mark, RING_ACTION_SEND), 0);
 	CU_ASSERT_EQUAL(count_actions(s, h, 0, RING_ACTION_LEFT), 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.4, a leaving member revokes its grant first. The holder is told to
@@ -249,8 +237,7 @@ static void test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it
  * the rest of its lease while the others' clients wait. */
 static void test_leaving_holder_revokes_its_client_and_hands_the_token_on_at_once(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
@@ -265,8 +252,7 @@ static void test_leaving_holder_revokes_its_client_and_hands_the_token_on_at_onc
 	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0);
 	CU_ASSERT(!status_of(s, h).granted);
 	CU_ASSERT_FATAL(run_until_action(s, (int)x, RING_ACTION_GRANT, 100 * MS));
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.4, the next holder removes a member that announced LEAVE from the
@@ -275,8 +261,7 @@ static void test_leaving_holder_revokes_its_client_and_hands_the_token_on_at_onc
  * a member that is not there, nor the retry budget spent on it. */
 static void test_holder_removes_a_leaver_so_no_pass_is_wasted_on_it(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t lv = successor_of(s, h);
@@ -293,8 +278,7 @@ static void test_holder_removes_a_leaver_so_no_pass_is_wasted_on_it(void)
 		if (i != lv)
 			CU_ASSERT(!ring_set_has(&st.alive, lv));
 	}
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- §6.3: the token's quorum ---- */
@@ -302,8 +286,7 @@ static void test_holder_removes_a_leaver_so_no_pass_is_wasted_on_it(void)
 /* Five members, clients waiting at every one. */
 static struct hring *five_with_clients(size_t *h)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 5);
+	struct ring_layout l = resting_layout(5);
 	struct hring *s = hring_new(&l);
 	hring_boot(s);
 	*h = hring_settle(s);
@@ -335,8 +318,7 @@ static void test_leaves_down_to_a_minority_drop_the_token(void)
 	hring_run_for(s, 6000 * MS);
 	CU_ASSERT_EQUAL(count_grants_all(s, mark), 0);
 	CU_ASSERT(count_logs(s, h, mark, RING_LOG_NO_QUORUM) >= 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §6.3, a skip that would leave fewer than a quorum in the alive set drops
@@ -357,8 +339,7 @@ static void test_skips_down_to_a_minority_drop_the_token(void)
 	CU_ASSERT(count_logs(s, h, mark, RING_LOG_SUCCESSOR_SKIP) >= 3);
 	CU_ASSERT_EQUAL(count_grants_all(s, mark), 0);
 	CU_ASSERT(count_logs(s, h, mark, RING_LOG_NO_QUORUM) >= 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- §7: joins per step ---- */
@@ -383,8 +364,7 @@ static size_t rejoins_in_last(const struct hring *s)
  * step. Kills joins-uncapped. */
 static void test_holder_readmits_at_most_eight_joiners_in_one_step(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 12);
+	struct ring_layout l = resting_layout(12);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t m = successor_of(s, successor_of(s, h));
@@ -407,8 +387,7 @@ static void test_holder_readmits_at_most_eight_joiners_in_one_step(void)
 	CU_ASSERT_EQUAL(rejoins_in_last(s), 8);
 	hring_run_for(s, 500 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, m, mark, RING_LOG_MEMBER_REJOIN), 10);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.3: a member left out of the alive set asks in at most once a
@@ -418,8 +397,7 @@ static void test_holder_readmits_at_most_eight_joiners_in_one_step(void)
  * Kills join-every-heartbeat. */
 static void test_member_left_out_asks_in_once_a_heartbeat(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t j = successor_of(s, h);
@@ -448,8 +426,7 @@ static void test_member_left_out_asks_in_once_a_heartbeat(void)
  * seed in thousands once parking changed its draws. */
 static void test_a_leave_stalled_past_its_deadline_ends_at_once(void)
 {
-	struct ring_layout l;
-	make_layout(&l, 3);
+	struct ring_layout l = default_layout(3);
 	l.quorum = RING_QUORUM_NONE;
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
@@ -483,8 +460,7 @@ static bool drop_acks_from(const struct flight *f, const void *arg)
  * token beside the one L passes on. */
 static void test_leave_racing_its_ack_makes_no_second_token(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 4);
+	struct ring_layout l = resting_layout(4);
 	l.lease_ms = 100; /* the clients below never release */
 	size_t p;
 	struct hring *s = hring_settled(&l, &p);
@@ -514,8 +490,7 @@ static void test_leave_racing_its_ack_makes_no_second_token(void)
 		if (c != lv) {
 			CU_ASSERT_EQUAL(count_actions(s, c, mark, RING_ACTION_GRANT), 1);
 		}
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Hole 1 again, found by the mixed soak (seed 1183293): the leaver had
@@ -526,8 +501,7 @@ static void test_leave_racing_its_ack_makes_no_second_token(void)
  * resending spends no retry. */
 static void test_leave_after_a_reepoch_still_names_the_hop_it_took(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 4);
+	struct ring_layout l = resting_layout(4);
 	l.retries = 0;
 	l.lease_ms = 100;
 	size_t p;
@@ -563,16 +537,14 @@ static void test_leave_after_a_reepoch_still_names_the_hop_it_took(void)
 	for (size_t c = 0; c < 4; c++)
 		if (c != lv)
 			CU_ASSERT_EQUAL(count_actions(s, c, mark, RING_ACTION_GRANT), 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Hole 1, the other side: a pass that reaches a leaving member is refused
  * by name, and only that makes its sender skip at once. */
 static void test_leaving_member_refuses_a_new_pass_by_name(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
@@ -612,8 +584,7 @@ static void test_leaving_member_refuses_a_new_pass_by_name(void)
  * under the same epoch, over-counting the members that know it (§4.4). */
 static void test_stale_join_does_not_take_a_pass_back(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t r = successor_of(s, h);
@@ -642,8 +613,7 @@ static void test_stale_join_does_not_take_a_pass_back(void)
 	CU_ASSERT(status_of(s, r).granted); /* nobody revoked the client */
 	hring_run_for(s, 1000 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, r, mark, RING_LOG_LEASE_EXPIRED), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 #define T_(f) {#f, f}

@@ -19,8 +19,7 @@
 
 static void test_node_new_refuses_an_id_outside_the_ring(void)
 {
-	struct ring_layout l;
-	make_layout(&l, 3);
+	struct ring_layout l = default_layout(3);
 	int err = 0;
 	CU_ASSERT_PTR_NULL(ring_node_new(&l, 99, 0, &err));
 	CU_ASSERT_EQUAL(err, -RING_ENOTMEMBER);
@@ -31,8 +30,7 @@ static void test_node_new_refuses_an_id_outside_the_ring(void)
 
 static void test_fresh_member_elects_after_listening_two_heartbeats(void)
 {
-	struct ring_layout l;
-	make_layout(&l, 3);
+	struct ring_layout l = default_layout(3);
 	struct hring *s = hring_new(&l);
 	uint64_t listen = 2 * l.heartbeat_ms * MS;
 
@@ -77,8 +75,7 @@ static void test_fresh_member_elects_after_listening_two_heartbeats(void)
 
 static void test_three_members_bootstrap_to_exactly_one_token(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	struct hring *s = hring_new(&l);
 	for (size_t i = 0; i < 3; i++)
 		hring_start(s, i);
@@ -121,14 +118,12 @@ static void test_three_members_bootstrap_to_exactly_one_token(void)
 		}
 	}
 	CU_ASSERT(sent);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 60000;
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
@@ -157,8 +152,7 @@ static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(v
 
 static void test_late_tick_within_half_the_loss_timeout_is_no_pause(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 60000;
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
@@ -219,8 +213,7 @@ static uint64_t rng_next(uint64_t *s)
 
 static void test_hostile_datagrams_are_counted_never_acted_on(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);  /* the target: it has no token */
@@ -372,8 +365,7 @@ static void test_state_and_log_names_are_those_of_the_spec(void)
  * so does every later one: no PERSIST is ever silently lost (§7). */
 static void test_update_overflow_is_fatal_and_final(void)
 {
-	struct ring_layout l;
-	make_layout(&l, 3);
+	struct ring_layout l = default_layout(3);
 	int err;
 	struct ring_node *n = ring_node_new(&l, id_of(0), 0, &err);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(n);

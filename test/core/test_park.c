@@ -42,8 +42,7 @@ static bool drop_wants(const struct flight *f, const void *arg)
  * timeout, which is the same park: logged once. */
 static void test_an_unwanted_rotation_parks_the_token_which_then_only_heartbeats(void)
 {
-	struct ring_layout l;
-	make_layout(&l, 4);
+	struct ring_layout l = default_layout(4);
 	struct hring *s = hring_new(&l);
 	for (size_t i = 0; i < 4; i++)
 		hring_start(s, i);
@@ -71,15 +70,13 @@ static void test_an_unwanted_rotation_parks_the_token_which_then_only_heartbeats
 	CU_ASSERT(hbs >= 95 && hbs <= 111); /* one a heartbeat_ms, and one per lap */
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_LOSS_SUSPECT), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* A paced ring (idle_pass_ms > 0) keeps its token moving. */
 static void test_a_paced_token_never_parks(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	struct hring *s = hring_new(&l);
 	hring_boot(s);
 	uint64_t mark = s->seq;
@@ -106,8 +103,7 @@ static void test_parked_holder_grants_its_own_clients_without_a_datagram(void)
 		ASSERT_STEP_TRACE(s, "cs_exit");
 		CU_ASSERT(status_of(s, p).parked);
 	}
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* A client elsewhere summons the token: one WANT to where it parks, which
@@ -131,8 +127,7 @@ static void test_a_client_elsewhere_summons_the_token_and_is_served(void)
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_PARK, 50 * MS));
 	CU_ASSERT_EQUAL((size_t)s->last_node, x);
 	CU_ASSERT_EQUAL(status_of(s, x).counters.summons, 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Fairness: a summons during a local grant ends the visit with that grant;
@@ -158,8 +153,7 @@ static void test_a_summons_ends_the_parked_visit_after_the_grant_in_progress(voi
 	hring_release(s, x, 2);
 	CU_ASSERT_FATAL(run_until_action(s, -1, RING_ACTION_GRANT, 10 * MS));
 	CU_ASSERT_EQUAL((size_t)s->last_node, p);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* A summons has no authority and may be lost: the summoner sends it again
@@ -189,8 +183,7 @@ static void test_a_lost_summons_is_sent_again_backing_off(void)
 	lose = false;
 	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 200 * MS));
 	s->drop = NULL;
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* A WANT for another park (an old one replayed, a forged one), and a second
@@ -221,8 +214,7 @@ static void test_a_summons_for_another_park_or_a_second_one_moves_nothing(void)
 	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0);
 	hring_datagram(s, p, id_of(x), buf, len); /* the duplicate */
 	ASSERT_STEP_TRACE(s, "");
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* A parked token grants only while its last lap is recent: a client asking
@@ -272,8 +264,7 @@ static void test_a_lap_finds_a_member_that_died_while_the_token_was_parked(void)
 			CU_ASSERT_FALSE(ring_set_has(&st.alive, dead));
 	}
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* A leave re-epochs the parked token where it rests: a new park, said at
@@ -314,8 +305,7 @@ static void test_a_park_re_epoched_in_place_is_announced_and_outsiders_cannot_su
 	hring_datagram(s, p, id_of(o), buf, len);
 	ASSERT_STEP_TRACE(s, "");
 	CU_ASSERT(status_of(s, p).parked);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- review_park: a hostile review of token parking and summons ----
@@ -353,8 +343,7 @@ static void test_alone_parked_holder_never_grants_after_the_others_leave(void)
 	hring_run_for(s, 10 * s->layout.loss_timeout_ms * MS);
 	CU_ASSERT_EQUAL(count_actions(s, p, mark, RING_ACTION_GRANT), 1); /* FAILS: 0 */
 	CU_ASSERT_EQUAL(status_of(s, p).queued, 0);                      /* FAILS: 1 */
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Finding 2 (cost; misleads summoners). pass_token() sends a due heartbeat
@@ -389,8 +378,7 @@ static void test_a_passing_holder_never_heartbeats_parked(void)
 	CU_ASSERT_FATAL(status_of(s, x).granted); /* X was served on the way */
 	hring_release(s, x, 7);
 	CU_ASSERT(run_until_action(s, (int)y, RING_ACTION_GRANT, 50 * MS));
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Finding 3 (safety: I2 with its precondition on). on_token now sends the
@@ -522,8 +510,7 @@ static void test_a_leaving_parked_holder_does_not_announce_a_park_it_hands_on(vo
 	hring_acquire(s, x, 9);
 	CU_ASSERT_EQUAL(count_sends(s, x, mark2, RING_MSG_WANT, id_of(p)), 0); /* was 1 */
 	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 100 * MS));
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Finding L2 (cost). A summoned park keeps heartbeating PARKED while the
@@ -558,8 +545,7 @@ static void test_a_summoned_park_stops_drawing_summons(void)
 	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 50 * MS));
 	hring_release(s, x, 2);
 	CU_ASSERT(run_until_action(s, (int)y, RING_ACTION_GRANT, 50 * MS));
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 #define T_(f) {#f, f}

@@ -66,8 +66,7 @@ static void run_until_held_by(struct hring *s, size_t i)
  * hop a second time and grants f again: one fence, two clients. */
 static void test_restarted_member_refuses_a_late_copy_whatever_its_sender_lost(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t p;
 	struct hring *s = hring_settled(&l, &p);
 	size_t r = successor_of(s, p);
@@ -99,8 +98,7 @@ static void test_restarted_member_refuses_a_late_copy_whatever_its_sender_lost(v
 	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(grants_at_or_below(s, r, mark, fence), 0);
 	CU_ASSERT(count_actions(s, r, mark, RING_ACTION_GRANT) >= 1); /* served, later */
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.3, the start's floor: a starting member refuses tokens of every epoch
@@ -114,8 +112,7 @@ static void test_restarted_member_refuses_a_late_copy_whatever_its_sender_lost(v
  * alone already refuse every copy: this rule is the second line.) */
 static void test_wiped_member_refuses_tokens_up_to_the_floor_a_majority_gave(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	struct hring *s = hring_new(&l);
 	size_t a = 0, r = 1, b = 2;
 	s->up[a] = s->up[b] = false; /* A and B are scripted by hand */
@@ -151,8 +148,7 @@ static void test_wiped_member_refuses_tokens_up_to_the_floor_a_majority_gave(voi
 
 static void test_restarted_member_refuses_its_stored_epoch_and_joins_under_a_new_one(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t r = successor_of(s, h);
@@ -217,8 +213,7 @@ static void test_restarted_member_refuses_its_stored_epoch_and_joins_under_a_new
  * R leaves A without a quorum, and nothing is granted until B is back. */
 static void test_unproven_member_is_no_participant_so_no_epoch_below_a_granted_one(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	struct hring *s = hring_new(&l);
 	size_t a = 0, b = 1, r = 2;
 	hring_boot(s);
@@ -248,8 +243,7 @@ static void test_unproven_member_is_no_participant_so_no_epoch_below_a_granted_o
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	CU_ASSERT_EQUAL(count_grants_all(s, mark), 0);
 	CU_ASSERT(count_logs(s, a, mark, RING_LOG_NO_QUORUM) >= 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.3, an unproven member mints nothing: a skip that needs a new epoch
@@ -261,8 +255,7 @@ static void test_unproven_member_is_no_participant_so_no_epoch_below_a_granted_o
  * is stored while R is unproven, and the token goes. */
 static void test_unproven_holder_drops_the_token_rather_than_mint_for_a_skip(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	struct hring *s = hring_new(&l);
 	size_t a = 0, r = 1, b = 2;
 	hring_boot(s);
@@ -287,8 +280,7 @@ static void test_unproven_holder_drops_the_token_rather_than_mint_for_a_skip(voi
 		if (rc->seq > mark && rc->a.type == RING_ACTION_PERSIST)
 			CU_ASSERT_NOT_EQUAL(rc->a.u.persist.epoch & 0xff, r);
 	}
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.3 and §3.2, a refusal is acted on only one ack timeout after it came,
@@ -301,8 +293,7 @@ static void test_unproven_holder_drops_the_token_rather_than_mint_for_a_skip(voi
  * cut off by a copy made with no datagram lost, only delayed. */
 static void test_refused_pass_waits_an_ack_timeout_for_an_ack_of_the_past_life(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t p;
 	struct hring *s = hring_settled(&l, &p);
 	size_t j = successor_of(s, p);
@@ -337,8 +328,7 @@ static void test_refused_pass_waits_an_ack_timeout_for_an_ack_of_the_past_life(v
 	CU_ASSERT_EQUAL(count_actions(s, q, mark, RING_ACTION_REVOKE), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
 	CU_ASSERT(status_of(s, q).granted);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.3, a sender's floor is its first answer of this life. A wiped R waits
@@ -349,8 +339,7 @@ static void test_refused_pass_waits_an_ack_timeout_for_an_ack_of_the_past_life(v
  * epoch. */
 static void test_waiting_for_proof_costs_no_epoch_per_query_resend(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	struct hring *s = hring_new(&l);
 	size_t a = 0, r = 1, b = 2;
 	hring_boot(s);
@@ -366,8 +355,7 @@ static void test_waiting_for_proof_costs_no_epoch_per_query_resend(void)
 	CU_ASSERT(count_logs(s, r, mark, RING_LOG_TOKEN_RECV) >= 4);
 	CU_ASSERT_EQUAL(count_logs(s, a, mark, RING_LOG_MEMBER_REJOIN), 1);
 	CU_ASSERT_EQUAL(count_sends(s, r, mark, RING_MSG_JOIN, id_of(a)), 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.3: a member that cannot be proven asks again with growing intervals,
@@ -378,8 +366,7 @@ static void test_waiting_for_proof_costs_no_epoch_per_query_resend(void)
  * then once a second. Kills query-no-backoff. */
 static void test_unproven_member_asks_again_with_doubling_intervals(void)
 {
-	struct ring_layout l;
-	make_layout(&l, 3);
+	struct ring_layout l = default_layout(3);
 	struct hring *s = hring_new(&l);
 	s->up[1] = s->up[2] = false;
 	uint64_t t0 = s->now;
@@ -409,8 +396,7 @@ static void test_unproven_member_asks_again_with_doubling_intervals(void)
  * and refuses those like a restart's own. */
 static void test_wiped_member_never_grants_an_old_fence_again(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t r = successor_of(s, h);
@@ -447,8 +433,7 @@ static void test_wiped_member_never_grants_an_old_fence_again(void)
 		if (rc->seq > mark && rc->a.type == RING_ACTION_GRANT)
 			CU_ASSERT(rc->a.u.grant.fence > fence);
 	}
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- review_epochs: issue 26's hostile review of the epoch answers ----
@@ -594,8 +579,7 @@ static void test_a_forger_answering_every_query_at_a_whole_ring_restart_costs_no
 		CU_ASSERT(within_jump(before, status_of(s, i).epoch));
 	}
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_EPOCH_EXHAUSTED), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.3, the floor: an answer of this life forged for member P before P's
@@ -630,8 +614,7 @@ static void test_a_forged_floor_costs_one_take_back_at_most(void)
 		CU_ASSERT(count_actions(s, v, mark, RING_ACTION_GRANT) >= 1);
 		CU_ASSERT(within_jump(stored, status_of(s, v).epoch));
 		CU_ASSERT(!s->broken[v] && !s->broken[p]);
-		assert_ring_safe(s);
-		hring_free(s);
+		assert_safe_and_free(s);
 	}
 }
 
@@ -664,8 +647,7 @@ static void test_an_unproven_member_names_the_floor_it_refuses_by(void)
 	CU_ASSERT(count_logs(s, p, mark, RING_LOG_MEMBER_REJOIN) <= 2);
 	CU_ASSERT(count_logs(s, v, mark, RING_LOG_TOKEN_RECV) >= 1);
 	CU_ASSERT(!s->broken[v] && !s->broken[p]);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- catching up, honestly ---- */
@@ -675,8 +657,7 @@ static void test_an_unproven_member_names_the_floor_it_refuses_by(void)
  * beyond its reach: two vouch for it. One alone would not do. */
 static void test_a_member_far_behind_catches_up_once_two_answer(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 5);
+	struct ring_layout l = resting_layout(5);
 	struct hring *s = hring_new(&l);
 	s->up[1] = s->up[2] = s->up[3] = s->up[4] = false; /* scripted by hand */
 	uint32_t stored = 0x500;
@@ -742,8 +723,7 @@ static void test_one_wild_epoch_file_moves_nobody_and_is_deleted(void)
 		CU_ASSERT(count_actions(s, i, mark, RING_ACTION_GRANT) >= 1);
 	}
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_EPOCH_EXHAUSTED), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- review_epochs2: a second hostile review ----
@@ -833,8 +813,7 @@ static void test_a_wiped_peer_makes_an_honest_disk_distrusted_and_fences_go_back
 	CU_ASSERT_EQUAL(count_logs(s, 0, 0, RING_LOG_EPOCH_OUT_OF_REACH), 0);
 	CU_ASSERT(status_of(s, 0).epoch >= stored0); /* an honest epoch never goes back */
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* n = 3, quorum = majority, the attacker's one datagram plus one wiped disk.
@@ -881,8 +860,7 @@ static void test_a_wiped_peer_and_a_peer_behind_make_an_honest_disk_distrusted(v
 	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, a, 0, RING_LOG_EPOCH_OUT_OF_REACH), 0);
 	CU_ASSERT(status_of(s, a).epoch >= pushed);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- 2. a member behind, or wiped, can no longer be proven (liveness) ---- */
@@ -907,8 +885,7 @@ static void test_a_wiped_member_of_two_is_never_proven(void)
 	hring_run_for(s, 5000 * MS);
 	CU_ASSERT(count_logs(s, 1, restart, RING_LOG_EPOCH_LEARNED) >= 1);
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* n = 3, quorum = majority, one forged datagram. Member 2 is down; one
@@ -960,8 +937,7 @@ static void test_one_forged_push_leaves_a_returning_member_unprovable(void)
 	hring_run_for(s, 5000 * MS);
 	CU_ASSERT(count_logs(s, c, restart, RING_LOG_EPOCH_LEARNED) >= 1);
 	CU_ASSERT(count_actions(s, c, mark, RING_ACTION_GRANT) >= 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- 3. one forged answer at an honest member one generation ahead ---- */
@@ -1039,8 +1015,7 @@ static void test_one_forged_answer_at_a_member_one_mint_ahead_wedges_the_ring(vo
 		CU_ASSERT(count_actions(s, i, mark, RING_ACTION_GRANT) >= 1);
 		CU_ASSERT((status_of(s, i).epoch >> 8) <= (ahead >> 8) + GEN_JUMP + 8);
 	}
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- review_epochs3: a third hostile review ----
@@ -1228,8 +1203,7 @@ static void test_a_rolled_back_disk_and_a_member_away_skip_the_ring_and_repeat_a
 	CU_ASSERT_EQUAL(repeated_fences(s), 0);
 	CU_ASSERT_EQUAL(grants_below(s, mark, high), 0);
 	CU_ASSERT(status_of(s, a).epoch >> 8 >= FAR_GEN);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* n = 5, quorum = majority: the brief's case, a majority that persisted the
@@ -1279,8 +1253,7 @@ static void test_five_skip_the_one_survivor_of_the_majority_that_knew(void)
 	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_EQUAL(grants_below(s, mark, high), 0);
 	CU_ASSERT(status_of(s, 2).epoch >> 8 >= FAR_GEN);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* n = 3, quorum = majority, as in the first test, but the member left out is
@@ -1301,8 +1274,7 @@ static void test_five_skip_the_one_survivor_of_the_majority_that_knew(void)
  * nothing), the new one's fence below the old one's (I1). */
 static void test_a_holder_beyond_reach_is_skipped_while_its_client_is_in_the_region(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 20000;
 	struct hring *s = hring_new(&l);
 	hring_restart(s, 0, ep(OLD_GEN, 0));
@@ -1332,8 +1304,7 @@ static void test_a_holder_beyond_reach_is_skipped_while_its_client_is_in_the_reg
 	hring_run_for(s, 3000 * MS);
 	CU_ASSERT(status_of(s, h).granted); /* its lease is not over */
 	CU_ASSERT_EQUAL(grants_below(s, mark, high), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- 2. keyless rings: one far answer counts; quorum = none ---- */
@@ -1384,8 +1355,7 @@ static void test_one_forged_answer_at_a_wiped_member_of_two_ends_the_ring(void)
 	CU_ASSERT(status_of(s, 1).epoch >> 8 <= (before >> 8) + GEN_JUMP + 8);
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_EPOCH_EXHAUSTED), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* n = 3, quorum = none, keyless; one wiped disk and ONE forged datagram, no
@@ -1407,8 +1377,7 @@ static void test_one_forged_answer_at_a_wiped_member_of_two_ends_the_ring(void)
  * a815d35 member 2 was proven by member 0's answer and joined its ring. */
 static void test_one_forged_answer_splits_a_keyless_quorum_none_ring_for_good(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.quorum = RING_QUORUM_NONE;
 	l.lease_ms = 20000;
 	struct hring *s = hring_settled(&l, NULL);
@@ -1426,8 +1395,7 @@ static void test_one_forged_answer_splits_a_keyless_quorum_none_ring_for_good(vo
 	CU_ASSERT(status_of(s, 2).epoch >> 8 <= (before >> 8) + GEN_JUMP + 8);
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	CU_ASSERT(holders(s) <= 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* n = 2, quorum = none, keyless; ONE forged datagram (the cost §4.2 accepts)
@@ -1449,8 +1417,7 @@ static void test_one_forged_answer_splits_a_keyless_quorum_none_ring_for_good(vo
  * the network has settled). */
 static void test_one_forged_push_and_a_restart_split_a_quorum_none_pair_for_good(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 2);
+	struct ring_layout l = resting_layout(2);
 	l.quorum = RING_QUORUM_NONE;
 	l.lease_ms = 20000;
 	struct hring *s = hring_settled(&l, NULL);
@@ -1471,8 +1438,7 @@ static void test_one_forged_push_and_a_restart_split_a_quorum_none_pair_for_good
 	hring_run_for(s, 5000 * MS);
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	CU_ASSERT(holders(s) <= 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- 3. liveness with crash-stop faults only (not new in a815d35) ---- */
@@ -1531,8 +1497,7 @@ static void test_a_member_back_from_away_and_one_crash_wedge_a_majority(void)
 	hring_run_for(s, 10000 * MS);
 	for (size_t i = 0; i < 3; i++)
 		CU_ASSERT(count_actions(s, i, mark, RING_ACTION_GRANT) >= 1);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 #define T_(f) {#f, f}

@@ -21,8 +21,7 @@
  * deadline, already past, and was woken at the same instant for ever. */
 static void test_member_left_alone_while_resting_does_not_spin(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 2);
+	struct ring_layout l = resting_layout(2);
 	l.quorum = RING_QUORUM_NONE;
 	struct hring *s = hring_new(&l);
 	hring_boot(s);

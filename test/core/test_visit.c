@@ -82,14 +82,12 @@ static void test_grants_only_while_holding_with_growing_fences_one_per_visit(voi
 	CU_ASSERT_EQUAL(count_actions(s, 2, granted_3, RING_ACTION_GRANT), 1);
 	hring_release(s, 2, 4);
 
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 static void test_duplicate_token_is_reacked_not_accepted(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t r = successor_of(s, h);
@@ -133,8 +131,7 @@ static void test_duplicate_token_is_reacked_not_accepted(void)
 	CU_ASSERT_EQUAL(st.queued, 1);
 	CU_ASSERT_EQUAL(st.counters.cs_entries, entries);
 	CU_ASSERT_EQUAL(count_logs(s, r, accepted, RING_LOG_TOKEN_RECV), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Golden traces (PROTOCOL.md §7: the order of a step's actions is the
@@ -145,8 +142,7 @@ static void test_duplicate_token_is_reacked_not_accepted(void)
  * token's first round, action by action. */
 static void test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	struct hring *s = hring_new(&l);
 	for (size_t i = 0; i < 3; i++)
 		hring_start(s, i);
@@ -168,8 +164,7 @@ static void test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass(vo
 	hring_release(s, next, 7);
 	/* One grant per visit: the release moves the token on at once. */
 	ASSERT_STEP_TRACE(s, "cs_exit, send token>20, token_pass");
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* Whether two encoded tokens are the same but for quiet_us. */
@@ -181,8 +176,7 @@ static bool same_token_but_quiet(const uint8_t *a, size_t alen, const uint8_t *b
 
 static void test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_epoch(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t dead = successor_of(s, h);
@@ -263,8 +257,7 @@ static void run_until_held_by(struct hring *s, size_t i, uint64_t limit_us)
  * the retransmit budget would have covered it. */
 static void test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t r = successor_of(s, h);
@@ -302,8 +295,7 @@ static void test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass(void)
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_SUCCESSOR_SKIP), 0);
 	CU_ASSERT_EQUAL(status_of(s, r).epoch, epoch);
 	losses_off(s);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §3.2: a token goes only to members its alive set counts, and a member it
@@ -316,8 +308,7 @@ static void test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass(void)
  * receiver is not in. */
 static void test_a_token_that_leaves_its_receiver_out_is_refused(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
@@ -340,8 +331,7 @@ static void test_a_token_that_leaves_its_receiver_out_is_refused(void)
 	CU_ASSERT(!st.has_token);
 	CU_ASSERT_EQUAL(st.epoch, before.epoch);
 	CU_ASSERT(status_of(s, h).token_held);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §3.2: when a pass comes back to its sender around the ring before the
@@ -353,8 +343,7 @@ static void test_a_token_that_leaves_its_receiver_out_is_refused(void)
  * says c - 1. Taking its count, h would grant fence c a second time. */
 static void test_a_pass_that_comes_back_keeps_the_higher_grant_counter(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t r = successor_of(s, h);
@@ -383,8 +372,7 @@ static void test_a_pass_that_comes_back_keeps_the_higher_grant_counter(void)
 	CU_ASSERT(second > fence);
 	CU_ASSERT_EQUAL(second, fence + 1);
 	losses_off(s);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* ---- §5.1, §5.2: heartbeats and loss detection ---- */
@@ -396,8 +384,7 @@ static void test_a_pass_that_comes_back_keeps_the_higher_grant_counter(void)
  * token is alive and about to skip the dead member. */
 static void test_a_member_retransmitting_its_pass_keeps_the_ring_hearing_the_token(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.ack_timeout_ms = 100;
 	l.retries = 12; /* 1.3 s of retransmits, above loss_timeout_ms */
 	size_t h;
@@ -414,8 +401,7 @@ static void test_a_member_retransmitting_its_pass_keeps_the_ring_hearing_the_tok
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_LOSS_SUSPECT), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.2 (and §5.3's "hears only stale heartbeats"): only a heartbeat of our
@@ -429,8 +415,7 @@ static void test_a_member_retransmitting_its_pass_keeps_the_ring_hearing_the_tok
  * die at y as stale the moment x passed it: a loss and a regeneration. */
 static void test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to_join(void)
 {
-	struct ring_layout l;
-	make_resting_layout(&l, 3);
+	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 60000;
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
@@ -463,8 +448,7 @@ static void test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_STALE_DROP), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_TOKEN_REGEN), 0);
 	losses_off(s);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 /* §5.1: the token carries its quiet time, so the heartbeat clock does not
@@ -476,8 +460,7 @@ static void test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to
  * not by suspecting a loss that did not happen. */
 static void test_a_fast_ring_still_heartbeats_so_a_skipped_member_rejoins(void)
 {
-	struct ring_layout l;
-	make_layout(&l, 3);
+	struct ring_layout l = default_layout(3);
 	/* Paced, so that it never parks, and fast: each holder keeps it 1 ms,
 	 * a hundredth of heartbeat_ms. */
 	l.idle_pass_ms = 1;
@@ -493,8 +476,7 @@ static void test_a_fast_ring_still_heartbeats_so_a_skipped_member_rejoins(void)
 	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 4 * l.heartbeat_ms * MS));
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_LOSS_SUSPECT), 0);
 	CU_ASSERT_EQUAL(count_logs_all(s, mark, RING_LOG_ELECTION_START), 0);
-	assert_ring_safe(s);
-	hring_free(s);
+	assert_safe_and_free(s);
 }
 
 #define T_(f) {#f, f}

@@ -811,3 +811,23 @@ void lose_none(struct hring *s, struct loss *l)
 	s->drop = NULL;
 	s->drop_arg = NULL;
 }
+
+struct ring_layout default_layout(size_t n)
+{
+	struct ring_layout l;
+	make_layout(&l, n);
+	return l;
+}
+
+struct ring_layout resting_layout(size_t n)
+{
+	struct ring_layout l;
+	make_resting_layout(&l, n);
+	return l;
+}
+
+void assert_safe_and_free(struct hring *s)
+{
+	assert_ring_safe(s);
+	hring_free(s);
+}

@@ -92,6 +92,10 @@ struct want {
 uint16_t id_of(size_t i);
 void make_layout(struct ring_layout *l, size_t n);
 void make_resting_layout(struct ring_layout *l, size_t n);
+/* The same layouts as values, for a test's first line:
+ * struct ring_layout l = resting_layout(3); */
+struct ring_layout default_layout(size_t n);
+struct ring_layout resting_layout(size_t n);
 struct hring *hring_new(const struct ring_layout *l);
 void hring_free(struct hring *s);
 void hring_restart(struct hring *s, size_t i, uint32_t stored_epoch);
@@ -146,6 +150,8 @@ struct hring *hring_parked(size_t n, enum ring_quorum q, size_t *p);
 size_t want_datagram(const struct hring *s, size_t from, size_t to, uint32_t epoch, uint32_t seq,
 		     uint8_t buf[RING_WIRE_MAX]);
 void assert_ring_safe(const struct hring *s);
+/* The end of most histories: assert_ring_safe, then hring_free. */
+void assert_safe_and_free(struct hring *s);
 /* Member I receives M as if member FROM (an index) sent it now: a forged
  * or replayed datagram, encoded with the ring's fingerprint. */
 void hring_inject(struct hring *s, size_t i, size_t from, struct ring_msg m);
