@@ -726,15 +726,23 @@ static void test_error_fits_a_small_buffer(void)
 	unlink(path);
 }
 
-static void test_describe_shows_members_and_timings(void)
+/* What ring_conf_describe (ringd --check) prints for the loaded conf, in a
+ * buffer the caller frees. */
+static char *describe(void)
 {
-	CU_ASSERT_EQUAL_FATAL(ring_conf_load("conf/local5.ini", &conf, err, sizeof err), 0);
 	char *buf = NULL;
 	size_t size = 0;
 	FILE *out = open_memstream(&buf, &size);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
 	ring_conf_describe(&conf, out);
 	fclose(out);
+	return buf;
+}
+
+static void test_describe_shows_members_and_timings(void)
+{
+	CU_ASSERT_EQUAL_FATAL(ring_conf_load("conf/local5.ini", &conf, err, sizeof err), 0);
+	char *buf = describe();
 	char fp[64], cwd[1024], sock1[1200], sock5[1200], key[1200], state[1200];
 	snprintf(fp, sizeof fp, "fingerprint %016llx\n",
 		 (unsigned long long)ring_layout_fingerprint(&conf.layout));
@@ -769,11 +777,7 @@ static void test_describe_shows_members_and_timings(void)
 
 	/* IPv6 addresses get brackets; a secret shows its file. */
 	CU_ASSERT_EQUAL_FATAL(load_text(spec_example, NULL, 0), 0);
-	buf = NULL;
-	out = open_memstream(&buf, &size);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-	ring_conf_describe(&conf, out);
-	fclose(out);
+	buf = describe();
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "[::1]:7103"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "authentication: on (/tmp/demo.key)"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "inject: refused"));
@@ -783,11 +787,7 @@ static void test_describe_shows_members_and_timings(void)
 	/* Two members under a majority: --check says the ring cannot lose one. */
 	CU_ASSERT_EQUAL_FATAL(load_text("[ring]\nname = two\n[node.1]\nhost = 127.0.0.1\nport = 9001\n"
 					"[node.2]\nhost = 127.0.0.1\nport = 9002\n", NULL, 0), 0);
-	buf = NULL;
-	out = open_memstream(&buf, &size);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-	ring_conf_describe(&conf, out);
-	fclose(out);
+	buf = describe();
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "warning: with 2 members a majority is both"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "mints nothing until 1 other member answers it"));
 	free(buf);
@@ -795,11 +795,7 @@ static void test_describe_shows_members_and_timings(void)
 	/* A paced ring says what a request on an idle ring waits. */
 	CU_ASSERT_EQUAL_FATAL(load_text("[ring]\nname = two\nidle_pass_ms = 10\n[node.1]\nhost = 127.0.0.1\n"
 					"port = 9001\n[node.2]\nhost = 127.0.0.1\nport = 9002\n", NULL, 0), 0);
-	buf = NULL;
-	out = open_memstream(&buf, &size);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-	ring_conf_describe(&conf, out);
-	fclose(out);
+	buf = describe();
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "rests 10 ms at each member and never parks"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "waits up to about 20 ms"));
 	CU_ASSERT_PTR_NULL(strstr(buf, "parks after a rotation"));

@@ -83,16 +83,25 @@ static size_t drain(int fd)
 	return n;
 }
 
-static void test_only_this_rounds_answers_count(void)
+/* The layout of two members on loopback, each on a socket bound here (its
+ * descriptor in *FD1, *FD2): what a test makes answer or stay silent. */
+static void two_members_on_loopback(int *fd1, int *fd2)
 {
 	uint16_t p1, p2;
-	int fd1 = bound_socket(&p1), fd2 = bound_socket(&p2); /* fd2: member 2, silent */
-	CU_ASSERT_FATAL(fd1 >= 0 && fd2 >= 0);
+	*fd1 = bound_socket(&p1);
+	*fd2 = bound_socket(&p2);
+	CU_ASSERT_FATAL(*fd1 >= 0 && *fd2 >= 0);
 	ring_layout_defaults(&layout);
 	snprintf(layout.name, sizeof layout.name, "sp");
 	layout.n = 2;
 	layout.members[0] = (struct ring_member){.id = 1, .host = "127.0.0.1", .port = p1};
 	layout.members[1] = (struct ring_member){.id = 2, .host = "127.0.0.1", .port = p2};
+}
+
+static void test_only_this_rounds_answers_count(void)
+{
+	int fd1, fd2; /* fd2: member 2, silent */
+	two_members_on_loopback(&fd1, &fd2);
 	pid_t child = fork();
 	CU_ASSERT_FATAL(child >= 0);
 	if (child == 0) {
@@ -136,14 +145,8 @@ static void test_only_this_rounds_answers_count(void)
 
 static void test_a_wake_fd_ends_a_round_early_and_the_silent_are_asked_again(void)
 {
-	uint16_t p1, p2;
-	int fd1 = bound_socket(&p1), fd2 = bound_socket(&p2);
-	CU_ASSERT_FATAL(fd1 >= 0 && fd2 >= 0);
-	ring_layout_defaults(&layout);
-	snprintf(layout.name, sizeof layout.name, "sp");
-	layout.n = 2;
-	layout.members[0] = (struct ring_member){.id = 1, .host = "127.0.0.1", .port = p1};
-	layout.members[1] = (struct ring_member){.id = 2, .host = "127.0.0.1", .port = p2};
+	int fd1, fd2;
+	two_members_on_loopback(&fd1, &fd2);
 	struct ring_status_poll *p;
 	char err[256];
 	CU_ASSERT_EQUAL_FATAL(ring_status_poll_open(&p, &layout, NULL, err, sizeof err), 0);
