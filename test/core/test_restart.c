@@ -1358,6 +1358,16 @@ static void test_one_forged_answer_at_a_wiped_member_of_two_ends_the_ring(void)
 	assert_safe_and_free(s);
 }
 
+/* The ground of the two histories below: a resting ring of N, keyless, on
+ * quorum = none and leases no history here outlives, booted and settled. */
+static struct hring *quorum_none_ring(size_t n)
+{
+	struct ring_layout l = resting_layout(n);
+	l.quorum = RING_QUORUM_NONE;
+	l.lease_ms = 20000;
+	return hring_settled(&l, NULL);
+}
+
 /* n = 3, quorum = none, keyless; one wiped disk and ONE forged datagram, no
  * partition, nothing lost.
  *
@@ -1377,10 +1387,7 @@ static void test_one_forged_answer_at_a_wiped_member_of_two_ends_the_ring(void)
  * a815d35 member 2 was proven by member 0's answer and joined its ring. */
 static void test_one_forged_answer_splits_a_keyless_quorum_none_ring_for_good(void)
 {
-	struct ring_layout l = resting_layout(3);
-	l.quorum = RING_QUORUM_NONE;
-	l.lease_ms = 20000;
-	struct hring *s = hring_settled(&l, NULL);
+	struct hring *s = quorum_none_ring(3);
 	uint32_t before = status_of(s, 0).epoch;
 	s->up[1] = false; /* crashed; its port is the attacker's */
 	hring_run_for(s, 2000 * MS);
@@ -1417,10 +1424,7 @@ static void test_one_forged_answer_splits_a_keyless_quorum_none_ring_for_good(vo
  * the network has settled). */
 static void test_one_forged_push_and_a_restart_split_a_quorum_none_pair_for_good(void)
 {
-	struct ring_layout l = resting_layout(2);
-	l.quorum = RING_QUORUM_NONE;
-	l.lease_ms = 20000;
-	struct hring *s = hring_settled(&l, NULL);
+	struct hring *s = quorum_none_ring(2);
 	uint32_t stored1 = status_of(s, 1).epoch;
 	s->up[1] = false; /* crashed; its port is the attacker's */
 	hring_run_for(s, 3000 * MS);
