@@ -7,9 +7,9 @@ WARN     = -Wall -Wextra -Werror -Wshadow
 # (docs/benchmarks.md: without it the core's instructions per grant grow
 # 12 %). The mutants runner builds without it, since it relinks per mutant.
 CFLAGS  ?= -O2 -g -flto=auto
-ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -MMD -MP -Iring
+ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -MMD -MP -Iring -Itest
 SAN_FLAGS  = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-SAN_CFLAGS = $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring
+SAN_CFLAGS = $(CSTD) $(WARN) $(SAN_FLAGS) -MMD -MP -Iring -Itest
 
 # The version, set here only. Built from a git checkout, --version adds the
 # revision ("0.9.0 (git a1d6a48)", "-dirty" with uncommitted changes); from
@@ -65,19 +65,19 @@ RINGCTL_SHELL_SRC = $(addprefix ring/ctl/,ringctl.c job.c metrics_fetch.c watch_
 RINGCTL_SRC = $(sort $(wildcard ring/ctl/*.c))
 RINGCTL_PURE_SRC = $(filter-out $(RINGCTL_SHELL_SRC),$(RINGCTL_SRC))
 
-# The test drivers. The unit binary links every libevent-free module with its
-# suite; the simulator and compare run cores on the one test cluster.
-UNIT_SRC = test/unit_main.c test/node_harness.c test/tmpdir.c test/cluster.c test/simnet.c test/simcheck.c \
-	   test/test_wire.c test/test_node.c test/test_layout.c test/test_fence_file.c \
-	   test/test_epoch_store.c test/test_state_dir.c test/test_inject.c test/test_log.c test/test_metrics.c test/test_watch.c test/test_status_poll.c test/test_net.c test/test_sd_notify.c test/test_conf.c test/test_control.c \
-	   test/test_trace.c test/test_logview.c test/test_auth.c test/test_simcheck.c test/test_rules_token.c \
-	   test/test_rules_members.c test/test_rules_election.c \
-	   test/test_rules_park.c test/test_review_park.c test/test_review_laps.c \
-	   test/test_review_epochs.c test/test_review_epochs2.c test/test_review_epochs3.c
-SIM_SRC  = test/sim.c test/driver.c test/cluster.c test/simnet.c test/simcheck.c
-COMPARE_SRC = test/compare.c test/driver.c test/cluster.c test/alg_central.c test/alg_ra.c test/simnet.c \
-	      test/compare_tx.c test/tx_2pc.c test/tx_3pc.c test/tx_check.c test/tx_nested.c \
-	      test/tx_fenced.c
+# The test drivers; test/ mirrors ring/ (docs/testing.md, "Where the tests
+# are"). The unit binary links every libevent-free module with its suite:
+# test/core/ one per core file, test/unit/ one per other module, each a row of
+# test/lib/suites.h. The simulator (test/sim/) and compare (test/compare/) run
+# cores on the one test cluster of test/lib/. Test headers are included by
+# folder ("lib/harness.h"), hence -Itest.
+UNIT_SRC = test/lib/unit_main.c test/lib/harness.c test/lib/tmpdir.c test/lib/cluster.c test/lib/simnet.c \
+	   test/sim/simcheck.c test/sim/test_simcheck.c \
+	   $(sort $(wildcard test/core/*.c)) $(sort $(wildcard test/unit/*.c))
+SIM_SRC  = test/sim/sim.c test/lib/driver.c test/lib/cluster.c test/lib/simnet.c test/sim/simcheck.c
+COMPARE_SRC = test/compare/compare.c test/lib/driver.c test/lib/cluster.c test/compare/alg_central.c \
+	      test/compare/alg_ra.c test/lib/simnet.c test/compare/compare_tx.c test/compare/tx_2pc.c \
+	      test/compare/tx_3pc.c test/compare/tx_check.c test/compare/tx_nested.c test/compare/tx_fenced.c
 
 RINGD_LINK   = $(RINGD_SRC) $(COMMON_SRC) $(CORE_SRC)
 RINGCTL_LINK = $(RINGCTL_SRC) $(COMMON_SRC) $(CORE_SRC)
@@ -224,7 +224,7 @@ model:
 
 # The three mutual exclusion algorithms side by side (docs/comparison.md):
 # centralized, Ricart-Agrawala and the ring's core on the simulator's network,
-# then two- and three-phase commit on the same network (test/compare_tx.c).
+# then two- and three-phase commit on the same network (test/compare/compare_tx.c).
 # `make compare` prints both tables (also in build/compare.txt); compare-check
 # runs the invariants on COMPARE_SEEDS random seeds per algorithm and protocol.
 COMPARE_SEEDS ?= 200

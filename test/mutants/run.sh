@@ -234,7 +234,7 @@ one() {
 	fi
 	tgt_obj=$dir/$(obj_of "$tgt")
 	# shellcheck disable=SC2086 # flag lists are words
-	if ! $MUTANT_CC $MUTANT_CFLAGS -I"$snap/ring" -c "$dir/$tgt" -o "$tgt_obj" \
+	if ! $MUTANT_CC $MUTANT_CFLAGS -I"$snap/ring" -I"$snap/test" -c "$dir/$tgt" -o "$tgt_obj" \
 		>"$dir/build.log" 2>&1; then
 		result broken - - - "$(since "$start")" \
 			"does not compile: $(grep -m1 -E 'error|warning' "$dir/build.log")"
@@ -332,7 +332,7 @@ echo "mutants: building the unmutated core ($(wc -w <<<"$srcs") sources)" >&2
 # shellcheck disable=SC2086
 if ! printf '%s\n' $srcs | sort -u | xargs -P "$MUTANT_JOBS" -I{} sh -c \
 	'o=$(echo "{}" | sed "s/\.c\$//; s|/|_|g").o
-	 $MUTANT_CC $MUTANT_CFLAGS -I"$snap/ring" -c "$snap/{}" -o "$snap/obj/$o" 2>"$snap/obj/$o.log" ||
+	 $MUTANT_CC $MUTANT_CFLAGS -I"$snap/ring" -I"$snap/test" -c "$snap/{}" -o "$snap/obj/$o" 2>"$snap/obj/$o.log" ||
 	 { cat "$snap/obj/$o.log"; exit 1; }' >"$snap/build.log" 2>&1; then
 	cat "$snap/build.log" >&2
 	echo "mutants: the unmutated sources do not build (an edit in progress?); try again later" >&2

@@ -1,0 +1,309 @@
+/* The simulator's invariant checkers (test/sim/simcheck.c) fed made-up histories: each bad
+ * history must fail with its invariant, and the good one next to it must pass, so that
+ * a simulator run that passes says something (STYLE.md, "A check that can fail"). */
+#include <CUnit/CUnit.h>
+
+#include <string.h>
+
+#include "sim/simcheck.h"
+#include "lib/suites.h"
+
+#define FENCE(e, c) ((uint64_t)(e) << 32 | (c))
+
+static struct simcheck chk;
+
+static void fresh(size_t n, bool floor, bool ring_order)
+{
+	simcheck_free(&chk);
+	struct simcheck_config cfg = {.n = n, .floor = floor, .ring_order = ring_order};
+	simcheck_init(&chk, &cfg);
+	for (uint32_t i = 0; i < n; i++)
+		simcheck_start(&chk, i, 0);
+}
+
+static void expect_fail(const char *inv)
+{
+	CU_ASSERT_TRUE(chk.failed);
+	CU_ASSERT_STRING_EQUAL(chk.inv, inv);
+}
+
+/* The failure is the one meant, not another rule of the same invariant. */
+static void expect_fail_with(const char *inv, const char *words)
+{
+	expect_fail(inv);
+	CU_ASSERT_PTR_NOT_NULL(strstr(chk.what, words));
+}
+
+/* Every member of the history has 513 on its disk, so that only the
+ * token rule can fail. */
+static void persisted_all(size_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		simcheck_persist(&chk, i, 513);
+}
+
+/* A member persists EPOCH, reports it, and grants FENCE under it. */
+static size_t grant_at(uint32_t node, uint32_t client, uint32_t epoch, uint32_t counter)
+{
+	simcheck_persist(&chk, node, epoch);
+	return simcheck_grant(&chk, node, client, FENCE(epoch, counter), epoch, epoch);
+}
+
+static void test_good_history_passes(void)
+{
+	fresh(3, true, false);
+	size_t g1 = grant_at(0, 0, 256, 1);
+	simcheck_write(&chk, g1, true);
+	simcheck_cs_end(&chk, g1);
+	size_t g2 = grant_at(1, 1, 256, 2);
+	simcheck_write(&chk, g2, true);
+	simcheck_cs_end(&chk, g2);
+	size_t g3 = grant_at(2, 2, 513, 1); /* a new epoch, above the floor */
+	simcheck_write(&chk, g3, true);
+	simcheck_write(&chk, g1, false); /* a late write of the old grant, refused */
+	simcheck_cs_end(&chk, g3);
+	CU_ASSERT_FALSE(chk.failed);
+	CU_ASSERT_EQUAL(chk.overlaps, 0);
+}
+
+static void test_duplicate_fence_fails_i1(void)
+{
+	fresh(2, false, false);
+	size_t g = grant_at(0, 0, 256, 1);
+	simcheck_cs_end(&chk, g);
+	grant_at(1, 1, 256, 1);
+	expect_fail_with("I1", "a second time");
+}
+
+static void test_fence_out_of_order_in_an_epoch_fails_i1(void)
+{
+	fresh(2, false, false);
+	simcheck_cs_end(&chk, grant_at(0, 0, 256, 5));
+	CU_ASSERT_FALSE(chk.failed);
+	grant_at(1, 1, 256, 4);
+	expect_fail_with("I1", "in the same epoch");
+}
+
+static void test_grant_below_the_floor_fails_i1_with_a_majority_only(void)
+{
+	/* Epoch 300 is minted after 513:7 was granted; a grant of 300:1 is
+	 * below what was granted before it existed. */
+	fresh(2, true, false);
+	simcheck_cs_end(&chk, grant_at(0, 0, 513, 7));
+	simcheck_persist(&chk, 1, 300);
+	simcheck_grant(&chk, 1, 1, FENCE(300, 1), 300, 300);
+	expect_fail_with("I1", "before epoch 300 was minted");
+
+	fresh(2, false, false); /* quorum = none: the sides cannot know */
+	simcheck_cs_end(&chk, grant_at(0, 0, 513, 7));
+	simcheck_persist(&chk, 1, 300);
+	simcheck_grant(&chk, 1, 1, FENCE(300, 1), 300, 300);
+	CU_ASSERT_FALSE(chk.failed);
+}
+
+static void test_two_in_the_cs_fail_i2_while_its_precondition_holds(void)
+{
+	fresh(2, false, false);
+	grant_at(0, 0, 256, 1);
+	grant_at(1, 1, 256, 2);
+	expect_fail("I2");
+
+	fresh(2, false, false);
+	grant_at(0, 0, 256, 1);
+	simcheck_i2_off(&chk, "a pause");
+	grant_at(1, 1, 256, 2);
+	CU_ASSERT_FALSE(chk.failed);
+	CU_ASSERT_EQUAL(chk.overlaps, 1);
+	CU_ASSERT_STRING_EQUAL(chk.i2_off, "a pause");
+}
+
+static void test_grant_under_another_epoch_than_the_members_fails_i3(void)
+{
+	fresh(1, false, false);
+	simcheck_persist(&chk, 0, 513);
+	simcheck_grant(&chk, 0, 0, FENCE(256, 1), 256, 513);
+	expect_fail("I3");
+}
+
+static void test_epoch_going_back_fails_i3(void)
+{
+	fresh(1, false, false);
+	simcheck_persist(&chk, 0, 513);
+	simcheck_status(&chk, 0, &(struct simcheck_status){.epoch = 513}, false);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_status(&chk, 0, &(struct simcheck_status){.epoch = 256}, false);
+	expect_fail_with("I3", "went back");
+}
+
+static void test_epoch_known_but_not_persisted_fails_i3(void)
+{
+	fresh(1, false, false);
+	simcheck_persist(&chk, 0, 256);
+	simcheck_status(&chk, 0, &(struct simcheck_status){.epoch = 513, .persist_pending = true},
+			false);
+	CU_ASSERT_FALSE(chk.failed); /* its fsync is under way */
+	simcheck_status(&chk, 0, &(struct simcheck_status){.epoch = 513}, false);
+	expect_fail_with("I3", "persisted only 256");
+}
+
+static void test_persist_below_the_disk_fails_but_a_rolled_back_disk_does_not(void)
+{
+	fresh(1, false, false);
+	simcheck_persist(&chk, 0, 513);
+	simcheck_persist(&chk, 0, 256);
+	expect_fail("persist");
+
+	/* Restarted on a disk rolled back to 256: from there on, 300 is a
+	 * step forward, whatever it persisted in its previous life. */
+	fresh(1, false, false);
+	simcheck_persist(&chk, 0, 513);
+	simcheck_stop(&chk, 0);
+	simcheck_start(&chk, 0, 256);
+	simcheck_status(&chk, 0, &(struct simcheck_status){.epoch = 256}, false);
+	simcheck_persist(&chk, 0, 300);
+	CU_ASSERT_FALSE(chk.failed);
+}
+
+static const struct simcheck_status held_256 = {
+	.epoch = 256, .has_token = true, .token_held = true, .token_epoch = 256};
+static const struct simcheck_status passing_256 = {
+	.epoch = 256, .has_token = true, .token_held = false, .token_epoch = 256};
+
+static void test_two_holders_of_one_epoch_fail_i3(void)
+{
+	fresh(2, false, false);
+	persisted_all(2);
+	simcheck_status(&chk, 0, &held_256, false);
+	simcheck_status(&chk, 1, &held_256, false);
+	expect_fail_with("I3", "both hold a token of epoch 256");
+}
+
+static void test_a_pass_not_yet_accepted_is_a_second_token(void)
+{
+	/* n0 passes hop 256/7 to n1; nobody accepted it, yet n2 holds 256. */
+	fresh(3, false, false);
+	persisted_all(3);
+	simcheck_token_pass(&chk, 0, 256, 7);
+	simcheck_status(&chk, 0, &passing_256, false);
+	simcheck_status(&chk, 2, &held_256, false);
+	expect_fail_with("I3", "passing, not yet accepted");
+}
+
+static void test_a_pass_its_successor_accepted_is_not_a_second_token(void)
+{
+	/* n0 passes hop 256/7; n1 accepts it and holds; n0's ack is lost and
+	 * it still reports the pass: one token. */
+	fresh(2, false, false);
+	persisted_all(2);
+	simcheck_token_pass(&chk, 0, 256, 7);
+	simcheck_status(&chk, 0, &passing_256, false);
+	simcheck_token_recv(&chk, 1, 256, 7);
+	simcheck_status(&chk, 1, &held_256, false);
+	simcheck_status(&chk, 0, &passing_256, false);
+	CU_ASSERT_FALSE(chk.failed);
+}
+
+static void test_two_epochs_after_settling_fail_i3(void)
+{
+	fresh(2, false, false);
+	persisted_all(2);
+	simcheck_status(&chk, 0, &held_256, true);
+	simcheck_status(&chk, 1, &(struct simcheck_status){.epoch = 513, .has_token = true,
+							 .token_held = true, .token_epoch = 513},
+			true);
+	expect_fail_with("I3", "after settling");
+}
+
+static void test_stale_write_accepted_by_a_buggy_resource_fails_fencing(void)
+{
+	fresh(2, false, false);
+	size_t g1 = simcheck_fence_record(&chk, 0, 0, FENCE(256, 1));
+	size_t g2 = simcheck_fence_record(&chk, 1, 1, FENCE(256, 2));
+	simcheck_write(&chk, g2, true);
+	simcheck_write(&chk, g1, true); /* a resource that trusts any fence */
+	expect_fail("fencing");
+}
+
+static void test_one_fence_from_two_grants_fails_fencing(void)
+{
+	/* A correct resource accepts an equal fence: only the order of grants
+	 * shows that the second write came from another holder. */
+	fresh(2, false, false);
+	size_t g1 = simcheck_fence_record(&chk, 0, 0, FENCE(256, 1));
+	size_t g2 = simcheck_fence_record(&chk, 1, 1, FENCE(256, 1));
+	simcheck_write(&chk, g1, true);
+	simcheck_write(&chk, g1, true); /* the same grant writing again is fine */
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_write(&chk, g2, true);
+	expect_fail("fencing");
+}
+
+static void test_a_resource_refusing_a_current_write_fails_fencing(void)
+{
+	fresh(2, false, false);
+	size_t g1 = simcheck_fence_record(&chk, 0, 0, FENCE(256, 1));
+	size_t g2 = simcheck_fence_record(&chk, 1, 1, FENCE(256, 2));
+	simcheck_write(&chk, g1, true);
+	simcheck_write(&chk, g2, false);
+	expect_fail("fencing");
+}
+
+static void test_ring_order_broken_fails_i5(void)
+{
+	fresh(3, false, true);
+	simcheck_cs_end(&chk, grant_at(0, 0, 256, 1));
+	simcheck_cs_end(&chk, grant_at(1, 1, 256, 2));
+	simcheck_cs_end(&chk, grant_at(2, 2, 256, 3));
+	simcheck_cs_end(&chk, grant_at(0, 0, 256, 4));
+	CU_ASSERT_FALSE(chk.failed);
+	grant_at(2, 2, 256, 5); /* n1 was next */
+	expect_fail("I5");
+}
+
+static void test_a_starving_request_fails_i4(void)
+{
+	fresh(2, false, false);
+	chk.now = 1000;
+	size_t r1 = simcheck_request(&chk, 0, 0);
+	size_t r2 = simcheck_request(&chk, 1, 1);
+	chk.now = 2000;
+	simcheck_request_end(&chk, r1, SIMCHECK_GRANTED);
+	chk.now = 9000;
+	simcheck_request_due(&chk, r1, 1000, 5000);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_request_due(&chk, r2, 1000, 5000);
+	expect_fail("I4");
+}
+
+CU_TestInfo ring_test_simcheck_tests[] = {
+	{"a good history passes", test_good_history_passes},
+	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
+	{"a fence out of order in an epoch fails I1",
+	 test_fence_out_of_order_in_an_epoch_fails_i1},
+	{"a grant below its epoch's floor fails I1, with a majority only",
+	 test_grant_below_the_floor_fails_i1_with_a_majority_only},
+	{"two in the CS fail I2 while its precondition holds",
+	 test_two_in_the_cs_fail_i2_while_its_precondition_holds},
+	{"a grant under another epoch than the member's fails I3",
+	 test_grant_under_another_epoch_than_the_members_fails_i3},
+	{"an epoch going back fails I3", test_epoch_going_back_fails_i3},
+	{"an epoch known but not persisted fails I3",
+	 test_epoch_known_but_not_persisted_fails_i3},
+	{"a persist below the disk fails, a rolled-back disk does not",
+	 test_persist_below_the_disk_fails_but_a_rolled_back_disk_does_not},
+	{"two holders of one epoch fail I3", test_two_holders_of_one_epoch_fail_i3},
+	{"a pass not yet accepted is a second token",
+	 test_a_pass_not_yet_accepted_is_a_second_token},
+	{"a pass its successor accepted is not a second token",
+	 test_a_pass_its_successor_accepted_is_not_a_second_token},
+	{"two epochs after settling fail I3", test_two_epochs_after_settling_fail_i3},
+	{"a stale write accepted by a buggy resource fails fencing",
+	 test_stale_write_accepted_by_a_buggy_resource_fails_fencing},
+	{"one fence from two grants fails fencing",
+	 test_one_fence_from_two_grants_fails_fencing},
+	{"a resource refusing a current write fails fencing",
+	 test_a_resource_refusing_a_current_write_fails_fencing},
+	{"ring order broken fails I5", test_ring_order_broken_fails_i5},
+	{"a starving request fails I4", test_a_starving_request_fails_i4},
+	CU_TEST_INFO_NULL,
+};

@@ -1,0 +1,199 @@
+/* CUnit suite for the UDP status poll (ring/ctl/status_poll.c) on loopback:
+ * a forked fake member answers each request late for the round before
+ * first, then for this round; the poll keeps only this round's answer, a
+ * wake fd ends a round early, and a silent member is asked at every try. */
+#include <CUnit/CUnit.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "core/err.h"
+#include "ctl/status_poll.h"
+#include "lib/suites.h"
+
+static struct ring_layout layout;
+
+static int bound_socket(uint16_t *port)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof a;
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+		return -1;
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* Member 1 at FD, in a child: for every request, an answer to the round
+ * before (epoch 1), one of another ring (epoch 3), then this round's
+ * (epoch 2); each carries the request's nonce in its fence, so the test
+ * sees which nonces were asked. Ends after ROUNDS requests or 10 s. */
+static void fake_member(int fd, int rounds)
+{
+	uint64_t fp = ring_layout_fingerprint(&layout), prev = 0;
+	bool have_prev = false;
+	uint64_t end = ring_mono_us() + 10000000u;
+	for (int r = 0; r < rounds && ring_mono_us() < end;) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		uint8_t in[RING_WIRE_MAX];
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof from;
+		ssize_t n = recvfrom(fd, in, sizeof in, 0, (struct sockaddr *)&from, &flen);
+		struct ring_msg req;
+		if (n <= 0 || ring_wire_decode(in, (size_t)n, &req) < 0 ||
+		    req.type != RING_MSG_STATUS_REQ)
+			continue;
+		r++;
+		uint64_t nonce = req.u.status_req.nonce;
+		struct ring_msg m = {.type = RING_MSG_STATUS_RESP, .from = 1, .to = 0, .fingerprint = fp};
+		uint8_t out[RING_WIRE_MAX];
+		for (int k = 0; k < 3; k++) {
+			if (k == 0 && !have_prev)
+				continue;
+			m.fingerprint = k == 1 ? fp ^ 1 : fp;
+			m.u.status_resp.nonce = k == 0 ? prev : nonce;
+			m.u.status_resp.fence = nonce;
+			m.u.status_resp.epoch = k == 0 ? 1 : k == 1 ? 3 : 2;
+			int len = ring_wire_encode(&m, out, sizeof out);
+			if (len > 0)
+				(void)sendto(fd, out, (size_t)len, 0, (struct sockaddr *)&from, flen);
+		}
+		prev = nonce;
+		have_prev = true;
+	}
+}
+
+static size_t drain(int fd)
+{
+	size_t n = 0;
+	uint8_t b[RING_WIRE_MAX];
+	while (n < 100 && recv(fd, b, sizeof b, MSG_DONTWAIT) > 0)
+		n++;
+	return n;
+}
+
+/* The layout of two members on loopback, each on a socket bound here (its
+ * descriptor in *FD1, *FD2): what a test makes answer or stay silent. */
+static void two_members_on_loopback(int *fd1, int *fd2)
+{
+	uint16_t p1, p2;
+	*fd1 = bound_socket(&p1);
+	*fd2 = bound_socket(&p2);
+	CU_ASSERT_FATAL(*fd1 >= 0 && *fd2 >= 0);
+	ring_layout_defaults(&layout);
+	snprintf(layout.name, sizeof layout.name, "sp");
+	layout.n = 2;
+	layout.members[0] = (struct ring_member){.id = 1, .host = "127.0.0.1", .port = p1};
+	layout.members[1] = (struct ring_member){.id = 2, .host = "127.0.0.1", .port = p2};
+}
+
+static void test_only_this_rounds_answers_count(void)
+{
+	int fd1, fd2; /* fd2: member 2, silent */
+	two_members_on_loopback(&fd1, &fd2);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		fake_member(fd1, 2);
+		_exit(0);
+	}
+	close(fd1);
+	struct ring_status_poll *p;
+	char err[256];
+	CU_ASSERT_EQUAL_FATAL(ring_status_poll_open(&p, &layout, "", err, sizeof err), 0);
+	uint64_t fence[2] = {0, 0};
+	for (int round = 0; round < 2; round++) {
+		bool woken = true;
+		/* One try of 1 s (member 2 never answers, so the round lasts
+		 * it all): ample for the child's answers on a loaded machine. */
+		CU_ASSERT_EQUAL(ring_status_poll_round(p, 1, 1000, -1, &woken), 1);
+		CU_ASSERT_FALSE(woken);
+		CU_ASSERT_EQUAL(ring_status_poll_answered(p), 1);
+		const struct ring_msg_status_resp *a = ring_status_poll_answer(p, 0);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+		/* Not the late answer to the round before (epoch 1), not the
+		 * other ring's (3): this round's. */
+		CU_ASSERT_EQUAL(a->epoch, 2);
+		fence[round] = a->fence;
+		CU_ASSERT_PTR_NULL(ring_status_poll_answer(p, 1));
+		CU_ASSERT_EQUAL(drain(fd2), 1);
+	}
+	CU_ASSERT_NOT_EQUAL(fence[0], fence[1]); /* a fresh nonce each round */
+	struct ring_status_poll_traffic t;
+	ring_status_poll_traffic(p, &t);
+	CU_ASSERT_EQUAL(t.sent, 2 * 2);
+	CU_ASSERT_EQUAL(t.received, 2 + 3); /* 2 in round one, 3 in round two */
+	CU_ASSERT_EQUAL(t.kept, 2);
+	CU_ASSERT_EQUAL(t.sent_bytes, 4 * ring_wire_size(RING_MSG_STATUS_REQ));
+	CU_ASSERT_EQUAL(t.received_bytes, 5 * ring_wire_size(RING_MSG_STATUS_RESP));
+	int st;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	ring_status_poll_close(p);
+	close(fd2);
+}
+
+static void test_a_wake_fd_ends_a_round_early_and_the_silent_are_asked_again(void)
+{
+	int fd1, fd2;
+	two_members_on_loopback(&fd1, &fd2);
+	struct ring_status_poll *p;
+	char err[256];
+	CU_ASSERT_EQUAL_FATAL(ring_status_poll_open(&p, &layout, NULL, err, sizeof err), 0);
+	int wake[2];
+	CU_ASSERT_EQUAL_FATAL(pipe(wake), 0);
+	CU_ASSERT_EQUAL(write(wake[1], "x", 1), 1);
+	bool woken = false;
+	uint64_t t0 = ring_mono_us();
+	CU_ASSERT_EQUAL(ring_status_poll_round(p, 3, 2000, wake[0], &woken), 0);
+	CU_ASSERT_TRUE(woken);
+	CU_ASSERT(ring_mono_us() - t0 < 1000000u); /* not 3 x 2 s */
+	/* Nobody answers, nothing wakes it: every try, in full, and the
+	 * silent asked again at each (a lost datagram is not a down member). */
+	char c;
+	CU_ASSERT_EQUAL(read(wake[0], &c, 1), 1);
+	t0 = ring_mono_us();
+	CU_ASSERT_EQUAL(ring_status_poll_round(p, 2, 100, wake[0], &woken), 0);
+	CU_ASSERT_FALSE(woken);
+	CU_ASSERT(ring_mono_us() - t0 >= 200000u);
+	CU_ASSERT_EQUAL(drain(fd1), 1 + 2);
+	ring_status_poll_close(p);
+	close(wake[0]);
+	close(wake[1]);
+	close(fd1);
+	close(fd2);
+}
+
+static void test_a_member_address_that_does_not_resolve_is_a_config_error(void)
+{
+	ring_layout_defaults(&layout);
+	layout.n = 2;
+	layout.members[0] = (struct ring_member){.id = 1, .host = "127.0.0.1", .port = 1};
+	/* An IPv6 literal in a ring whose first member is IPv4: no answer
+	 * in the poll's one address family, and no DNS asked. */
+	layout.members[1] = (struct ring_member){.id = 2, .host = "::1", .port = 2};
+	struct ring_status_poll *p = (void *)&layout;
+	char err[256] = "";
+	CU_ASSERT_EQUAL(ring_status_poll_open(&p, &layout, NULL, err, sizeof err), -RING_ECONFIG);
+	CU_ASSERT_PTR_NULL(p);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "::1"));
+}
+
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_status_poll_tests[] = {
+	T_(test_only_this_rounds_answers_count),
+	T_(test_a_wake_fd_ends_a_round_early_and_the_silent_are_asked_again),
+	T_(test_a_member_address_that_does_not_resolve_is_a_config_error),
+	CU_TEST_INFO_NULL,
+};
+#undef T_

@@ -1,0 +1,441 @@
+/* CUnit suite for the trace checker (ring/ctl/trace.c): synthetic member logs
+ * with one known defect each, and a clean one. */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/suites.h"
+#include "ctl/trace.h"
+
+static char dir[64];
+
+int ring_test_trace_init(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/ring-trace-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+int ring_test_trace_cleanup(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes LINES (one JSON object each, ts given as seconds after 09:00:00)
+ * to dir/NAME. Each line: "SEC NODE EVENT FIELDS", FIELDS already JSON. */
+static const char *write_log(const char *name, const char *const *lines, size_t n)
+{
+	static char path[4][128];
+	static int k;
+	char *p = path[k++ % 4];
+	snprintf(p, 128, "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	for (size_t i = 0; i < n; i++) {
+		double sec;
+		unsigned node;
+		char ev[32], fields[200] = "";
+		int got = sscanf(lines[i], "%lf %u %31s %199[^\n]", &sec, &node, ev, fields);
+		CU_ASSERT_FATAL(got >= 3);
+		fprintf(f, "{\"ts\":\"2026-11-30T09:00:%02d.%06dZ\",\"node\":%u,\"event\":\"%s\"%s%s}\n",
+			(int)sec, (int)((sec - (int)sec) * 1e6 + 0.5), node, ev, got == 4 ? "," : "",
+			got == 4 ? fields : "");
+	}
+	fclose(f);
+	return p;
+}
+
+static int check(const char *const *files, size_t n, bool allow, struct ring_trace_result *r)
+{
+	struct ring_trace_opts o = {.allow_overlap = allow, .gap_ms = 1000};
+	char err[256];
+	FILE *sink = fopen("/dev/null", "w");
+	int rc = ring_trace_check(files, n, &o, sink, r, err, sizeof err);
+	fclose(sink);
+	return rc;
+}
+
+#define F(e, c) ((unsigned long long)(e) << 32 | (c))
+
+static void test_clean_ring_passes(void)
+{
+	char a[3][160], b[3][160];
+	snprintf(a[0], 160, "1.0 1 token_recv \"from\":2,\"epoch\":256,\"seq\":1");
+	snprintf(a[1], 160, "1.1 1 cs_enter \"fence\":%llu,\"epoch\":256,\"client\":1", F(256, 1));
+	snprintf(a[2], 160, "1.2 1 cs_exit \"fence\":%llu,\"client\":1", F(256, 1));
+	snprintf(b[0], 160, "1.3 2 token_recv \"from\":1,\"epoch\":256,\"seq\":2");
+	snprintf(b[1], 160, "1.4 2 cs_enter \"fence\":%llu,\"epoch\":256,\"client\":1", F(256, 2));
+	snprintf(b[2], 160, "1.5 2 cs_exit \"fence\":%llu,\"client\":1", F(256, 2));
+	const char *la[] = {a[0], a[1], a[2]}, *lb[] = {b[0], b[1], b[2]};
+	const char *files[] = {write_log("c1", la, 3), write_log("c2", lb, 3)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 2, false, &r), 0);
+	CU_ASSERT_EQUAL(r.grants, 2);
+	CU_ASSERT_EQUAL(r.members, 2);
+	CU_ASSERT_FALSE(r.violation);
+}
+
+static void test_fence_granted_twice_is_a_violation(void)
+{
+	char a[2][160], b[2][160];
+	snprintf(a[0], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(a[1], 160, "1.1 1 cs_exit \"fence\":%llu", F(256, 1));
+	snprintf(b[0], 160, "2.0 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(b[1], 160, "2.1 2 cs_exit \"fence\":%llu", F(256, 1));
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1]};
+	const char *files[] = {write_log("d1", la, 2), write_log("d2", lb, 2)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 2, true, &r), 1);
+	CU_ASSERT_EQUAL(r.dup_fences, 1);
+}
+
+static void test_fence_going_back_along_the_path_is_a_violation(void)
+{
+	char a[3][160], b[3][160];
+	snprintf(a[0], 160, "1.0 1 token_recv \"epoch\":256,\"seq\":1");
+	snprintf(a[1], 160, "1.1 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 5));
+	snprintf(a[2], 160, "1.2 1 cs_exit \"fence\":%llu", F(256, 5));
+	snprintf(b[0], 160, "1.3 2 token_recv \"epoch\":256,\"seq\":2");
+	snprintf(b[1], 160, "1.4 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 4));
+	snprintf(b[2], 160, "1.5 2 cs_exit \"fence\":%llu", F(256, 4));
+	const char *la[] = {a[0], a[1], a[2]}, *lb[] = {b[0], b[1], b[2]};
+	const char *files[] = {write_log("e1", la, 3), write_log("e2", lb, 3)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 2, true, &r), 1);
+	CU_ASSERT_EQUAL(r.backwards, 1);
+}
+
+static void test_grant_under_an_epoch_known_old_is_a_violation(void)
+{
+	char a[3][160];
+	snprintf(a[0], 160, "1.0 1 epoch_adopt \"epoch\":512,\"from\":2");
+	snprintf(a[1], 160, "1.1 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 9));
+	snprintf(a[2], 160, "1.2 1 cs_exit \"fence\":%llu", F(256, 9));
+	const char *la[] = {a[0], a[1], a[2]};
+	const char *files[] = {write_log("s1", la, 3)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 1, true, &r), 1);
+	CU_ASSERT_EQUAL(r.stale_grants, 1);
+}
+
+static void test_overlap_is_a_violation_unless_allowed(void)
+{
+	char a[2][160], b[2][160];
+	snprintf(a[0], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(a[1], 160, "3.0 1 cs_exit \"fence\":%llu", F(256, 1));
+	snprintf(b[0], 160, "2.0 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	snprintf(b[1], 160, "2.5 2 cs_exit \"fence\":%llu", F(513, 1));
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1]};
+	const char *files[] = {write_log("o1", la, 2), write_log("o2", lb, 2)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 2, false, &r), 1);
+	CU_ASSERT_EQUAL(r.overlaps, 1);
+	CU_ASSERT_EQUAL(r.worst_overlap_us, 500000);
+	CU_ASSERT_EQUAL(check(files, 2, true, &r), 0);
+	CU_ASSERT_EQUAL(r.overlaps, 1);
+}
+
+static void test_a_killed_holder_holds_until_the_fault(void)
+{
+	char a[2][160], b[2][160], f[1][160];
+	/* n1 logs nothing after its grant: without the fault it would seem
+	 * to end at once; the kill at 5.0 says it held until then. */
+	snprintf(a[0], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(a[1], 160, "1.0 1 token_pass \"to\":2,\"epoch\":256,\"seq\":3");
+	snprintf(b[0], 160, "4.0 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	snprintf(b[1], 160, "4.1 2 cs_exit \"fence\":%llu", F(513, 1));
+	snprintf(f[0], 160, "5.0 0 fault \"what\":\"kill 1\"");
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1]}, *lf[] = {f[0]};
+	const char *files[] = {write_log("k1", la, 2), write_log("k2", lb, 2),
+			       write_log("kf", lf, 1)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 3, false, &r), 1);
+	CU_ASSERT_EQUAL(r.overlaps, 1);
+	CU_ASSERT_EQUAL(r.incidents, 1);
+}
+
+static void test_recovery_after_a_fault_is_measured(void)
+{
+	char a[2][160], f[1][160];
+	snprintf(f[0], 160, "1.0 0 fault \"what\":\"kill 3\"");
+	snprintf(a[0], 160, "1.75 1 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	snprintf(a[1], 160, "1.8 1 cs_exit \"fence\":%llu", F(513, 1));
+	const char *la[] = {a[0], a[1]}, *lf[] = {f[0]};
+	const char *files[] = {write_log("r1", la, 2), write_log("rf", lf, 1)};
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check(files, 2, false, &r), 0);
+	CU_ASSERT_EQUAL(r.worst_recovery_us, 750000);
+}
+
+/* The report of FILES to dir/NAME, read back into BUF. */
+static int check_text(const char *const *files, size_t n, struct ring_trace_result *r,
+		      char *buf, size_t len)
+{
+	struct ring_trace_opts o = {.allow_overlap = true, .gap_ms = 1000};
+	char err[256], path[128];
+	snprintf(path, sizeof path, "%s/report.txt", dir);
+	FILE *out = fopen(path, "w+");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	int rc = ring_trace_check(files, n, &o, out, r, err, sizeof err);
+	rewind(out);
+	size_t got = fread(buf, 1, len - 1, out);
+	buf[got] = '\0';
+	fclose(out);
+	return rc;
+}
+
+static void test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_word(void)
+{
+	char a[2][160], b[5][160], c[2][160];
+	/* n1 is granted at 1.0 and says nothing more: the token died with it.
+	 * n2 suspects the loss after 500 ms of silence, regenerates and is
+	 * granted at 1.8. n2 and n3 end without node_stop too, but nothing
+	 * says they died: still running when the logs were read. */
+	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
+	snprintf(a[1], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(b[0], 160, "0.5 2 node_start \"epoch\":0");
+	snprintf(b[1], 160, "0.6 2 loss_suspect \"silent_ms\":0,\"epoch\":0");
+	snprintf(b[2], 160, "1.6 2 loss_suspect \"silent_ms\":500,\"epoch\":256");
+	snprintf(b[3], 160, "1.7 2 token_regen \"epoch\":513,\"alive\":2");
+	snprintf(b[4], 160, "1.8 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	snprintf(c[0], 160, "0.5 3 node_start \"epoch\":0");
+	snprintf(c[1], 160, "0.9 3 epoch_adopt \"epoch\":256,\"from\":2");
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1], b[2], b[3], b[4]},
+		   *lc[] = {c[0], c[1]};
+	const char *files[] = {write_log("x1", la, 2), write_log("x2", lb, 5),
+			       write_log("x3", lc, 2)};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 3, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_EQUAL(r.faults_inferred, 1);
+	CU_ASSERT_EQUAL(r.faults_listed, 0);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 800000);
+	CU_ASSERT_EQUAL(r.incidents, 0); /* faults.log's count, unchanged */
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "inferred fault at 0.500 s: crash n1"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "next grant 0.800 s later (n2 fence 513:1)"));
+}
+
+static void test_one_file_shared_by_several_members_is_read_per_member(void)
+{
+	char a[10][160];
+	/* Two members' logs in one file (one journal): n2 is granted while n1
+	 * still holds (an overlap), then n2 dies; n1 skips it and goes on.
+	 * Each member is read on its own: the overlap is seen, n2's crash is
+	 * the one fault, and n1, whose lines alternate with n2's, did not
+	 * crash. */
+	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
+	snprintf(a[1], 160, "0.5 2 node_start \"epoch\":0");
+	snprintf(a[2], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(a[3], 160, "1.2 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 2));
+	snprintf(a[4], 160, "1.5 1 cs_exit \"fence\":%llu", F(256, 1));
+	snprintf(a[5], 160, "1.6 2 cs_exit \"fence\":%llu", F(256, 2));
+	snprintf(a[6], 160, "3.0 1 successor_skip \"dead\":2,\"epoch\":256");
+	snprintf(a[7], 160, "3.1 1 cs_enter \"fence\":%llu,\"epoch\":512", F(512, 1));
+	snprintf(a[8], 160, "3.2 1 cs_exit \"fence\":%llu", F(512, 1));
+	snprintf(a[9], 160, "4.0 1 node_stop \"reason\":\"signal\"");
+	const char *la[] = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]};
+	const char *files[] = {write_log("shared", la, 10)};
+	struct ring_trace_result r;
+	char out[4096];
+	check_text(files, 1, &r, out, sizeof out);
+	CU_ASSERT_EQUAL(r.grants, 3);
+	CU_ASSERT_EQUAL(r.overlaps, 1);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "crash n2"));
+	CU_ASSERT_PTR_NULL(strstr(out, "crash n1"));
+}
+
+static void test_a_silence_begins_at_the_last_sign_of_the_token(void)
+{
+	char a[2][160], b[4][160];
+	/* n1 is granted at 1.0 and dies; n2's last heartbeat came at 0.9, so it
+	 * reports 700 ms of silence at 1.6. The token was alive at 1.0: one
+	 * fault, the crash, with the suspicion as its evidence. */
+	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
+	snprintf(a[1], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(b[0], 160, "0.5 2 node_start \"epoch\":0");
+	snprintf(b[1], 160, "0.8 2 cs_enter \"fence\":%llu,\"epoch\":256", F(255, 9));
+	snprintf(b[2], 160, "1.6 2 loss_suspect \"silent_ms\":700,\"epoch\":256");
+	snprintf(b[3], 160, "1.8 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1], b[2], b[3]};
+	const char *files[] = {write_log("l1", la, 2), write_log("l2", lb, 4)};
+	struct ring_trace_result r;
+	char out[4096];
+	check_text(files, 2, &r, out, sizeof out);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "crash n1"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "loss_suspect n2 (silent 700 ms)"));
+}
+
+static void test_a_fresh_rings_start_is_not_a_fault(void)
+{
+	char a[3][160], b[4][160], c[3][160];
+	/* Three members start one after another. n2 mints the first token at
+	 * 0.4 and readmits n1 (its first start); n3, started at 0.3, suspects
+	 * a loss of a silence since 0.3, before any token existed. Then n1 is
+	 * readmitted again in its second life, after a crash: that one is a
+	 * fault. */
+	snprintf(a[0], 160, "0.0 1 node_start \"epoch\":0");
+	snprintf(a[1], 160, "0.1 1 loss_suspect \"silent_ms\":0,\"epoch\":0");
+	snprintf(a[2], 160, "2.0 1 node_start \"epoch\":256");
+	snprintf(b[0], 160, "0.2 2 node_start \"epoch\":0");
+	snprintf(b[1], 160, "0.4 2 token_regen \"epoch\":256,\"alive\":2");
+	snprintf(b[2], 160, "0.45 2 member_rejoin \"id\":1,\"epoch\":256");
+	snprintf(b[3], 160, "0.5 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(c[0], 160, "0.3 3 node_start \"epoch\":0");
+	snprintf(c[1], 160, "0.9 3 loss_suspect \"silent_ms\":600,\"epoch\":0");
+	snprintf(c[2], 160, "2.2 3 member_rejoin \"id\":1,\"epoch\":512");
+	const char *la[] = {a[0], a[1], a[2]}, *lb[] = {b[0], b[1], b[2], b[3]},
+		   *lc[] = {c[0], c[1], c[2]};
+	const char *files[] = {write_log("s1", la, 3), write_log("s2", lb, 4),
+			       write_log("s3", lc, 3)};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 3, &r, out, sizeof out), 0);
+	CU_ASSERT_PTR_NULL(strstr(out, "token loss"));
+	CU_ASSERT_PTR_NULL(strstr(out, "at 0.450 s: rejoin"));
+	/* n1's second start: it crashed (a start after no stop) at its last
+	 * word, 0.1 s, which is the one fault. */
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "crash n1"));
+}
+
+static void test_a_pause_is_a_fault_from_when_the_stall_began(void)
+{
+	char a[3][160], b[2][160];
+	/* n1 woke at 3.0 from a stall of 1500 ms: it began at 1.5; n2 was
+	 * granted at 2.2. */
+	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
+	snprintf(a[1], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(a[2], 160, "3.0 1 pause_detected \"ms\":1500");
+	snprintf(b[0], 160, "0.5 2 node_start \"epoch\":0");
+	snprintf(b[1], 160, "2.2 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	const char *la[] = {a[0], a[1], a[2]}, *lb[] = {b[0], b[1]};
+	const char *files[] = {write_log("p1", la, 3), write_log("p2", lb, 2)};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 2, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_EQUAL(r.faults_inferred, 1);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 700000);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "pause n1"));
+}
+
+static void test_a_skip_is_a_fault_from_its_first_retransmit(void)
+{
+	char a[6][160], c[1][160];
+	/* n1 passes to n2 from 1.2 on, gets no ack, skips it at 1.26; n3 is
+	 * granted at 1.5. (n2's own log is not given.) */
+	snprintf(a[0], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(a[1], 160, "1.1 1 cs_exit \"fence\":%llu", F(256, 1));
+	snprintf(a[2], 160, "1.2 1 retransmit \"to\":2,\"epoch\":256,\"seq\":3");
+	snprintf(a[3], 160, "1.22 1 retransmit \"to\":2,\"epoch\":256,\"seq\":3");
+	snprintf(a[4], 160, "1.24 1 retransmit \"to\":2,\"epoch\":256,\"seq\":3");
+	snprintf(a[5], 160, "1.26 1 successor_skip \"dead\":2,\"epoch\":257");
+	snprintf(c[0], 160, "1.5 3 cs_enter \"fence\":%llu,\"epoch\":257", F(257, 1));
+	const char *la[] = {a[0], a[1], a[2], a[3], a[4], a[5]}, *lc[] = {c[0]};
+	const char *files[] = {write_log("q1", la, 6), write_log("q3", lc, 1)};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 2, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_EQUAL(r.faults_inferred, 1);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 300000);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "skip n2"));
+}
+
+static void test_a_fault_in_faults_log_and_in_the_logs_counts_once(void)
+{
+	char a[2][160], b[4][160], f[1][160];
+	/* The lab killed n2 at 1.1; n2's log ends at its grant (1.0), n1
+	 * suspects the loss and regenerates: one fault, faults.log's, timed
+	 * from the kill. */
+	snprintf(a[0], 160, "0.5 2 node_start \"epoch\":0");
+	snprintf(a[1], 160, "1.0 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(b[0], 160, "0.5 1 node_start \"epoch\":0");
+	snprintf(b[1], 160, "1.7 1 loss_suspect \"silent_ms\":550,\"epoch\":256");
+	snprintf(b[2], 160, "1.75 1 token_regen \"epoch\":513,\"alive\":1");
+	snprintf(b[3], 160, "1.8 1 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
+	snprintf(f[0], 160, "1.1 0 fault \"what\":\"kill 2\"");
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1], b[2], b[3]}, *lf[] = {f[0]};
+	const char *files[] = {write_log("m2", la, 2), write_log("m1", lb, 4),
+			       write_log("mf", lf, 1)};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 3, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_EQUAL(r.faults_listed, 1);
+	CU_ASSERT_EQUAL(r.faults_inferred, 0);
+	CU_ASSERT_EQUAL(r.incidents, 1);
+	CU_ASSERT_EQUAL(r.worst_recovery_us, 700000);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 700000);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "fault at 0.600 s: kill 2"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "the logs show it too: n2's log ends without node_stop"));
+}
+
+static void test_a_fault_with_no_grant_after_it_is_unrecovered_not_zero(void)
+{
+	char a[2][160], b[2][160];
+	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
+	snprintf(a[1], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
+	snprintf(b[0], 160, "0.5 2 node_start \"epoch\":0");
+	snprintf(b[1], 160, "2.0 2 loss_suspect \"silent_ms\":600,\"epoch\":256");
+	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1]};
+	const char *files[] = {write_log("u1", la, 2), write_log("u2", lb, 2)};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 2, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_EQUAL(r.faults_unrecovered, 1);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "crash n1         no grant after it: unrecovered"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "1 with no grant after them"));
+}
+
+static void test_junk_lines_are_counted_not_fatal(void)
+{
+	const char *path = write_log("j1", (const char *[]){"1.0 1 node_start \"epoch\":0"}, 1);
+	FILE *f = fopen(path, "a");
+	fputs("not json\n{\"ts\":\"yesterday\",\"node\":1,\"event\":\"x\"}\n{}\n", f);
+	fclose(f);
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check((const char *[]){path}, 1, false, &r), 0);
+	CU_ASSERT_EQUAL(r.unparsed, 3);
+	CU_ASSERT_EQUAL(r.events, 1);
+}
+
+static void test_missing_file_is_an_error(void)
+{
+	struct ring_trace_opts o = {.gap_ms = 1000};
+	char err[256];
+	const char *files[] = {"/nonexistent/ring.log"};
+	CU_ASSERT(ring_trace_check(files, 1, &o, stdout, NULL, err, sizeof err) < 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/ring.log"));
+}
+
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_trace_tests[] = {
+	T_(test_clean_ring_passes),
+	T_(test_fence_granted_twice_is_a_violation),
+	T_(test_fence_going_back_along_the_path_is_a_violation),
+	T_(test_grant_under_an_epoch_known_old_is_a_violation),
+	T_(test_overlap_is_a_violation_unless_allowed),
+	T_(test_a_killed_holder_holds_until_the_fault),
+	T_(test_recovery_after_a_fault_is_measured),
+	T_(test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_word),
+	T_(test_one_file_shared_by_several_members_is_read_per_member),
+	T_(test_a_silence_begins_at_the_last_sign_of_the_token),
+	T_(test_a_fresh_rings_start_is_not_a_fault),
+	T_(test_a_pause_is_a_fault_from_when_the_stall_began),
+	T_(test_a_skip_is_a_fault_from_its_first_retransmit),
+	T_(test_a_fault_in_faults_log_and_in_the_logs_counts_once),
+	T_(test_a_fault_with_no_grant_after_it_is_unrecovered_not_zero),
+	T_(test_junk_lines_are_counted_not_fatal),
+	T_(test_missing_file_is_an_error),
+	CU_TEST_INFO_NULL,
+};
+#undef T_

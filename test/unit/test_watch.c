@@ -1,0 +1,312 @@
+/* CUnit suite for watch's pure view (ring/ctl/watch.c): rates between rounds,
+ * a silent member down at once, a restarted member marked instead of
+ * negative rates, where the token is and whether parked, and the two
+ * renderings (a screen cut to the terminal, one line per round). */
+#include <CUnit/CUnit.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/node.h"
+#include "lib/suites.h"
+#include "ctl/watch.h"
+
+static struct ring_layout layout;
+static struct ring_watch w; /* large: not on the stack */
+static struct ring_msg_status_resp resp[RING_MAX_MEMBERS];
+static const struct ring_msg_status_resp *ans[RING_MAX_MEMBERS];
+static char text[1 << 16];
+
+/* A ring of N members with ids 10, 20, ..., everyone answering idle with
+ * no counters, no round fed yet. */
+static void setup(size_t n)
+{
+	ring_layout_defaults(&layout);
+	snprintf(layout.name, sizeof layout.name, "wt");
+	layout.n = n;
+	for (size_t i = 0; i < n; i++) {
+		layout.members[i].id = (uint16_t)(10 * (i + 1));
+		snprintf(layout.members[i].host, sizeof layout.members[i].host, "127.0.0.1");
+		layout.members[i].port = (uint16_t)(7000 + i);
+	}
+	memset(resp, 0, sizeof resp);
+	for (size_t i = 0; i < n; i++) {
+		resp[i].state = RING_STATE_IDLE;
+		resp[i].epoch = 7;
+		ans[i] = &resp[i];
+	}
+	ring_watch_init(&w, &layout);
+}
+
+static const char *render(enum ring_watch_form f, unsigned cols, unsigned rows)
+{
+	int need = ring_watch_render(&w, f, cols, rows, "T", text, sizeof text);
+	CU_ASSERT(need > 0 && (size_t)need < sizeof text);
+	CU_ASSERT_EQUAL(strlen(text), (size_t)need);
+	return text;
+}
+
+static size_t count_lines(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void test_rates_are_counters_over_the_time_between_answers(void)
+{
+	setup(3);
+	resp[0].counters.cs_entries = 10;
+	resp[0].counters.tokens_passed = 100;
+	ring_watch_update(&w, ans, 1000000);
+	CU_ASSERT_FALSE(w.m[0].rated); /* one answer is no rate yet */
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "| 10 idle epoch=7 fence=0:0 queue=0 grants/s=- hops/s=-"));
+	resp[0].counters.cs_entries = 15;     /* +5 in 0.5 s */
+	resp[0].counters.tokens_passed = 200; /* +100 in 0.5 s */
+	resp[1].counters.tokens_passed = 50;  /* +50 */
+	ring_watch_update(&w, ans, 1500000);
+	CU_ASSERT_TRUE(w.m[0].rated);
+	CU_ASSERT_DOUBLE_EQUAL(w.m[0].grants_s, 10.0, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(w.m[0].hops_s, 200.0, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(w.m[1].hops_s, 100.0, 1e-9);
+	double g, h;
+	ring_watch_rates(&w, &g, &h);
+	CU_ASSERT_DOUBLE_EQUAL(g, 10.0, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(h, 300.0, 1e-9);
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "up=3/3 token=- parked=- grants/s=10.0 hops/s=300.0"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "| 10 idle epoch=7 fence=0:0 queue=0 grants/s=10.0 hops/s=200.0"));
+	/* The rate is over the time between the two answers, not per round. */
+	resp[0].counters.cs_entries = 35; /* +20 in 2 s */
+	ring_watch_update(&w, ans, 3500000);
+	CU_ASSERT_DOUBLE_EQUAL(w.m[0].grants_s, 10.0, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(w.m[0].hops_s, 0.0, 1e-9);
+}
+
+static void test_a_silent_member_is_down_at_once_and_back_when_it_answers(void)
+{
+	setup(3);
+	ring_watch_update(&w, ans, 1000000);
+	CU_ASSERT_EQUAL(ring_watch_up(&w), 3);
+	resp[1].counters.tokens_passed = 40;
+	ans[1] = NULL; /* member 20 is silent in the next round */
+	ring_watch_update(&w, ans, 1500000);
+	CU_ASSERT_FALSE(w.m[1].up);
+	CU_ASSERT_FALSE(w.m[1].rated);
+	CU_ASSERT_EQUAL(ring_watch_up(&w), 2);
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "up=2/3"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "| 20 down | 30 idle"));
+	ring_watch_update(&w, ans, 2500000);
+	render(RING_WATCH_SCREEN, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  20 down"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "silent for 1.0 s")); /* since its first silent round */
+	ans[1] = &resp[1]; /* back, counters higher: a pause, not a restart */
+	ring_watch_update(&w, ans, 3000000);
+	CU_ASSERT_TRUE(w.m[1].up);
+	CU_ASSERT_EQUAL(w.m[1].restarts, 0);
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "| 20 idle"));
+	CU_ASSERT_PTR_NULL(strstr(text, "restarted"));
+	/* A member that never answered says so. */
+	setup(2);
+	ans[0] = NULL;
+	ring_watch_update(&w, ans, 1000000);
+	render(RING_WATCH_SCREEN, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "never answered"));
+}
+
+static void test_a_restarted_member_is_marked_for_five_seconds_not_given_negative_rates(void)
+{
+	setup(2);
+	resp[0].counters.cs_entries = 500;
+	resp[0].counters.tokens_passed = 9000;
+	resp[0].counters.elections = 3;
+	ring_watch_update(&w, ans, 1000000);
+	ring_watch_update(&w, ans, 1500000);
+	CU_ASSERT_TRUE(w.m[0].rated);
+	/* A new process: its counters start again from nothing. Only one of
+	 * them going down is enough. */
+	resp[0].counters.cs_entries = 500;
+	resp[0].counters.tokens_passed = 9100;
+	resp[0].counters.elections = 0;
+	ring_watch_update(&w, ans, 2000000);
+	CU_ASSERT_FALSE(w.m[0].rated);
+	CU_ASSERT_EQUAL(w.m[0].restarts, 1);
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "| 10 idle epoch=7 fence=0:0 queue=0 grants/s=- hops/s=- "
+					    "retransmits=0 skips=0 elections=0 restarted |"));
+	render(RING_WATCH_SCREEN, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "restarted"));
+	/* Rates again from the next answer on, the mark until 5 s have passed. */
+	resp[0].counters.tokens_passed = 9150;
+	ring_watch_update(&w, ans, 2500000);
+	CU_ASSERT_TRUE(w.m[0].rated);
+	CU_ASSERT_DOUBLE_EQUAL(w.m[0].hops_s, 100.0, 1e-9);
+	ring_watch_update(&w, ans, 6900000);
+	CU_ASSERT_PTR_NOT_NULL(strstr(render(RING_WATCH_LINE, 0, 0), "restarted"));
+	ring_watch_update(&w, ans, 7000000);
+	CU_ASSERT_PTR_NULL(strstr(render(RING_WATCH_LINE, 0, 0), "restarted"));
+}
+
+static void test_the_token_and_whether_it_is_parked(void)
+{
+	setup(4);
+	resp[2].flags = RING_STATUS_HAS_TOKEN;
+	resp[2].state = RING_STATE_HOLDING;
+	ring_watch_update(&w, ans, 1000000);
+	struct ring_watch_token t;
+	ring_watch_token(&w, &t);
+	CU_ASSERT_EQUAL(t.holders, 1);
+	CU_ASSERT_EQUAL(t.index, 2);
+	CU_ASSERT_FALSE(t.parked);
+	CU_ASSERT_PTR_NOT_NULL(strstr(render(RING_WATCH_LINE, 0, 0), " token=30 parked=no "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "| 30 holding token=here epoch=7"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(render(RING_WATCH_SCREEN, 0, 0), "  token at 30  "));
+
+	resp[2].flags = RING_STATUS_HAS_TOKEN | RING_STATUS_PARKED;
+	ring_watch_update(&w, ans, 1500000);
+	ring_watch_token(&w, &t);
+	CU_ASSERT_TRUE(t.parked);
+	CU_ASSERT_PTR_NOT_NULL(strstr(render(RING_WATCH_LINE, 0, 0), " token=30 parked=yes "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "| 30 holding token=parked epoch=7"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(render(RING_WATCH_SCREEN, 0, 0), "  token parked at 30  "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  30 holding   parked"));
+
+	/* A holder that stops answering no longer shows the token. */
+	ans[2] = NULL;
+	ring_watch_update(&w, ans, 2000000);
+	ring_watch_token(&w, &t);
+	CU_ASSERT_EQUAL(t.holders, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(render(RING_WATCH_LINE, 0, 0), " token=- parked=- "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(render(RING_WATCH_SCREEN, 0, 0), "  no token seen  "));
+
+	/* Two members that say they have it (a fault, or a view across a
+	 * hop): both are named. */
+	ans[2] = &resp[2];
+	resp[0].flags = RING_STATUS_HAS_TOKEN;
+	ring_watch_update(&w, ans, 2500000);
+	ring_watch_token(&w, &t);
+	CU_ASSERT_EQUAL(t.holders, 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(render(RING_WATCH_LINE, 0, 0), " token=10,30 parked=no "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(render(RING_WATCH_SCREEN, 0, 0), "token at 10,30 (2 members say"));
+}
+
+static void test_plain_is_one_line_per_round_and_the_screen_a_line_per_member(void)
+{
+	setup(5);
+	resp[0].fence = ((uint64_t)7 << 32) | 12;
+	resp[0].queued = 2;
+	resp[0].counters.retransmits = 4;
+	resp[0].counters.skips = 5;
+	resp[0].counters.elections = 6;
+	ring_watch_update(&w, ans, 1000000);
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_EQUAL(count_lines(text), 1);
+	CU_ASSERT_EQUAL(text[strlen(text) - 1], '\n');
+	CU_ASSERT_EQUAL(strncmp(text, "T ring=wt auth=off up=5/5 ", 26), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "| 10 idle epoch=7 fence=7:12 queue=2 grants/s=- hops/s=- "
+					    "retransmits=4 skips=5 elections=6 |"));
+	CU_ASSERT_PTR_NULL(strchr(text, '\033')); /* no escapes: the terminal is watch_loop's */
+
+	render(RING_WATCH_SCREEN, 0, 0);
+	CU_ASSERT_EQUAL(count_lines(text), 2 + 5); /* title, header, members */
+	CU_ASSERT_EQUAL(strncmp(text, "ring \"wt\" (no key)  T  5/5 up  ", 31), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  id state     token"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  10 idle                  7        7:12   2        -       -    4     5     6\n"));
+	CU_ASSERT_PTR_NULL(strchr(text, '\033'));
+	CU_ASSERT_PTR_NULL(strstr(text, " \n")); /* no trailing blanks */
+	for (const char *p = text; *p;) { /* everyday numbers fit an 80-column terminal */
+		const char *nl = strchr(p, '\n');
+		CU_ASSERT_PTR_NOT_NULL_FATAL(nl);
+		CU_ASSERT((size_t)(nl - p) < 80);
+		p = nl + 1;
+	}
+}
+
+static void test_both_forms_say_whether_the_ring_is_authenticated(void)
+{
+	setup(3);
+	ring_watch_update(&w, ans, 1000000);
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "T ring=wt auth=off up=3/3 "));
+	render(RING_WATCH_SCREEN, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "ring \"wt\" (no key)  T  "));
+	w.authenticated = true;
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "T ring=wt auth=on up=3/3 "));
+	render(RING_WATCH_SCREEN, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "ring \"wt\" (keyed)  T  "));
+}
+
+static void test_the_screen_fits_the_terminal(void)
+{
+	setup(10);
+	ring_watch_update(&w, ans, 1000000);
+	/* Cut to 40 columns: every line at most 40 characters. */
+	render(RING_WATCH_SCREEN, 40, 0);
+	CU_ASSERT_EQUAL(count_lines(text), 12);
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		CU_ASSERT_PTR_NOT_NULL_FATAL(nl);
+		CU_ASSERT((size_t)(nl - p) <= 40);
+		p = nl + 1;
+	}
+	/* 8 rows for 10 members: title, header, 5 members, and a line that
+	 * says what is left out. */
+	ans[9] = NULL;
+	ring_watch_update(&w, ans, 1500000);
+	render(RING_WATCH_SCREEN, 0, 8);
+	CU_ASSERT_EQUAL(count_lines(text), 8);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  50 idle"));
+	CU_ASSERT_PTR_NULL(strstr(text, "\n  60 idle"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "... 5 more members (1 down)"));
+	/* Room for all: no such line. */
+	render(RING_WATCH_SCREEN, 0, 12);
+	CU_ASSERT_EQUAL(count_lines(text), 12);
+	CU_ASSERT_PTR_NULL(strstr(text, "more members"));
+}
+
+static void test_render_into_a_small_buffer_is_cut_safely_and_says_what_it_needs(void)
+{
+	setup(256);
+	for (size_t i = 0; i < 256; i++) {
+		memset(&resp[i].counters, 0xff, sizeof resp[i].counters);
+		resp[i].fence = UINT64_MAX;
+		resp[i].epoch = UINT32_MAX;
+		resp[i].queued = UINT32_MAX;
+		resp[i].flags = RING_STATUS_HAS_TOKEN | RING_STATUS_PARKED;
+	}
+	ring_watch_update(&w, ans, 1000000);
+	for (int f = 0; f < 2; f++) {
+		enum ring_watch_form form = f ? RING_WATCH_SCREEN : RING_WATCH_LINE;
+		int need = ring_watch_render(&w, form, 0, 0, "T", text, sizeof text);
+		CU_ASSERT(need > 0 && (size_t)need < sizeof text);
+		char *big = strdup(text);
+		char small[120];
+		memset(small, 'x', sizeof small);
+		CU_ASSERT_EQUAL(ring_watch_render(&w, form, 0, 0, "T", small, 100), need);
+		CU_ASSERT_EQUAL(small[99], '\0');
+		CU_ASSERT_EQUAL(small[100], 'x');
+		CU_ASSERT_EQUAL(memcmp(small, big, 99), 0);
+		CU_ASSERT_EQUAL(ring_watch_render(&w, form, 0, 0, "T", NULL, 0), need);
+		free(big);
+	}
+}
+
+#define T_(f) {#f, f}
+CU_TestInfo ring_test_watch_tests[] = {
+	T_(test_rates_are_counters_over_the_time_between_answers),
+	T_(test_a_silent_member_is_down_at_once_and_back_when_it_answers),
+	T_(test_a_restarted_member_is_marked_for_five_seconds_not_given_negative_rates),
+	T_(test_the_token_and_whether_it_is_parked),
+	T_(test_plain_is_one_line_per_round_and_the_screen_a_line_per_member),
+	T_(test_both_forms_say_whether_the_ring_is_authenticated),
+	T_(test_the_screen_fits_the_terminal),
+	T_(test_render_into_a_small_buffer_is_cut_safely_and_says_what_it_needs),
+	CU_TEST_INFO_NULL,
+};
+#undef T_
