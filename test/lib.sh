@@ -260,6 +260,21 @@ release_ports() {
 	PORTS_HELD=()
 }
 
+# pick_ports N, the last of them with its TCP twin free too, for an HTTP
+# listener (metrics_listen): HTTP is that port. Fails the test when ten
+# tries find none.
+pick_ports_with_http() {
+	local try
+	for ((try = 0; try < 10; try++)); do
+		pick_ports "$1"
+		HTTP=$((PORT_BASE + $1 - 1))
+		ss -Htln | awk '{print $4}' | grep -q ":$HTTP\$" || return 0
+		release_ports
+		PORT_BASE=0
+	done
+	fail "no free TCP port for the metrics listener"
+}
+
 # ---- configuration ----
 
 # The [ring] keys make_conf writes, in this order, and their values; a suite

@@ -15,6 +15,15 @@ ask() {
 	ring_json >"$T/$1.ring.json" || fail "$1: ring --json failed"
 	ctl ring >"$T/$1.ring.txt" || fail "$1: ring failed"
 }
+# says_authenticated LABEL BOOL: the status and ring views asked as LABEL
+# (status --json and text, ring --json of both members) all say BOOL.
+says_authenticated() {
+	jq -e ".authenticated == $2" "$T/$1.status.json" >/dev/null ||
+		fail "$1: status --json: $(cat "$T/$1.status.json")"
+	grep -Eq "^  authenticated +$2\$" "$T/$1.status.txt" || fail "$1: status text: $(cat "$T/$1.status.txt")"
+	jq -e "length == 2 and all(.[]; .authenticated == $2)" "$T/$1.ring.json" >/dev/null ||
+		fail "$1: ring --json: $(cat "$T/$1.ring.json")"
+}
 both_answer() { [[ $(ring_json | jq '[.[] | select(.state != "down")] | length') == 2 ]]; }
 
 # ---- no secret_file, on loopback: the ring's own key ----
@@ -25,11 +34,7 @@ make_conf "$CONF" 2
 start_ring 2
 wait_until 10 both_answer || fail "the ring did not answer: $(ring_json)"
 ask auto
-jq -e '.authenticated == true' "$T/auto.status.json" >/dev/null ||
-	fail "status --json with the ring's own key: $(cat "$T/auto.status.json")"
-grep -Eq '^  authenticated +true$' "$T/auto.status.txt" || fail "status text: $(cat "$T/auto.status.txt")"
-jq -e 'length == 2 and all(.[]; .authenticated == true)' "$T/auto.ring.json" >/dev/null ||
-	fail "ring --json with the ring's own key: $(cat "$T/auto.ring.json")"
+says_authenticated auto true
 head -n 1 "$T/auto.ring.txt" | grep -qF "2 of 2 members answer, datagrams authenticated (the ring's own key $T/state/ring.key)" ||
 	fail "ring text with the ring's own key: $(head -n 1 "$T/auto.ring.txt")"
 [[ $(stat -c %a "$T/state/ring.key") == 600 ]] || fail "the ring's own key is not mode 0600"
@@ -45,11 +50,7 @@ make_conf "$CONF" 2 authentication=off
 start_ring 2
 wait_until 10 both_answer || fail "the ring did not answer: $(ring_json)"
 ask open
-jq -e '.authenticated == false' "$T/open.status.json" >/dev/null ||
-	fail "status --json without a key: $(cat "$T/open.status.json")"
-grep -Eq '^  authenticated +false$' "$T/open.status.txt" || fail "status text: $(cat "$T/open.status.txt")"
-jq -e 'length == 2 and all(.[]; .authenticated == false)' "$T/open.ring.json" >/dev/null ||
-	fail "ring --json without a key: $(cat "$T/open.ring.json")"
+says_authenticated open false
 head -n 1 "$T/open.ring.txt" | grep -q '2 of 2 members answer, datagrams NOT authenticated (authentication = off: anyone who can reach these ports can act as a member)$' ||
 	fail "ring text without a key: $(head -n 1 "$T/open.ring.txt")"
 log_events 1 auth_off | jq -e '.reason | test("authentication = off")' >/dev/null ||
@@ -66,11 +67,7 @@ make_conf "$CONF" 2 secret_file="$T/ring.key"
 start_ring 2
 wait_until 10 both_answer || fail "the keyed ring did not answer: $(ring_json)"
 ask keyed
-jq -e '.authenticated == true' "$T/keyed.status.json" >/dev/null ||
-	fail "status --json with a key: $(cat "$T/keyed.status.json")"
-grep -Eq '^  authenticated +true$' "$T/keyed.status.txt" || fail "status text: $(cat "$T/keyed.status.txt")"
-jq -e 'length == 2 and all(.[]; .authenticated == true)' "$T/keyed.ring.json" >/dev/null ||
-	fail "ring --json with a key: $(cat "$T/keyed.ring.json")"
+says_authenticated keyed true
 head -n 1 "$T/keyed.ring.txt" | grep -qF "2 of 2 members answer, datagrams authenticated ($T/ring.key)" ||
 	fail "ring text with a key: $(head -n 1 "$T/keyed.ring.txt")"
 ! log_has 1 auth_off || fail "a keyed member logged auth_off"

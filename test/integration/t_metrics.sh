@@ -14,14 +14,7 @@ need_tools promtool
 
 # Three UDP ports for the members and one more whose TCP twin is free, for
 # the HTTP listener: reserved together against the other scripts.
-for ((try = 0; try < 10; try++)); do
-	pick_ports 4
-	HTTP=$((PORT_BASE + 3))
-	ss -Htln | awk '{print $4}' | grep -q ":$HTTP\$" || break
-	release_ports
-	PORT_BASE=0
-done
-((PORT_BASE > 0)) || fail "no free TCP port for the metrics listener"
+pick_ports_with_http 4
 make_conf "$CONF" 3 lease_ms=30000 node.1.metrics_listen=127.0.0.1:$HTTP
 start_ring 3
 wait_until 5 any_log_has token_regen || fail "no token minted"
