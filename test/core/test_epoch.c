@@ -246,8 +246,7 @@ static void test_the_last_fence_of_an_epoch_is_followed_by_a_new_epoch(void)
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
-	hring_acquire(s, h, 1); /* a fence of this epoch is granted first */
-	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
+	grant_at(s, h, 1); /* a fence of this epoch is granted first */
 	uint32_t epoch = status_of(s, h).token_epoch;
 	hring_acquire(s, x, 2);
 	losses_on(s);

@@ -123,8 +123,7 @@ static void test_restarted_member_still_in_the_set_is_readmitted_above_its_epoch
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t j = successor_of(s, h);
-	hring_acquire(s, h, 5);
-	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
+	grant_at(s, h, 5);
 	uint32_t e = status_of(s, h).token_epoch;
 	uint32_t ahead = ((e >> 8) + 3) << 8 | (uint32_t)successor_of(s, j);
 	hring_restart(s, j, ahead);
@@ -241,8 +240,7 @@ static void test_leaving_holder_revokes_its_client_and_hands_the_token_on_at_onc
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
-	hring_acquire(s, h, 5);
-	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
+	grant_at(s, h, 5);
 	hring_acquire(s, x, 6);
 	hring_leave(s, h);
 	int rv = last_action(s, RING_ACTION_REVOKE);

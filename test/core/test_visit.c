@@ -143,9 +143,7 @@ static void test_duplicate_token_is_reacked_not_accepted(void)
 static void test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass(void)
 {
 	struct ring_layout l = resting_layout(3);
-	struct hring *s = hring_new(&l);
-	for (size_t i = 0; i < 3; i++)
-		hring_start(s, i);
+	struct hring *s = hring_started(&l);
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_REGEN, 2000 * MS));
 	size_t m = (size_t)s->last_node;
 	CU_ASSERT_FATAL(m == 2); /* the highest id wins the boot's elections */
@@ -350,10 +348,7 @@ static void test_a_pass_that_comes_back_keeps_the_higher_grant_counter(void)
 	size_t y = successor_of(s, r); /* h's predecessor */
 	losses_on(s);
 	lose_count(RING_MSG_TOKEN, id_of(h), id_of(r), -1);
-	hring_acquire(s, h, 1);
-	int g = last_action(s, RING_ACTION_GRANT);
-	CU_ASSERT_FATAL(g >= 0);
-	uint64_t fence = s->last.action[g].u.grant.fence;
+	uint64_t fence = grant_at(s, h, 1);
 	hring_acquire(s, h, 2); /* waits for the next visit */
 	hring_release(s, h, 1);
 	struct ring_msg pass;
