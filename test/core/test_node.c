@@ -199,10 +199,9 @@ static size_t encode(const struct ring_msg *m, uint8_t *buf)
 static void test_hostile_datagrams_are_counted_never_acted_on(void)
 {
 	struct ring_layout l = resting_layout(3);
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	size_t x = successor_of(s, h);  /* the target: it has no token */
-	size_t y = successor_of(s, x);  /* a member the datagrams claim to be from */
+	/* x, the target, has no token; y is a member the datagrams claim to be from. */
+	size_t h, x, y;
+	struct hring *s = hring_settled_order(&l, &h, &x, &y);
 	CU_ASSERT_FATAL(x != h && y != x);
 	uint32_t epoch = status_of(s, x).epoch;
 

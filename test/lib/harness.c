@@ -565,6 +565,24 @@ struct hring *hring_settled(const struct ring_layout *l, size_t *h)
 	return s;
 }
 
+struct hring *hring_settled_order(const struct ring_layout *l, size_t *h, size_t *x, size_t *y)
+{
+	struct hring *s = hring_settled(l, h);
+	*x = successor_of(s, *h);
+	*y = successor_of(s, *x);
+	return s;
+}
+
+struct hring *hring_losing_acks(size_t *h, size_t *x, size_t *y)
+{
+	struct ring_layout l = resting_layout(3);
+	l.lease_ms = 60000;
+	struct hring *s = hring_settled_order(&l, h, x, y);
+	losses_on(s);
+	lose_count(RING_MSG_TOKEN_ACK, id_of(*x), id_of(*h), -1);
+	return s;
+}
+
 struct hring *hring_parked(size_t n, enum ring_quorum q, size_t *p)
 {
 	struct ring_layout layout, *l = &layout;

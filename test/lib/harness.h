@@ -148,6 +148,14 @@ void hring_boot(struct hring *s);
  * settled (hring_new, hring_boot, hring_settle); its holder in *H unless H
  * is NULL. */
 struct hring *hring_settled(const struct ring_layout *l, size_t *h);
+/* hring_settled, naming the holder *H and the two members after it in
+ * ring order, *X then *Y (on a ring of three: everyone). */
+struct hring *hring_settled_order(const struct ring_layout *l, size_t *h, size_t *x, size_t *y);
+/* The ground of the histories of a pass acked in vain: a resting ring of
+ * three on one-minute leases, settled and named as hring_settled_order
+ * does, where every TOKEN_ACK X sends H is lost from now on (counted
+ * losses, on): X will take H's pass and H never hear of it. */
+struct hring *hring_losing_acks(size_t *h, size_t *x, size_t *y);
 /* A ring of N on defaults but quorum Q, booted, its token parked at *P and
  * just back from a lap: fresh enough to grant under for loss_timeout_ms / 2,
  * the next lap a loss timeout away (PROTOCOL.md §3.4), the parked heartbeat
