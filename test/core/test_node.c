@@ -119,15 +119,27 @@ static void test_three_members_bootstrap_to_exactly_one_token(void)
 	assert_safe_and_free(s);
 }
 
-static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(void)
+/* The ground of the two pause histories: a settled resting ring of three on
+ * one-minute leases (no lease ends in them) whose holder *H has granted
+ * client 6; the grant's fence in *FENCE unless FENCE is NULL. */
+static struct hring *holder_granted_for_a_minute(size_t *h, uint64_t *fence)
 {
 	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 60000;
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	uint64_t fence = grant_at(s, h, 6);
+	struct hring *s = hring_settled(&l, h);
+	uint64_t f = grant_at(s, *h, 6);
+	if (fence)
+		*fence = f;
+	return s;
+}
 
-	uint64_t late = l.loss_timeout_ms * MS / 2 + 100 * MS;
+static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(void)
+{
+	size_t h;
+	uint64_t fence;
+	struct hring *s = holder_granted_for_a_minute(&h, &fence);
+
+	uint64_t late = s->layout.loss_timeout_ms * MS / 2 + 100 * MS;
 	CU_ASSERT_FATAL(s->deadline[h] != NEVER);
 	s->now = s->deadline[h] + late;
 	hring_tick(s, h);
@@ -147,13 +159,10 @@ static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(v
 
 static void test_late_tick_within_half_the_loss_timeout_is_no_pause(void)
 {
-	struct ring_layout l = resting_layout(3);
-	l.lease_ms = 60000;
 	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	grant_at(s, h, 6);
+	struct hring *s = holder_granted_for_a_minute(&h, NULL);
 
-	s->now = s->deadline[h] + l.loss_timeout_ms * MS / 2 - 100 * MS;
+	s->now = s->deadline[h] + s->layout.loss_timeout_ms * MS / 2 - 100 * MS;
 	hring_tick(s, h);
 	CU_ASSERT_EQUAL(last_log(s, RING_LOG_PAUSE_DETECTED), -1);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_REVOKE), -1);
