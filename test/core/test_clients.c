@@ -23,10 +23,7 @@ static void test_lease_expiry_revokes_and_moves_the_token_on(void)
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 
-	hring_acquire(s, h, 5);
-	int gi = last_action(s, RING_ACTION_GRANT);
-	CU_ASSERT_FATAL(gi >= 0);
-	uint64_t fence = s->last.action[gi].u.grant.fence;
+	uint64_t fence = grant_at(s, h, 5);
 	uint64_t granted_at = s->now;
 
 	CU_ASSERT_FATAL(run_until_action(s, (int)h, RING_ACTION_REVOKE, 1000 * MS));
@@ -72,8 +69,7 @@ static void test_acquire_twice_is_busy_and_release_cancels_a_waiting_client(void
 
 	/* A client in the region is busy too. */
 	size_t g = hring_settle(s);
-	hring_acquire(s, g, 8);
-	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
+	grant_at(s, g, 8);
 	hring_acquire(s, g, 8);
 	d = last_action(s, RING_ACTION_DENY);
 	CU_ASSERT_FATAL(d >= 0);

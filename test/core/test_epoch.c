@@ -89,24 +89,18 @@ static void test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration(void
 {
 	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 100; /* the clients below never release */
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	size_t x = successor_of(s, h);
-	size_t y = successor_of(s, x);
+	size_t h, x, y;
+	struct hring *s = hring_settled_order(&l, &h, &x, &y);
 	uint32_t e = status_of(s, x).epoch;
-	struct ring_msg hb;
-	memset(&hb, 0, sizeof hb);
-	hb.type = RING_MSG_HEARTBEAT;
-	hb.from = id_of(y);
-	hb.fingerprint = ring_layout_fingerprint(&l);
+	struct ring_msg hb = {.type = RING_MSG_HEARTBEAT};
 	hb.u.heartbeat.epoch = 0xfffeff00u; /* the one that wedged three ringd */
 	hb.u.heartbeat.seq = 1;
 	hb.u.heartbeat.alive = status_of(s, h).alive;
 	uint8_t buf[RING_WIRE_MAX];
-	int len = ring_wire_encode(&hb, buf, sizeof buf);
+	size_t len = craft(s, &hb, id_of(y), 0, buf);
 	for (size_t i = 0; i < 3; i++)
 		if (i != y)
-			hring_datagram(s, i, id_of(y), buf, (size_t)len);
+			hring_datagram(s, i, id_of(y), buf, len);
 	for (size_t i = 0; i < 3; i++)
 		CU_ASSERT(status_of(s, i).epoch < 0x01000000u);
 	CU_ASSERT_EQUAL(status_of(s, x).counters.bad_packets, 1);
@@ -114,11 +108,11 @@ static void test_far_epoch_is_refused_and_a_near_one_costs_one_regeneration(void
 	/* Within reach: adopted, the live token becomes stale, the ring
 	 * regenerates above it and grants again. */
 	hb.u.heartbeat.epoch = e + (100u << 8);
-	len = ring_wire_encode(&hb, buf, sizeof buf);
+	len = craft(s, &hb, id_of(y), 0, buf);
 	uint64_t mark = s->seq;
 	for (size_t i = 0; i < 3; i++)
 		if (i != y)
-			hring_datagram(s, i, id_of(y), buf, (size_t)len);
+			hring_datagram(s, i, id_of(y), buf, len);
 	for (size_t c = 0; c < 3; c++)
 		hring_acquire(s, c, 50 + c);
 	hring_run_for(s, 3 * l.loss_timeout_ms * MS + 2000 * MS);
@@ -167,20 +161,14 @@ static void test_counter_exhaustion_reepochs_without_granting_unconfirmed(void)
 	size_t x = successor_of(s, h);
 	struct ring_status hs = status_of(s, h);
 	hring_acquire(s, x, 9);
-	struct ring_msg t;
-	memset(&t, 0, sizeof t);
-	t.type = RING_MSG_TOKEN;
-	t.from = id_of(h);
-	t.to = id_of(x);
-	t.fingerprint = ring_layout_fingerprint(&l);
-	t.u.token = (struct ring_msg_token){hs.epoch + 0x100, 2, UINT32_MAX, 0, 0, hs.alive};
+	struct ring_msg_token t = {hs.epoch + 0x100, 2, UINT32_MAX, 0, 0, hs.alive};
 	uint8_t buf[RING_WIRE_MAX];
-	int len = ring_wire_encode(&t, buf, sizeof buf);
-	hring_datagram(s, x, id_of(h), buf, (size_t)len);
+	size_t len = craft_token(s, id_of(h), id_of(x), t, buf);
+	hring_datagram(s, x, id_of(h), buf, len);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_GRANT), -1);
 	struct ring_msg pass;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, -1, &pass) >= 0);
-	CU_ASSERT(pass.u.token.epoch > t.u.token.epoch);
+	CU_ASSERT(pass.u.token.epoch > t.epoch);
 	CU_ASSERT_EQUAL(pass.u.token.counter, 0);
 	hring_free(s);
 }
@@ -197,10 +185,8 @@ static void test_the_last_seq_of_an_epoch_is_passed_under_a_new_epoch(void)
 {
 	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 100; /* the clients below never release */
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	size_t x = successor_of(s, h);
-	size_t y = successor_of(s, x);
+	size_t h, x, y;
+	struct hring *s = hring_settled_order(&l, &h, &x, &y);
 	uint32_t epoch = status_of(s, h).token_epoch;
 	losses_on(s);
 	lose_count(RING_MSG_TOKEN, id_of(h), id_of(x), 1);
@@ -246,8 +232,7 @@ static void test_the_last_fence_of_an_epoch_is_followed_by_a_new_epoch(void)
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
-	hring_acquire(s, h, 1); /* a fence of this epoch is granted first */
-	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
+	grant_at(s, h, 1); /* a fence of this epoch is granted first */
 	uint32_t epoch = status_of(s, h).token_epoch;
 	hring_acquire(s, x, 2);
 	losses_on(s);
@@ -342,15 +327,9 @@ static void test_a_regenerated_epoch_is_above_one_learned_during_the_election(vo
  * clients are in the region with only acks lost. */
 static void test_a_skipped_members_copy_is_dropped_by_the_new_epochs_heartbeat(void)
 {
-	struct ring_layout l = resting_layout(3);
-	l.lease_ms = 60000; /* x's client would hold on for a minute */
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	size_t x = successor_of(s, h);
-	size_t y = successor_of(s, x);
+	size_t h, x, y;
+	struct hring *s = hring_losing_acks(&h, &x, &y); /* x's client would hold on for a minute */
 	uint32_t epoch = status_of(s, h).token_epoch;
-	losses_on(s);
-	lose_count(RING_MSG_TOKEN_ACK, id_of(x), id_of(h), -1);
 	hring_acquire(s, x, 7);
 	hring_acquire(s, y, 8);
 	CU_ASSERT_FATAL(run_until_action(s, (int)x, RING_ACTION_GRANT, 500 * MS));

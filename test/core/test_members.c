@@ -123,8 +123,7 @@ static void test_restarted_member_still_in_the_set_is_readmitted_above_its_epoch
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t j = successor_of(s, h);
-	hring_acquire(s, h, 5);
-	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
+	grant_at(s, h, 5);
 	uint32_t e = status_of(s, h).token_epoch;
 	uint32_t ahead = ((e >> 8) + 3) << 8 | (uint32_t)successor_of(s, j);
 	hring_restart(s, j, ahead);
@@ -241,8 +240,7 @@ static void test_leaving_holder_revokes_its_client_and_hands_the_token_on_at_onc
 	size_t h;
 	struct hring *s = hring_settled(&l, &h);
 	size_t x = successor_of(s, h);
-	hring_acquire(s, h, 5);
-	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
+	grant_at(s, h, 5);
 	hring_acquire(s, x, 6);
 	hring_leave(s, h);
 	int rv = last_action(s, RING_ACTION_REVOKE);
@@ -509,16 +507,9 @@ static void test_leave_after_a_reepoch_still_names_the_hop_it_took(void)
 	size_t lv = successor_of(s, p);
 	size_t x = successor_of(s, lv);
 	/* A JOIN from x waits at lv: lv will re-epoch the token it takes. */
-	struct ring_msg j;
-	memset(&j, 0, sizeof j);
-	j.type = RING_MSG_JOIN;
-	j.from = id_of(x);
-	j.to = id_of(lv);
-	j.fingerprint = ring_layout_fingerprint(&l);
+	struct ring_msg j = {.type = RING_MSG_JOIN};
 	j.u.join.epoch = status_of(s, x).epoch;
-	uint8_t buf[RING_WIRE_MAX];
-	int len = ring_wire_encode(&j, buf, sizeof buf);
-	hring_datagram(s, lv, id_of(x), buf, (size_t)len);
+	hring_inject(s, lv, x, j);
 	uint16_t lv_id = id_of(lv);
 	s->drop = drop_acks_from;
 	s->drop_arg = &lv_id;
@@ -545,10 +536,8 @@ static void test_leave_after_a_reepoch_still_names_the_hop_it_took(void)
 static void test_leaving_member_refuses_a_new_pass_by_name(void)
 {
 	struct ring_layout l = resting_layout(3);
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	size_t x = successor_of(s, h);
-	size_t y = successor_of(s, x);
+	size_t h, x, y;
+	struct hring *s = hring_settled_order(&l, &h, &x, &y);
 	struct ring_status hs = status_of(s, h);
 	/* x is leaving while it still passes a token (its pass to y unacked);
 	 * then a pass of a newer hop reaches it from h. */
@@ -558,20 +547,13 @@ static void test_leaving_member_refuses_a_new_pass_by_name(void)
 	CU_ASSERT_FATAL(run_until_log(s, (int)y, RING_LOG_TOKEN_RECV, 200 * MS));
 	hring_leave(s, x);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_LEFT), -1);
-	struct ring_msg t;
-	memset(&t, 0, sizeof t);
-	t.type = RING_MSG_TOKEN;
-	t.from = id_of(h);
-	t.to = id_of(x);
-	t.fingerprint = ring_layout_fingerprint(&l);
-	t.u.token = (struct ring_msg_token){hs.epoch + 0x100, 1, 0, 0, 0, hs.alive};
+	struct ring_msg_token t = {hs.epoch + 0x100, 1, 0, 0, 0, hs.alive};
 	uint8_t buf[RING_WIRE_MAX];
-	int len = ring_wire_encode(&t, buf, sizeof buf);
-	CU_ASSERT_FATAL(len > 0);
-	hring_datagram(s, x, id_of(h), buf, (size_t)len);
+	size_t len = craft_token(s, id_of(h), id_of(x), t, buf);
+	hring_datagram(s, x, id_of(h), buf, len);
 	struct ring_msg r;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_LEAVE, id_of(h), &r) >= 0);
-	CU_ASSERT_EQUAL(r.u.leave.refused.epoch, t.u.token.epoch);
+	CU_ASSERT_EQUAL(r.u.leave.refused.epoch, t.epoch);
 	CU_ASSERT_EQUAL(r.u.leave.refused.seq, 1);
 	CU_ASSERT_EQUAL(last_log(s, RING_LOG_TOKEN_RECV), -1);
 	CU_ASSERT_EQUAL(last_send(s, RING_MSG_TOKEN_ACK, -1, NULL), -1);
@@ -596,19 +578,13 @@ static void test_stale_join_does_not_take_a_pass_back(void)
 	CU_ASSERT_FATAL(run_until_action(s, (int)r, RING_ACTION_GRANT, 200 * MS));
 	s->drop = NULL;
 	CU_ASSERT_FATAL(status_of(s, h).has_token);
-	struct ring_msg j;
-	memset(&j, 0, sizeof j);
-	j.type = RING_MSG_JOIN;
-	j.from = id_of(r);
-	j.to = id_of(h);
-	j.fingerprint = ring_layout_fingerprint(&l);
+	struct ring_msg j = {.type = RING_MSG_JOIN};
 	j.u.join.epoch = old_epoch;
 	uint8_t buf[RING_WIRE_MAX];
-	int len = ring_wire_encode(&j, buf, sizeof buf);
-	CU_ASSERT_FATAL(len > 0);
+	size_t len = craft(s, &j, id_of(r), id_of(h), buf);
 	uint64_t mark = s->seq;
-	hring_datagram(s, h, id_of(r), buf, (size_t)len);
-	hring_datagram(s, h, id_of(r), buf, (size_t)len); /* and its duplicate */
+	hring_datagram(s, h, id_of(r), buf, len);
+	hring_datagram(s, h, id_of(r), buf, len); /* and its duplicate */
 	CU_ASSERT_EQUAL(count_sends(s, h, mark, RING_MSG_TOKEN, id_of(r)), 0);
 	CU_ASSERT(status_of(s, r).granted); /* nobody revoked the client */
 	hring_run_for(s, 1000 * MS);

@@ -76,9 +76,7 @@ static void test_fresh_member_elects_after_listening_two_heartbeats(void)
 static void test_three_members_bootstrap_to_exactly_one_token(void)
 {
 	struct ring_layout l = resting_layout(3);
-	struct hring *s = hring_new(&l);
-	for (size_t i = 0; i < 3; i++)
-		hring_start(s, i);
+	struct hring *s = hring_started(&l);
 	hring_run_for(s, 2000 * MS);
 	size_t holder = hring_settle(s);
 
@@ -121,18 +119,27 @@ static void test_three_members_bootstrap_to_exactly_one_token(void)
 	assert_safe_and_free(s);
 }
 
-static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(void)
+/* The ground of the two pause histories: a settled resting ring of three on
+ * one-minute leases (no lease ends in them) whose holder *H has granted
+ * client 6; the grant's fence in *FENCE unless FENCE is NULL. */
+static struct hring *holder_granted_for_a_minute(size_t *h, uint64_t *fence)
 {
 	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 60000;
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	hring_acquire(s, h, 6);
-	int gi = last_action(s, RING_ACTION_GRANT);
-	CU_ASSERT_FATAL(gi >= 0);
-	uint64_t fence = s->last.action[gi].u.grant.fence;
+	struct hring *s = hring_settled(&l, h);
+	uint64_t f = grant_at(s, *h, 6);
+	if (fence)
+		*fence = f;
+	return s;
+}
 
-	uint64_t late = l.loss_timeout_ms * MS / 2 + 100 * MS;
+static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(void)
+{
+	size_t h;
+	uint64_t fence;
+	struct hring *s = holder_granted_for_a_minute(&h, &fence);
+
+	uint64_t late = s->layout.loss_timeout_ms * MS / 2 + 100 * MS;
 	CU_ASSERT_FATAL(s->deadline[h] != NEVER);
 	s->now = s->deadline[h] + late;
 	hring_tick(s, h);
@@ -152,14 +159,10 @@ static void test_pause_past_half_the_loss_timeout_revokes_before_anything_else(v
 
 static void test_late_tick_within_half_the_loss_timeout_is_no_pause(void)
 {
-	struct ring_layout l = resting_layout(3);
-	l.lease_ms = 60000;
 	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	hring_acquire(s, h, 6);
-	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
+	struct hring *s = holder_granted_for_a_minute(&h, NULL);
 
-	s->now = s->deadline[h] + l.loss_timeout_ms * MS / 2 - 100 * MS;
+	s->now = s->deadline[h] + s->layout.loss_timeout_ms * MS / 2 - 100 * MS;
 	hring_tick(s, h);
 	CU_ASSERT_EQUAL(last_log(s, RING_LOG_PAUSE_DETECTED), -1);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_REVOKE), -1);
@@ -202,22 +205,12 @@ static size_t encode(const struct ring_msg *m, uint8_t *buf)
 	return (size_t)n;
 }
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
 static void test_hostile_datagrams_are_counted_never_acted_on(void)
 {
 	struct ring_layout l = resting_layout(3);
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	size_t x = successor_of(s, h);  /* the target: it has no token */
-	size_t y = successor_of(s, x);  /* a member the datagrams claim to be from */
+	/* x, the target, has no token; y is a member the datagrams claim to be from. */
+	size_t h, x, y;
+	struct hring *s = hring_settled_order(&l, &h, &x, &y);
 	CU_ASSERT_FATAL(x != h && y != x);
 	uint32_t epoch = status_of(s, x).epoch;
 
@@ -237,9 +230,9 @@ static void test_hostile_datagrams_are_counted_never_acted_on(void)
 
 	uint64_t seed = 0x2545f4914f6cdd1dULL;
 	for (int k = 0; k < 200; k++) {
-		len = (size_t)(rng_next(&seed) % (sizeof buf + 1));
+		len = (size_t)(xorshift_next(&seed) % (sizeof buf + 1));
 		for (size_t j = 0; j < len; j++)
-			buf[j] = (uint8_t)rng_next(&seed);
+			buf[j] = (uint8_t)xorshift_next(&seed);
 		assert_bad_packet(s, x, id_of(y), buf, len);
 	}
 

@@ -43,9 +43,7 @@ static bool drop_wants(const struct flight *f, const void *arg)
 static void test_an_unwanted_rotation_parks_the_token_which_then_only_heartbeats(void)
 {
 	struct ring_layout l = default_layout(4);
-	struct hring *s = hring_new(&l);
-	for (size_t i = 0; i < 4; i++)
-		hring_start(s, i);
+	struct hring *s = hring_started(&l);
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_PARK, 2000 * MS));
 	size_t p = (size_t)s->last_node;
 	/* Every member passed it on unwanted, the one that made it first. */

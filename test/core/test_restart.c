@@ -699,12 +699,9 @@ static void test_one_wild_epoch_file_moves_nobody_and_is_deleted(void)
 	stored[w] = WILD | (uint32_t)w;
 	for (size_t i = 0; i < 3; i++)
 		hring_restart(s, i, stored[i]);
-	for (size_t i = 0; i < 3; i++)
-		hring_start(s, i);
+	hring_start_all(s);
 	hring_run_for(s, 3000 * MS);
-	uint64_t mark = s->seq;
-	hring_acquire_everywhere(s, 40);
-	hring_run_for(s, 6000 * MS);
+	uint64_t mark = hring_ask_everywhere_and_run(s, 40, 6000 * MS);
 	for (size_t i = 0; i < 3; i++) {
 		CU_ASSERT(!s->broken[i]);
 		if (i != w)
@@ -715,9 +712,7 @@ static void test_one_wild_epoch_file_moves_nobody_and_is_deleted(void)
 	hring_restart(s, w, 0); /* the operator deletes node-W.epoch */
 	hring_start(s, w);
 	hring_run_for(s, 3000 * MS);
-	mark = s->seq;
-	hring_acquire_everywhere(s, 50);
-	hring_run_for(s, 6000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 50, 6000 * MS);
 	for (size_t i = 0; i < 3; i++) {
 		CU_ASSERT(within_jump(before, status_of(s, i).epoch));
 		CU_ASSERT(count_actions(s, i, mark, RING_ACTION_GRANT) >= 1);
@@ -763,13 +758,9 @@ static struct hring *long_lived_ring(size_t n, const bool *down)
 		s->up[i] = !(down && down[i]);
 		hring_restart(s, i, FAR_GEN << 8 | (uint32_t)i);
 	}
-	for (size_t i = 0; i < n; i++)
-		if (s->up[i])
-			hring_start(s, i);
+	hring_start_all(s);
 	hring_run_for(s, 3000 * MS);
-	uint64_t mark = s->seq;
-	hring_acquire_everywhere(s, 100);
-	hring_run_for(s, 3000 * MS);
+	uint64_t mark = hring_ask_everywhere_and_run(s, 100, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	CU_ASSERT_FATAL(top_epoch(s) >> 8 > GEN_JUMP);
 	return s;
@@ -807,9 +798,7 @@ static void test_a_wiped_peer_makes_an_honest_disk_distrusted_and_fences_go_back
 	hring_start(s, 0);
 	hring_start(s, 1);
 	hring_run_for(s, 3000 * MS);
-	uint64_t mark = s->seq;
-	hring_acquire_everywhere(s, 200);
-	hring_run_for(s, 3000 * MS);
+	uint64_t mark = hring_ask_everywhere_and_run(s, 200, 3000 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, 0, 0, RING_LOG_EPOCH_OUT_OF_REACH), 0);
 	CU_ASSERT(status_of(s, 0).epoch >= stored0); /* an honest epoch never goes back */
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
@@ -832,9 +821,7 @@ static void test_a_wiped_peer_and_a_peer_behind_make_an_honest_disk_distrusted(v
 	struct ring_layout l;
 	make_short_lease_layout(&l, 3);
 	struct hring *s = hring_settled(&l, NULL);
-	uint64_t mark = s->seq;
-	hring_acquire_everywhere(s, 10);
-	hring_run_for(s, 2000 * MS);
+	uint64_t mark = hring_ask_everywhere_and_run(s, 10, 2000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	size_t a = 0, w = 1, behind = 2;
 	uint32_t old = status_of(s, behind).epoch;
@@ -842,9 +829,7 @@ static void test_a_wiped_peer_and_a_peer_behind_make_an_honest_disk_distrusted(v
 	hring_run_for(s, 3000 * MS);
 	forged_push(s, a, behind);
 	hring_run_for(s, 5000 * MS);
-	mark = s->seq;
-	hring_acquire_everywhere(s, 20);
-	hring_run_for(s, 3000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 20, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint32_t pushed = status_of(s, a).epoch;
 	CU_ASSERT_FATAL((pushed >> 8) > (old >> 8) + GEN_JUMP); /* member 2 is honestly behind */
@@ -880,9 +865,7 @@ static void test_a_wiped_member_of_two_is_never_proven(void)
 	hring_restart(s, 1, 0);
 	hring_start(s, 1);
 	hring_run_for(s, 3000 * MS);
-	uint64_t mark = s->seq;
-	hring_acquire_everywhere(s, 300);
-	hring_run_for(s, 5000 * MS);
+	uint64_t mark = hring_ask_everywhere_and_run(s, 300, 5000 * MS);
 	CU_ASSERT(count_logs(s, 1, restart, RING_LOG_EPOCH_LEARNED) >= 1);
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	assert_safe_and_free(s);
@@ -913,28 +896,18 @@ static void test_one_forged_push_leaves_a_returning_member_unprovable(void)
 	hring_run_for(s, 3000 * MS);
 	forged_push(s, a, c);
 	hring_run_for(s, 5000 * MS);
-	uint64_t mark = s->seq;
-	hring_acquire_everywhere(s, 10);
-	hring_run_for(s, 3000 * MS);
+	uint64_t mark = hring_ask_everywhere_and_run(s, 10, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	CU_ASSERT_FATAL((status_of(s, a).epoch >> 8) > (old >> 8) + GEN_JUMP);
 	s->up[b] = false; /* crashes */
 	uint64_t restart = s->seq;
-	hring_restart(s, c, old);
-	s->up[c] = true;
-	hring_start(s, c);
+	hring_come_back(s, c, old);
 	hring_run_for(s, 5000 * MS);
-	mark = s->seq;
-	hring_acquire_everywhere(s, 20);
-	hring_run_for(s, 5000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 20, 5000 * MS);
 	/* Member 1 comes back: two members vouch, member 2 climbs. */
-	hring_restart(s, b, status_of(s, b).epoch);
-	s->up[b] = true;
-	hring_start(s, b);
+	hring_come_back(s, b, status_of(s, b).epoch);
 	hring_run_for(s, 5000 * MS);
-	mark = s->seq;
-	hring_acquire_everywhere(s, 30);
-	hring_run_for(s, 5000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 30, 5000 * MS);
 	CU_ASSERT(count_logs(s, c, restart, RING_LOG_EPOCH_LEARNED) >= 1);
 	CU_ASSERT(count_actions(s, c, mark, RING_ACTION_GRANT) >= 1);
 	assert_safe_and_free(s);
@@ -966,9 +939,7 @@ static void test_one_forged_answer_at_a_member_one_mint_ahead_wedges_the_ring(vo
 	size_t h = 0, q = 1, d = 2;
 	s->up[d] = false; /* crashed; its port is the attacker's */
 	hring_run_for(s, 3000 * MS);
-	uint64_t mark = s->seq;
-	hring_acquire_everywhere(s, 10);
-	hring_run_for(s, 3000 * MS);
+	uint64_t mark = hring_ask_everywhere_and_run(s, 10, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint32_t e = status_of(s, q).epoch;
 	uint32_t ahead = ((e >> 8) + 1) << 8 | (uint32_t)h; /* its last, unpublished mint */
@@ -981,19 +952,13 @@ static void test_one_forged_answer_at_a_member_one_mint_ahead_wedges_the_ring(vo
 	r.u.epoch_reply.epoch = ((ahead >> 8) + GEN_JUMP) << 8 | (uint32_t)d;
 	hring_inject(s, h, d, r);
 	hring_run_for(s, 5000 * MS);
-	mark = s->seq;
-	hring_acquire_everywhere(s, 20);
-	hring_run_for(s, 5000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 20, 5000 * MS);
 	CU_ASSERT((status_of(s, h).epoch >> 8) <= (ahead >> 8) + GEN_JUMP);
 	CU_ASSERT(!s->broken[h] && !s->broken[q]);
 	/* The real member 2 comes back. */
-	hring_restart(s, d, status_of(s, d).epoch);
-	s->up[d] = true;
-	hring_start(s, d);
+	hring_come_back(s, d, status_of(s, d).epoch);
 	hring_run_for(s, 5000 * MS);
-	mark = s->seq;
-	hring_acquire_everywhere(s, 30);
-	hring_run_for(s, 5000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 30, 5000 * MS);
 	/* Still wedged: member 0 carries every election with an epoch the
 	 * others cannot take (on_election: skipping it would be unsafe with a
 	 * rolled-back disk, review_epochs3 below). The repair operations.md
@@ -1008,9 +973,7 @@ static void test_one_forged_answer_at_a_member_one_mint_ahead_wedges_the_ring(vo
 		hring_start(s, i);
 		hring_run_for(s, 3000 * MS);
 	}
-	mark = s->seq;
-	hring_acquire_everywhere(s, 40);
-	hring_run_for(s, 6000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 40, 6000 * MS);
 	for (size_t i = 0; i < s->n; i++) {
 		CU_ASSERT(count_actions(s, i, mark, RING_ACTION_GRANT) >= 1);
 		CU_ASSERT((status_of(s, i).epoch >> 8) <= (ahead >> 8) + GEN_JUMP + 8);
@@ -1168,9 +1131,7 @@ static void test_a_rolled_back_disk_and_a_member_away_skip_the_ring_and_repeat_a
 	hring_start(s, 1);
 	hring_start(s, 2);
 	hring_run_for(s, 3000 * MS);
-	uint64_t mark = s->seq;
-	hring_acquire_everywhere(s, 100);
-	hring_run_for(s, 3000 * MS);
+	uint64_t mark = hring_ask_everywhere_and_run(s, 100, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	int w0 = first_granter(s, 0);
 	CU_ASSERT_FATAL(w0 == 1 || w0 == 2);
@@ -1184,9 +1145,7 @@ static void test_a_rolled_back_disk_and_a_member_away_skip_the_ring_and_repeat_a
 	hring_start(s, 1);
 	hring_start(s, 2);
 	hring_run_for(s, 3000 * MS);
-	mark = s->seq;
-	hring_acquire_everywhere(s, 200);
-	hring_run_for(s, 3000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 200, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint64_t high = top_fence(s, mark);
 	CU_ASSERT_FATAL(high >> 40 > FAR_GEN);
@@ -1197,9 +1156,7 @@ static void test_a_rolled_back_disk_and_a_member_away_skip_the_ring_and_repeat_a
 	hring_start(s, w);
 	hring_start(s, away);
 	hring_run_for(s, 3000 * MS);
-	mark = s->seq;
-	hring_acquire_everywhere(s, 300);
-	hring_run_for(s, 3000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 300, 3000 * MS);
 	CU_ASSERT_EQUAL(repeated_fences(s), 0);
 	CU_ASSERT_EQUAL(grants_below(s, mark, high), 0);
 	CU_ASSERT(status_of(s, a).epoch >> 8 >= FAR_GEN);
@@ -1230,12 +1187,9 @@ static void test_five_skip_the_one_survivor_of_the_majority_that_knew(void)
 		s->up[i] = i >= 2;
 		hring_restart(s, i, ep(i >= 2 ? FAR_GEN : OLD_GEN, i));
 	}
-	for (size_t i = 2; i < 5; i++)
-		hring_start(s, i);
+	hring_start_all(s); /* 2, 3 and 4 */
 	hring_run_for(s, 3000 * MS);
-	uint64_t mark = s->seq;
-	hring_acquire_everywhere(s, 100);
-	hring_run_for(s, 3000 * MS);
+	uint64_t mark = hring_ask_everywhere_and_run(s, 100, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint64_t high = top_fence(s, 0);
 	CU_ASSERT_FATAL(high >> 40 > FAR_GEN);
@@ -1248,9 +1202,7 @@ static void test_five_skip_the_one_survivor_of_the_majority_that_knew(void)
 	hring_start(s, 0);
 	hring_start(s, 1);
 	hring_run_for(s, 3000 * MS);
-	mark = s->seq;
-	hring_acquire_everywhere(s, 200);
-	hring_run_for(s, 3000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 200, 3000 * MS);
 	CU_ASSERT_EQUAL(grants_below(s, mark, high), 0);
 	CU_ASSERT(status_of(s, 2).epoch >> 8 >= FAR_GEN);
 	assert_safe_and_free(s);
@@ -1333,9 +1285,7 @@ static void test_one_forged_answer_at_a_wiped_member_of_two_ends_the_ring(void)
 	make_short_lease_layout(&l, 2);
 	struct hring *s = hring_new(&l);
 	hring_boot(s);
-	uint64_t mark = s->seq;
-	hring_acquire_everywhere(s, 10);
-	hring_run_for(s, 2000 * MS);
+	uint64_t mark = hring_ask_everywhere_and_run(s, 10, 2000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	uint32_t stored0 = status_of(s, 0).epoch;
 	uint32_t before = status_of(s, 1).epoch;
@@ -1345,13 +1295,9 @@ static void test_one_forged_answer_at_a_wiped_member_of_two_ends_the_ring(void)
 	hring_start(s, 1);
 	forged_reply(s, 1, 0, ep(GEN_MAX, 0));
 	hring_run_for(s, 2000 * MS);
-	hring_restart(s, 0, stored0);
-	s->up[0] = true;
-	hring_start(s, 0);
+	hring_come_back(s, 0, stored0);
 	hring_run_for(s, 5000 * MS);
-	mark = s->seq;
-	hring_acquire_everywhere(s, 20);
-	hring_run_for(s, 5000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 20, 5000 * MS);
 	CU_ASSERT(status_of(s, 1).epoch >> 8 <= (before >> 8) + GEN_JUMP + 8);
 	CU_ASSERT(count_grants_all(s, mark) >= 1);
 	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_EPOCH_EXHAUSTED), 0);
@@ -1432,9 +1378,7 @@ static void test_one_forged_push_and_a_restart_split_a_quorum_none_pair_for_good
 	hring_run_for(s, 3000 * MS);
 	CU_ASSERT_FATAL(status_of(s, 0).has_token);
 	CU_ASSERT_FATAL(status_of(s, 0).epoch >> 8 > (stored1 >> 8) + GEN_JUMP);
-	hring_restart(s, 1, stored1);
-	s->up[1] = true;
-	hring_start(s, 1);
+	hring_come_back(s, 1, stored1);
 	hring_run_for(s, 5000 * MS);
 	uint64_t mark = s->seq;
 	hring_acquire(s, 0, 20);
@@ -1475,30 +1419,20 @@ static void test_a_member_back_from_away_and_one_crash_wedge_a_majority(void)
 	hring_start(s, 1);
 	hring_start(s, 2);
 	hring_run_for(s, 3000 * MS);
-	uint64_t mark = s->seq;
-	hring_acquire_everywhere(s, 10);
-	hring_run_for(s, 3000 * MS);
+	uint64_t mark = hring_ask_everywhere_and_run(s, 10, 3000 * MS);
 	CU_ASSERT_FATAL(count_grants_all(s, mark) >= 1);
 	s->up[2] = false; /* crashed, disk intact */
-	hring_restart(s, 0, ep(OLD_GEN, 0));
-	s->up[0] = true;
-	hring_start(s, 0);
+	hring_come_back(s, 0, ep(OLD_GEN, 0));
 	hring_run_for(s, 3000 * MS);
-	mark = s->seq;
-	hring_acquire_everywhere(s, 20);
-	hring_run_for(s, 10000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 20, 10000 * MS);
 	/* Kept as the limit it is (PROTOCOL.md §5.3): one far answer cannot
 	 * be told from a wild disk's, so member 0 waits for a second. What is
 	 * required is that it waits for no more: once member 2 is back, both
 	 * vouch, member 0 climbs, and everyone is served. */
 	CU_ASSERT(count_actions(s, 0, mark, RING_ACTION_GRANT) == 0);
-	hring_restart(s, 2, status_of(s, 2).epoch);
-	s->up[2] = true;
-	hring_start(s, 2);
+	hring_come_back(s, 2, status_of(s, 2).epoch);
 	hring_run_for(s, 5000 * MS);
-	mark = s->seq;
-	hring_acquire_everywhere(s, 30);
-	hring_run_for(s, 10000 * MS);
+	mark = hring_ask_everywhere_and_run(s, 30, 10000 * MS);
 	for (size_t i = 0; i < 3; i++)
 		CU_ASSERT(count_actions(s, i, mark, RING_ACTION_GRANT) >= 1);
 	assert_safe_and_free(s);

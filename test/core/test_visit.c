@@ -143,9 +143,7 @@ static void test_duplicate_token_is_reacked_not_accepted(void)
 static void test_golden_traces_of_a_regeneration_a_receipt_a_grant_and_a_pass(void)
 {
 	struct ring_layout l = resting_layout(3);
-	struct hring *s = hring_new(&l);
-	for (size_t i = 0; i < 3; i++)
-		hring_start(s, i);
+	struct hring *s = hring_started(&l);
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_REGEN, 2000 * MS));
 	size_t m = (size_t)s->last_node;
 	CU_ASSERT_FATAL(m == 2); /* the highest id wins the boot's elections */
@@ -177,10 +175,8 @@ static bool same_token_but_quiet(const uint8_t *a, size_t alen, const uint8_t *b
 static void test_silent_successor_gets_retransmits_then_is_skipped_under_a_new_epoch(void)
 {
 	struct ring_layout l = resting_layout(3);
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	size_t dead = successor_of(s, h);
-	size_t after = successor_of(s, dead);
+	size_t h, dead, after;
+	struct hring *s = hring_settled_order(&l, &h, &dead, &after);
 	CU_ASSERT_FATAL(after != h && after != dead);
 	uint32_t old_epoch = status_of(s, h).token_epoch;
 	s->up[dead] = false;
@@ -309,10 +305,8 @@ static void test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass(void)
 static void test_a_token_that_leaves_its_receiver_out_is_refused(void)
 {
 	struct ring_layout l = resting_layout(3);
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	size_t x = successor_of(s, h);
-	size_t y = successor_of(s, x);
+	size_t h, x, y;
+	struct hring *s = hring_settled_order(&l, &h, &x, &y);
 	struct ring_status hs = status_of(s, h);
 	hring_acquire(s, x, 9);
 
@@ -344,16 +338,11 @@ static void test_a_token_that_leaves_its_receiver_out_is_refused(void)
 static void test_a_pass_that_comes_back_keeps_the_higher_grant_counter(void)
 {
 	struct ring_layout l = resting_layout(3);
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	size_t r = successor_of(s, h);
-	size_t y = successor_of(s, r); /* h's predecessor */
+	size_t h, r, y; /* y: h's predecessor */
+	struct hring *s = hring_settled_order(&l, &h, &r, &y);
 	losses_on(s);
 	lose_count(RING_MSG_TOKEN, id_of(h), id_of(r), -1);
-	hring_acquire(s, h, 1);
-	int g = last_action(s, RING_ACTION_GRANT);
-	CU_ASSERT_FATAL(g >= 0);
-	uint64_t fence = s->last.action[g].u.grant.fence;
+	uint64_t fence = grant_at(s, h, 1);
 	hring_acquire(s, h, 2); /* waits for the next visit */
 	hring_release(s, h, 1);
 	struct ring_msg pass;
@@ -387,10 +376,8 @@ static void test_a_member_retransmitting_its_pass_keeps_the_ring_hearing_the_tok
 	struct ring_layout l = resting_layout(3);
 	l.ack_timeout_ms = 100;
 	l.retries = 12; /* 1.3 s of retransmits, above loss_timeout_ms */
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	size_t x = successor_of(s, h);
-	size_t y = successor_of(s, x);
+	size_t h, x, y;
+	struct hring *s = hring_settled_order(&l, &h, &x, &y);
 	s->up[x] = false;
 	uint64_t mark = s->seq;
 	CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_SUCCESSOR_SKIP, 3000 * MS));
@@ -415,15 +402,9 @@ static void test_a_member_retransmitting_its_pass_keeps_the_ring_hearing_the_tok
  * die at y as stale the moment x passed it: a loss and a regeneration. */
 static void test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to_join(void)
 {
-	struct ring_layout l = resting_layout(3);
-	l.lease_ms = 60000;
-	size_t h;
-	struct hring *s = hring_settled(&l, &h);
-	size_t x = successor_of(s, h);
-	size_t y = successor_of(s, x);
+	size_t h, x, y;
+	struct hring *s = hring_losing_acks(&h, &x, &y);
 	uint32_t epoch = status_of(s, h).token_epoch;
-	losses_on(s);
-	lose_count(RING_MSG_TOKEN_ACK, id_of(x), id_of(h), -1);
 	hring_acquire(s, x, 7);
 	CU_ASSERT_FATAL(run_until_action(s, (int)x, RING_ACTION_GRANT, 500 * MS));
 	/* The skip's heartbeat to x and its token to y are lost. */

@@ -10,8 +10,9 @@
 
 #include "core/err.h"
 #include "core/set.h"
-#include "lib/suites.h"
 #include "core/wire.h"
+#include "lib/harness.h"
+#include "lib/suites.h"
 
 static const enum ring_msg_type all_types[] = {
 #define TEST_TYPE_(name, code, str) RING_MSG_##name,
@@ -24,20 +25,10 @@ static const enum ring_msg_type all_types[] = {
 /* Offsets of the header fields; body offsets follow RING_WIRE_HEADER. */
 enum { OFF_MAGIC = 0, OFF_VERSION = 2, OFF_TYPE = 3, OFF_FROM = 4, OFF_TO = 6, OFF_FP = 8 };
 
-/* A seeded xorshift64: the soak is the same run every time, so a failure
- * can be replayed. */
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
+/* The soaks draw from the harness's seeded xorshift64. */
 static size_t rng_below(uint64_t *s, size_t n)
 {
-	return (size_t)(rng_next(s) % n);
+	return (size_t)(xorshift_next(s) % n);
 }
 
 /* A valid message of TYPE with every field at its largest value, and both
@@ -822,16 +813,16 @@ static void test_random_bytes_never_crash_and_accepted_ones_reencode(void)
 		uint8_t buf[RING_WIRE_MAX + 8];
 		size_t len = rng_below(&seed, sizeof buf + 1);
 		for (size_t j = 0; j < len; j++)
-			buf[j] = (uint8_t)rng_next(&seed);
+			buf[j] = (uint8_t)xorshift_next(&seed);
 		/* Half the time a plausible header, so that the length and
 		 * field checks see traffic too, not only the magic check. */
-		if (len >= RING_WIRE_HEADER && (rng_next(&seed) & 1)) {
+		if (len >= RING_WIRE_HEADER && (xorshift_next(&seed) & 1)) {
 			enum ring_msg_type t = all_types[rng_below(&seed, N_TYPES)];
 			buf[OFF_MAGIC] = 'R';
 			buf[OFF_MAGIC + 1] = 'G';
 			buf[OFF_VERSION] = RING_WIRE_VERSION;
 			buf[OFF_TYPE] = (uint8_t)t;
-			if (rng_next(&seed) & 1)
+			if (xorshift_next(&seed) & 1)
 				len = ring_wire_size(t);
 		}
 		assert_soak_case(buf, len, &accepted);
@@ -846,12 +837,12 @@ static void test_mutated_messages_never_crash_and_accepted_ones_reencode(void)
 	for (int i = 0; i < 200000; i++) {
 		struct ring_msg m;
 		uint8_t buf[RING_WIRE_MAX + 8];
-		if (rng_next(&seed) & 1)
+		if (xorshift_next(&seed) & 1)
 			make_pattern(&m, all_types[rng_below(&seed, N_TYPES)]);
 		else
 			make_max(&m, all_types[rng_below(&seed, N_TYPES)]);
 		size_t len = encode_ok(&m, buf, sizeof buf);
-		memset(buf + len, (int)(rng_next(&seed) & 0xff), sizeof buf - len);
+		memset(buf + len, (int)(xorshift_next(&seed) & 0xff), sizeof buf - len);
 		size_t flips = rng_below(&seed, 4);
 		for (size_t f = 0; f < flips; f++) {
 			size_t at = rng_below(&seed, len);

@@ -218,6 +218,27 @@ void hring_start(struct hring *s, size_t i)
 	hring_step(s, i, event(RING_EVENT_START));
 }
 
+void hring_start_all(struct hring *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->up[i])
+			hring_start(s, i);
+}
+
+struct hring *hring_started(const struct ring_layout *l)
+{
+	struct hring *s = hring_new(l);
+	hring_start_all(s);
+	return s;
+}
+
+void hring_come_back(struct hring *s, size_t i, uint32_t stored_epoch)
+{
+	hring_restart(s, i, stored_epoch);
+	s->up[i] = true;
+	hring_start(s, i);
+}
+
 void hring_tick(struct hring *s, size_t i)
 {
 	hring_step(s, i, event(RING_EVENT_TICK));
@@ -529,9 +550,7 @@ size_t hring_settle(struct hring *s)
  * token exists and circulates. */
 void hring_boot(struct hring *s)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (s->up[i])
-			hring_start(s, i);
+	hring_start_all(s);
 	hring_run_for(s, 1500 * MS);
 	CU_ASSERT_EQUAL_FATAL(count_logs_all(s, 0, RING_LOG_TOKEN_REGEN), 1);
 }
@@ -543,6 +562,24 @@ struct hring *hring_settled(const struct ring_layout *l, size_t *h)
 	size_t holder = hring_settle(s);
 	if (h)
 		*h = holder;
+	return s;
+}
+
+struct hring *hring_settled_order(const struct ring_layout *l, size_t *h, size_t *x, size_t *y)
+{
+	struct hring *s = hring_settled(l, h);
+	*x = successor_of(s, *h);
+	*y = successor_of(s, *x);
+	return s;
+}
+
+struct hring *hring_losing_acks(size_t *h, size_t *x, size_t *y)
+{
+	struct ring_layout l = resting_layout(3);
+	l.lease_ms = 60000;
+	struct hring *s = hring_settled_order(&l, h, x, y);
+	losses_on(s);
+	lose_count(RING_MSG_TOKEN_ACK, id_of(*x), id_of(*h), -1);
 	return s;
 }
 
@@ -679,6 +716,22 @@ void hring_acquire_everywhere(struct hring *s, uint64_t client)
 	for (size_t i = 0; i < s->n; i++)
 		if (s->up[i])
 			hring_acquire(s, i, client + i);
+}
+
+uint64_t hring_ask_everywhere_and_run(struct hring *s, uint64_t client, uint64_t dur_us)
+{
+	uint64_t mark = s->seq;
+	hring_acquire_everywhere(s, client);
+	hring_run_for(s, dur_us);
+	return mark;
+}
+
+uint64_t grant_at(struct hring *s, size_t i, uint64_t client)
+{
+	hring_acquire(s, i, client);
+	int g = last_action(s, RING_ACTION_GRANT);
+	CU_ASSERT_FATAL(g >= 0);
+	return s->last.action[g].u.grant.fence;
 }
 
 void make_short_lease_layout(struct ring_layout *l, size_t n)
@@ -830,4 +883,13 @@ void assert_safe_and_free(struct hring *s)
 {
 	assert_ring_safe(s);
 	hring_free(s);
+}
+
+uint64_t xorshift_next(uint64_t *state)
+{
+	uint64_t x = *state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
 }

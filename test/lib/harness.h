@@ -106,6 +106,14 @@ bool decode_send(const struct ring_action *a, struct ring_msg *m);
 void hring_step(struct hring *s, size_t i, struct ring_event ev);
 struct ring_event event(enum ring_event_type type);
 void hring_start(struct hring *s, size_t i);
+/* Starts every member that is up, at the same instant. */
+void hring_start_all(struct hring *s);
+/* A ring on layout L whose members all start at the same instant, nothing
+ * run yet: the opening of the histories that watch the boot itself. */
+struct hring *hring_started(const struct ring_layout *l);
+/* Member I, down, comes back with the epoch it had stored: restarted, up
+ * and started. */
+void hring_come_back(struct hring *s, size_t i, uint32_t stored_epoch);
 void hring_tick(struct hring *s, size_t i);
 void hring_leave(struct hring *s, size_t i);
 void hring_acquire(struct hring *s, size_t i, uint64_t client);
@@ -140,6 +148,14 @@ void hring_boot(struct hring *s);
  * settled (hring_new, hring_boot, hring_settle); its holder in *H unless H
  * is NULL. */
 struct hring *hring_settled(const struct ring_layout *l, size_t *h);
+/* hring_settled, naming the holder *H and the two members after it in
+ * ring order, *X then *Y (on a ring of three: everyone). */
+struct hring *hring_settled_order(const struct ring_layout *l, size_t *h, size_t *x, size_t *y);
+/* The ground of the histories of a pass acked in vain: a resting ring of
+ * three on one-minute leases, settled and named as hring_settled_order
+ * does, where every TOKEN_ACK X sends H is lost from now on (counted
+ * losses, on): X will take H's pass and H never hear of it. */
+struct hring *hring_losing_acks(size_t *h, size_t *x, size_t *y);
 /* A ring of N on defaults but quorum Q, booted, its token parked at *P and
  * just back from a lap: fresh enough to grant under for loss_timeout_ms / 2,
  * the next lap a loss timeout away (PROTOCOL.md §3.4), the parked heartbeat
@@ -159,6 +175,12 @@ void hring_inject(struct hring *s, size_t i, size_t from, struct ring_msg m);
 size_t count_grants_all(const struct hring *s, uint64_t since);
 /* A client at every member up asks (client ids CLIENT + i). */
 void hring_acquire_everywhere(struct hring *s, uint64_t client);
+/* hring_acquire_everywhere, then the ring runs for DUR_US; returns the mark
+ * (s->seq before they asked) to count what they were granted from. */
+uint64_t hring_ask_everywhere_and_run(struct hring *s, uint64_t client, uint64_t dur_us);
+/* A client of member I, which holds the token, asks and is granted in that
+ * very step (asserted); returns the grant's fence. */
+uint64_t grant_at(struct hring *s, size_t i, uint64_t client);
 /* make_resting_layout with 200 ms leases: histories that grant often. */
 void make_short_lease_layout(struct ring_layout *l, size_t n);
 
@@ -203,6 +225,11 @@ struct loss {
 void lose_add(struct hring *s, struct loss *l, enum ring_msg_type type, uint16_t from,
 	      uint16_t to);
 void lose_none(struct hring *s, struct loss *l);
+
+/* ---- a seeded generator, for the soaks ----
+ * xorshift64: a soak is the same run every time, so a failure can be
+ * replayed. STATE is the caller's seed, never 0. */
+uint64_t xorshift_next(uint64_t *state);
 
 /* ---- golden traces ----
  * The last step's actions in order, one phrase each, without the numbers
