@@ -291,37 +291,33 @@ static void test_mixed_successors(void)
 
 static void test_inline_comments_and_indentation(void)
 {
-	CU_ASSERT_EQUAL_FATAL(load_text("; a comment\n# another\n"
-					"[ring] ; the ring\n"
-					"name = demo ; c\n"
-					"retries = 5\t; tab before\n"
-					"secret_file = ; empty: off\n"
+	/* Two texts alike but for the lines between these two halves. */
+#define COMMENTED_RING "; a comment\n# another\n"   \
+		       "[ring] ; the ring\n"           \
+		       "name = demo ; c\n"             \
+		       "retries = 5\t; tab before\n"   \
+		       "secret_file = ; empty: off\n"
+#define INDENTED_NODES "[node.1]\n"                                  \
+		       "   host = 10.0.0.1   ; indented keys are keys\n" \
+		       "   port = 7001\n"                              \
+		       "[node.2]\n"                                    \
+		       "host = 10.0.0.2\n"                             \
+		       "port = 7002\n"
+	CU_ASSERT_EQUAL_FATAL(load_text(COMMENTED_RING
 					"allow_inject = yes;\n" /* no blank before ';': not a comment */
-					"[node.1]\n"
-					"   host = 10.0.0.1   ; indented keys are keys\n"
-					"   port = 7001\n"
-					"[node.2]\n"
-					"host = 10.0.0.2\n"
-					"port = 7002\n",
+					INDENTED_NODES,
 					NULL, 0),
 			      -RING_ECONFIG);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, ":7: allow_inject = \"yes;\" is not a boolean"));
 
-	CU_ASSERT_EQUAL_FATAL(load_text("; a comment\n# another\n"
-					"[ring] ; the ring\n"
-					"name = demo ; c\n"
-					"retries = 5\t; tab before\n"
-					"secret_file = ; empty: off\n"
+	CU_ASSERT_EQUAL_FATAL(load_text(COMMENTED_RING
 					"authentication = off ; across a network, said so\n"
 					"allow_inject = yes ;\n"
-					"[node.1]\n"
-					"   host = 10.0.0.1   ; indented keys are keys\n"
-					"   port = 7001\n"
-					"[node.2]\n"
-					"host = 10.0.0.2\n"
-					"port = 7002\n",
+					INDENTED_NODES,
 					NULL, 0),
 			      0);
+#undef COMMENTED_RING
+#undef INDENTED_NODES
 	CU_ASSERT_STRING_EQUAL(conf.layout.name, "demo");
 	CU_ASSERT_EQUAL(conf.layout.retries, 5);
 	CU_ASSERT_STRING_EQUAL(conf.secret_file, "");
