@@ -340,11 +340,8 @@ static void on_message(void *site, struct tx_update *up, const struct tx_msg *m)
 }
 
 static const struct tx_handlers handlers = {
-	.begin = on_begin,
-	.timeout = on_timeout,
-	.recover = on_recover,
-	.granted = on_granted,
-	.message = on_message,
+	.begin = on_begin, .timeout = on_timeout, .recover = on_recover,
+	.message = on_message, .granted = on_granted,
 };
 
 static void step(void *site, const struct tx_event *ev, struct tx_update *up)
