@@ -130,9 +130,11 @@ static inline long bench_parse_pause(const char *s)
 /* The clients' options: -p PAUSE_MS (a rare requester) into *PAUSE, -P
  * (pipelined: the release and the next acquire in one write) into
  * *PIPELINED; then ARGV is shifted so that ARGV[1] is the first operand.
- * Returns 0, or -1 on a bad option or both together (a pause between the
- * release and the next acquire is what -P leaves out). */
-static inline int bench_options(int *argc, char ***argv, long *pause, int *pipelined)
+ * Returns 0, or -1 (the caller prints its usage) on a bad option, both
+ * together (a pause between the release and the next acquire is what -P
+ * leaves out), or fewer than MIN_OPERANDS or more than MAX_OPERANDS. */
+static inline int bench_options(int *argc, char ***argv, long *pause, int *pipelined,
+				int min_operands, int max_operands)
 {
 	int opt;
 	*pause = 0;
@@ -147,7 +149,7 @@ static inline int bench_options(int *argc, char ***argv, long *pause, int *pipel
 		return -1;
 	*argc -= optind - 1;
 	*argv += optind - 1;
-	return 0;
+	return *argc - 1 >= min_operands && *argc - 1 <= max_operands ? 0 : -1;
 }
 
 /* The critical section: add one to the 8-byte counter at the start of the

@@ -74,11 +74,7 @@ int main(int argc, char **argv)
 {
 	long pause;
 	int pipelined;
-	if (bench_options(&argc, &argv, &pause, &pipelined) < 0) {
-		usage();
-		return 2;
-	}
-	if (argc < 3 || argc > 5) {
+	if (bench_options(&argc, &argv, &pause, &pipelined, 2, 4) < 0) {
 		usage();
 		return 2;
 	}

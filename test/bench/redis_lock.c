@@ -112,11 +112,7 @@ int main(int argc, char **argv)
 {
 	long pause;
 	int pipelined;
-	if (bench_options(&argc, &argv, &pause, &pipelined) < 0) {
-		usage();
-		return 2;
-	}
-	if (argc != 5) {
+	if (bench_options(&argc, &argv, &pause, &pipelined, 4, 4) < 0) {
 		usage();
 		return 2;
 	}

@@ -1,7 +1,8 @@
-/* What the atomic commit protocols beside the lock (tx_2pc.c, tx_3pc.c) share: their messages,
- * states, events and actions, and the table of protocols compare_tx.c drives. Like alg.h's
- * algorithms they are pure state machines: an event in, actions out, no clock, no I/O; a
- * timeout is an action asking for a TIMEOUT event later. Test code, not part of ring. */
+/* What the atomic commit protocols beside the lock (tx_2pc.c, tx_3pc.c, tx_fenced.c) share:
+ * their messages, states, events and actions, one step's dispatch, and the table of protocols
+ * compare_tx.c drives. Like alg.h's algorithms they are pure state machines: an event in,
+ * actions out, no clock, no I/O; a timeout is an action asking for a TIMEOUT event later. Test
+ * code, not part of ring. */
 #ifndef TX_H
 #define TX_H
 
@@ -225,6 +226,56 @@ static inline void tx_vote(struct tx_update *up, bool yes)
 static inline void tx_decide(struct tx_update *up, bool commit)
 {
 	tx_push(up, (struct tx_action){.type = TX_ACTION_DECIDE, .yes = commit});
+}
+
+/* Decodes the message EV carries into M for site C: 0, or -1 when the site must not read
+ * it: malformed, naming another sender than the site at the address it came from, from
+ * itself or from no site of the transaction, or about another transaction. */
+static inline int tx_msg_accept(const struct tx_config *c, const struct tx_event *ev,
+				struct tx_msg *m)
+{
+	if (tx_msg_decode(ev->buf, ev->len, m) < 0 || m->from != ev->from || m->from >= c->n ||
+	    m->from == c->me || m->tx != c->tx)
+		return -1;
+	return 0;
+}
+
+/* What a flat protocol does on each event, for tx_step. SITE is the protocol's own struct.
+ * GRANTED is NULL where the coordinator is not a lease of the lock service; MESSAGE sees
+ * only what tx_msg_accept lets through. */
+struct tx_handlers {
+	void (*begin)(void *site, struct tx_update *up);
+	void (*timeout)(void *site, struct tx_update *up);
+	void (*recover)(void *site, struct tx_update *up);
+	void (*granted)(void *site, struct tx_update *up, uint32_t fence);
+	void (*message)(void *site, struct tx_update *up, const struct tx_msg *m);
+};
+
+/* One step of SITE (configured as C) on EV: UP holds its actions only. */
+static inline void tx_step(const struct tx_handlers *h, void *site, const struct tx_config *c,
+			   const struct tx_event *ev, struct tx_update *up)
+{
+	struct tx_msg m;
+	up->n = 0;
+	switch (ev->type) {
+	case TX_EVENT_BEGIN:
+		h->begin(site, up);
+		break;
+	case TX_EVENT_TIMEOUT:
+		h->timeout(site, up);
+		break;
+	case TX_EVENT_RECOVER:
+		h->recover(site, up);
+		break;
+	case TX_EVENT_GRANTED:
+		if (h->granted)
+			h->granted(site, up, ev->fence);
+		break;
+	case TX_EVENT_MESSAGE:
+		if (tx_msg_accept(c, ev, &m) == 0)
+			h->message(site, up, &m);
+		break;
+	}
 }
 
 /* A protocol as the driver sees it. NEW makes site cfg->me with its log's

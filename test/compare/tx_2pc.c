@@ -102,8 +102,9 @@ static void abort_alone(struct tx_2pc *s, struct tx_update *up)
 	tx_timer(up, TX_NO_TIMER);
 }
 
-static void on_begin(struct tx_2pc *s, struct tx_update *up)
+static void on_begin(void *site, struct tx_update *up)
 {
+	struct tx_2pc *s = site;
 	if (s->st != TX_ST_INIT)
 		return;
 	if (is_coord(s)) {
@@ -116,8 +117,9 @@ static void on_begin(struct tx_2pc *s, struct tx_update *up)
 	}
 }
 
-static void on_timeout(struct tx_2pc *s, struct tx_update *up)
+static void on_timeout(void *site, struct tx_update *up)
 {
+	struct tx_2pc *s = site;
 	if (is_coord(s)) {
 		if (s->st == TX_ST_UNCERTAIN)
 			coord_decide(s, up, false); /* a vote is missing */
@@ -131,8 +133,9 @@ static void on_timeout(struct tx_2pc *s, struct tx_update *up)
 		ask(s, up);
 }
 
-static void on_recover(struct tx_2pc *s, struct tx_update *up)
+static void on_recover(void *site, struct tx_update *up)
 {
+	struct tx_2pc *s = site;
 	if (is_coord(s)) {
 		if (tx_decided(s->st))
 			coord_tell(s, up); /* who heard it before the crash is not logged */
@@ -233,34 +236,24 @@ static void part_message(struct tx_2pc *s, struct tx_update *up, const struct tx
 	}
 }
 
+static void on_message(void *site, struct tx_update *up, const struct tx_msg *m)
+{
+	struct tx_2pc *s = site;
+	if (is_coord(s))
+		coord_message(s, up, m);
+	else
+		part_message(s, up, m);
+}
+
+static const struct tx_handlers handlers = {
+	.begin = on_begin, .timeout = on_timeout, .recover = on_recover,
+	.message = on_message, .granted = NULL, /* no lock service: the coordinator is site 0 */
+};
+
 static void step(void *site, const struct tx_event *ev, struct tx_update *up)
 {
 	struct tx_2pc *s = site;
-	up->n = 0;
-	switch (ev->type) {
-	case TX_EVENT_BEGIN:
-		on_begin(s, up);
-		break;
-	case TX_EVENT_TIMEOUT:
-		on_timeout(s, up);
-		break;
-	case TX_EVENT_RECOVER:
-		on_recover(s, up);
-		break;
-	case TX_EVENT_GRANTED: /* no lock service: the coordinator is site 0 */
-		break;
-	case TX_EVENT_MESSAGE: {
-		struct tx_msg m;
-		if (tx_msg_decode(ev->buf, ev->len, &m) < 0 || m.from != ev->from ||
-		    m.from >= s->cfg.n || m.from == s->cfg.me || m.tx != s->cfg.tx)
-			break;
-		if (is_coord(s))
-			coord_message(s, up, &m);
-		else
-			part_message(s, up, &m);
-		break;
-	}
-	}
+	tx_step(&handlers, s, &s->cfg, ev, up);
 }
 
 const struct tx_proto tx_2pc = {"2pc", "2PC", make_plain, release, step, TX_MSG_DO_COMMIT,

@@ -221,8 +221,9 @@ static void on_state(struct tx_3pc *s, struct tx_update *up, const struct tx_msg
 
 /* ---- events ---- */
 
-static void on_begin(struct tx_3pc *s, struct tx_update *up)
+static void on_begin(void *site, struct tx_update *up)
 {
+	struct tx_3pc *s = site;
 	if (s->st != TX_ST_INIT)
 		return;
 	if (s->cfg.me == TX_COORD) {
@@ -235,8 +236,9 @@ static void on_begin(struct tx_3pc *s, struct tx_update *up)
 	}
 }
 
-static void on_timeout(struct tx_3pc *s, struct tx_update *up)
+static void on_timeout(void *site, struct tx_update *up)
 {
+	struct tx_3pc *s = site;
 	switch (s->ph) {
 	case PH_VOTES:
 		decide_and_tell(s, up, false); /* a vote is missing */
@@ -263,8 +265,9 @@ static void on_timeout(struct tx_3pc *s, struct tx_update *up)
 		suspect(s, up);
 }
 
-static void on_recover(struct tx_3pc *s, struct tx_update *up)
+static void on_recover(void *site, struct tx_update *up)
 {
+	struct tx_3pc *s = site;
 	if (tx_decided(s->st)) {
 		/* Who heard it before the crash is not logged. */
 		tx_send_all(up, &s->cfg, TX_MSG_DECISION, s->st == TX_ST_COMMITTED, 0);
@@ -285,8 +288,9 @@ static void on_recover(struct tx_3pc *s, struct tx_update *up)
 	ask(s, up);
 }
 
-static void on_message(struct tx_3pc *s, struct tx_update *up, const struct tx_msg *m)
+static void on_message(void *site, struct tx_update *up, const struct tx_msg *m)
 {
+	struct tx_3pc *s = site;
 	bool from_leader = leader_of(s, m->epoch) == m->from;
 	switch (m->type) {
 	case TX_MSG_CAN_COMMIT:
@@ -369,31 +373,15 @@ static void on_message(struct tx_3pc *s, struct tx_update *up, const struct tx_m
 	}
 }
 
+static const struct tx_handlers handlers = {
+	.begin = on_begin, .timeout = on_timeout, .recover = on_recover,
+	.message = on_message, .granted = NULL, /* no lock service: epochs elect the leader */
+};
+
 static void step(void *site, const struct tx_event *ev, struct tx_update *up)
 {
 	struct tx_3pc *s = site;
-	up->n = 0;
-	switch (ev->type) {
-	case TX_EVENT_BEGIN:
-		on_begin(s, up);
-		break;
-	case TX_EVENT_TIMEOUT:
-		on_timeout(s, up);
-		break;
-	case TX_EVENT_RECOVER:
-		on_recover(s, up);
-		break;
-	case TX_EVENT_GRANTED: /* no lock service: epochs elect the leader */
-		break;
-	case TX_EVENT_MESSAGE: {
-		struct tx_msg m;
-		if (tx_msg_decode(ev->buf, ev->len, &m) < 0 || m.from != ev->from ||
-		    m.from >= s->cfg.n || m.from == s->cfg.me || m.tx != s->cfg.tx)
-			break;
-		on_message(s, up, &m);
-		break;
-	}
-	}
+	tx_step(&handlers, s, &s->cfg, ev, up);
 }
 
 const struct tx_proto tx_3pc = {"3pc", "3PC", make, release, step, TX_MSG_PRE_COMMIT, false, false};

@@ -185,8 +185,9 @@ static void lead_check(struct tx_fenced *s, struct tx_update *up)
 
 /* ---- events ---- */
 
-static void on_granted(struct tx_fenced *s, struct tx_update *up, uint32_t fence)
+static void on_granted(void *site, struct tx_update *up, uint32_t fence)
 {
+	struct tx_fenced *s = site;
 	if (!fence_ok(s, up, fence) || fence < s->fence)
 		return;
 	s->holding = fence;
@@ -204,8 +205,9 @@ static void on_granted(struct tx_fenced *s, struct tx_update *up, uint32_t fence
 	}
 }
 
-static void on_begin(struct tx_fenced *s, struct tx_update *up)
+static void on_begin(void *site, struct tx_update *up)
 {
+	struct tx_fenced *s = site;
 	if (s->st != TX_ST_INIT)
 		return;
 	if (is_coord(s))
@@ -214,8 +216,9 @@ static void on_begin(struct tx_fenced *s, struct tx_update *up)
 		tx_timer(up, WAIT_START * s->cfg.t_us);
 }
 
-static void on_timeout(struct tx_fenced *s, struct tx_update *up)
+static void on_timeout(void *site, struct tx_update *up)
 {
+	struct tx_fenced *s = site;
 	switch (s->ph) {
 	case PH_VOTES:
 		give_order(s, up, false); /* a vote is missing */
@@ -243,8 +246,9 @@ static void on_timeout(struct tx_fenced *s, struct tx_update *up)
 	}
 }
 
-static void on_recover(struct tx_fenced *s, struct tx_update *up)
+static void on_recover(void *site, struct tx_update *up)
 {
+	struct tx_fenced *s = site;
 	if (tx_decided(s->st))
 		return; /* whoever still asks is answered */
 	if (is_coord(s)) {
@@ -260,8 +264,9 @@ static void on_recover(struct tx_fenced *s, struct tx_update *up)
 	}
 }
 
-static void on_message(struct tx_fenced *s, struct tx_update *up, const struct tx_msg *m)
+static void on_message(void *site, struct tx_update *up, const struct tx_msg *m)
 {
+	struct tx_fenced *s = site;
 	switch (m->type) {
 	case TX_MSG_CAN_COMMIT:
 		if (is_coord(s) || !fence_ok(s, up, m->epoch))
@@ -334,32 +339,15 @@ static void on_message(struct tx_fenced *s, struct tx_update *up, const struct t
 	}
 }
 
+static const struct tx_handlers handlers = {
+	.begin = on_begin, .timeout = on_timeout, .recover = on_recover,
+	.message = on_message, .granted = on_granted,
+};
+
 static void step(void *site, const struct tx_event *ev, struct tx_update *up)
 {
 	struct tx_fenced *s = site;
-	up->n = 0;
-	switch (ev->type) {
-	case TX_EVENT_BEGIN:
-		on_begin(s, up);
-		break;
-	case TX_EVENT_TIMEOUT:
-		on_timeout(s, up);
-		break;
-	case TX_EVENT_RECOVER:
-		on_recover(s, up);
-		break;
-	case TX_EVENT_GRANTED:
-		on_granted(s, up, ev->fence);
-		break;
-	case TX_EVENT_MESSAGE: {
-		struct tx_msg m;
-		if (tx_msg_decode(ev->buf, ev->len, &m) < 0 || m.from != ev->from ||
-		    m.from >= s->cfg.n || m.from == s->cfg.me || m.tx != s->cfg.tx)
-			break;
-		on_message(s, up, &m);
-		break;
-	}
-	}
+	tx_step(&handlers, s, &s->cfg, ev, up);
 }
 
 const struct tx_proto tx_2pc_fenced = {"2pc-fenced", "2PC fenced", make, release, step,

@@ -580,26 +580,26 @@ static void attack_kind(struct ctx *c, enum kind k)
 		}
 		case K_BAD_VERSION:
 		case K_BAD_VERSION_KEYED:
-			n = craft(c, t, some, to, c->fp, buf, sizeof buf);
-			buf[2] = bad_versions[i % sizeof bad_versions];
-			len = (size_t)n;
-			if (k == K_BAD_VERSION_KEYED && c->keyed) {
-				len = seal(c, buf, len, sizeof buf);
-				mac_ok = true;
-			}
-			break;
 		case K_BAD_TYPE:
-		case K_BAD_TYPE_KEYED:
+		case K_BAD_TYPE_KEYED: {
+			/* One header byte no member knows; the _KEYED kinds seal
+			 * it, the others send bad_version with no trailer and
+			 * bad_type with a garbage MAC. */
+			bool version = k == K_BAD_VERSION || k == K_BAD_VERSION_KEYED;
 			n = craft(c, t, some, to, c->fp, buf, sizeof buf);
-			buf[3] = bad_types[i % sizeof bad_types];
+			if (version)
+				buf[2] = bad_versions[i % sizeof bad_versions];
+			else
+				buf[3] = bad_types[i % sizeof bad_types];
 			len = (size_t)n;
-			if (k == K_BAD_TYPE_KEYED && c->keyed) {
+			if ((k == K_BAD_VERSION_KEYED || k == K_BAD_TYPE_KEYED) && c->keyed) {
 				len = seal(c, buf, len, sizeof buf);
 				mac_ok = true;
-			} else if (c->keyed) {
+			} else if (!version && c->keyed) {
 				len = garbage_mac(c, buf, len);
 			}
 			break;
+		}
 		case K_OTHER_RING:
 		case K_OTHER_RING_MAC:
 		case K_OTHER_RING_KEY:

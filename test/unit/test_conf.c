@@ -291,37 +291,33 @@ static void test_mixed_successors(void)
 
 static void test_inline_comments_and_indentation(void)
 {
-	CU_ASSERT_EQUAL_FATAL(load_text("; a comment\n# another\n"
-					"[ring] ; the ring\n"
-					"name = demo ; c\n"
-					"retries = 5\t; tab before\n"
-					"secret_file = ; empty: off\n"
+	/* Two texts alike but for the lines between these two halves. */
+#define COMMENTED_RING "; a comment\n# another\n"   \
+		       "[ring] ; the ring\n"           \
+		       "name = demo ; c\n"             \
+		       "retries = 5\t; tab before\n"   \
+		       "secret_file = ; empty: off\n"
+#define INDENTED_NODES "[node.1]\n"                                  \
+		       "   host = 10.0.0.1   ; indented keys are keys\n" \
+		       "   port = 7001\n"                              \
+		       "[node.2]\n"                                    \
+		       "host = 10.0.0.2\n"                             \
+		       "port = 7002\n"
+	CU_ASSERT_EQUAL_FATAL(load_text(COMMENTED_RING
 					"allow_inject = yes;\n" /* no blank before ';': not a comment */
-					"[node.1]\n"
-					"   host = 10.0.0.1   ; indented keys are keys\n"
-					"   port = 7001\n"
-					"[node.2]\n"
-					"host = 10.0.0.2\n"
-					"port = 7002\n",
+					INDENTED_NODES,
 					NULL, 0),
 			      -RING_ECONFIG);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, ":7: allow_inject = \"yes;\" is not a boolean"));
 
-	CU_ASSERT_EQUAL_FATAL(load_text("; a comment\n# another\n"
-					"[ring] ; the ring\n"
-					"name = demo ; c\n"
-					"retries = 5\t; tab before\n"
-					"secret_file = ; empty: off\n"
+	CU_ASSERT_EQUAL_FATAL(load_text(COMMENTED_RING
 					"authentication = off ; across a network, said so\n"
 					"allow_inject = yes ;\n"
-					"[node.1]\n"
-					"   host = 10.0.0.1   ; indented keys are keys\n"
-					"   port = 7001\n"
-					"[node.2]\n"
-					"host = 10.0.0.2\n"
-					"port = 7002\n",
+					INDENTED_NODES,
 					NULL, 0),
 			      0);
+#undef COMMENTED_RING
+#undef INDENTED_NODES
 	CU_ASSERT_STRING_EQUAL(conf.layout.name, "demo");
 	CU_ASSERT_EQUAL(conf.layout.retries, 5);
 	CU_ASSERT_STRING_EQUAL(conf.secret_file, "");
@@ -739,6 +735,13 @@ static char *describe(void)
 	return buf;
 }
 
+/* Loads TEXT, which must load, and describes it; free it. */
+static char *describe_text(const char *text)
+{
+	CU_ASSERT_EQUAL_FATAL(load_text(text, NULL, 0), 0);
+	return describe();
+}
+
 static void test_describe_shows_members_and_timings(void)
 {
 	CU_ASSERT_EQUAL_FATAL(ring_conf_load("conf/local5.ini", &conf, err, sizeof err), 0);
@@ -776,8 +779,7 @@ static void test_describe_shows_members_and_timings(void)
 	free(buf);
 
 	/* IPv6 addresses get brackets; a secret shows its file. */
-	CU_ASSERT_EQUAL_FATAL(load_text(spec_example, NULL, 0), 0);
-	buf = describe();
+	buf = describe_text(spec_example);
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "[::1]:7103"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "authentication: on (/tmp/demo.key)"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "inject: refused"));
@@ -785,17 +787,13 @@ static void test_describe_shows_members_and_timings(void)
 	free(buf);
 
 	/* Two members under a majority: --check says the ring cannot lose one. */
-	CU_ASSERT_EQUAL_FATAL(load_text("[ring]\nname = two\n[node.1]\nhost = 127.0.0.1\nport = 9001\n"
-					"[node.2]\nhost = 127.0.0.1\nport = 9002\n", NULL, 0), 0);
-	buf = describe();
+	buf = describe_text("[ring]\nname = two\n" NODE(1, 9001) NODE(2, 9002));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "warning: with 2 members a majority is both"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "mints nothing until 1 other member answers it"));
 	free(buf);
 
 	/* A paced ring says what a request on an idle ring waits. */
-	CU_ASSERT_EQUAL_FATAL(load_text("[ring]\nname = two\nidle_pass_ms = 10\n[node.1]\nhost = 127.0.0.1\n"
-					"port = 9001\n[node.2]\nhost = 127.0.0.1\nport = 9002\n", NULL, 0), 0);
-	buf = describe();
+	buf = describe_text("[ring]\nname = two\nidle_pass_ms = 10\n" NODE(1, 9001) NODE(2, 9002));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "rests 10 ms at each member and never parks"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "waits up to about 20 ms"));
 	CU_ASSERT_PTR_NULL(strstr(buf, "parks after a rotation"));

@@ -72,6 +72,15 @@ static char *on_disk(const struct fixture *x, size_t *len)
 	return s;
 }
 
+/* Flushes X's log and checks that its file holds exactly WANT. */
+static void expect_flushed(struct fixture *x, const char *want)
+{
+	ring_log_flush(&x->log);
+	char *s = on_disk(x, NULL);
+	CU_ASSERT_STRING_EQUAL(s, want);
+	free(s);
+}
+
 /* Line number SEQ: "seq" counts lines, so order and gaps show. */
 static void emit_seq(struct fixture *x, uint64_t seq)
 {
@@ -111,12 +120,9 @@ static void test_text_line_is_byte_for_byte_the_documented_format(void)
 	};
 	ring_log_emit(&x.log, "cs_enter", false, f, 4);
 	ring_log_emit(&x.log, "an_event_longer_than_17", false, NULL, 0);
-	ring_log_flush(&x.log);
-	char *s = on_disk(&x, NULL);
-	CU_ASSERT_STRING_EQUAL(s, "2024-05-01T12:00:00.000042Z  node 7     cs_enter         "
-				  " fence=3:9 epoch=3 addr=127.0.0.1:9 none=\n"
-				  "2024-05-01T12:00:00.000042Z  node 7     an_event_longer_than_17\n");
-	free(s);
+	expect_flushed(&x, "2024-05-01T12:00:00.000042Z  node 7     cs_enter         "
+			   " fence=3:9 epoch=3 addr=127.0.0.1:9 none=\n"
+			   "2024-05-01T12:00:00.000042Z  node 7     an_event_longer_than_17\n");
 	close_log(&x);
 }
 
@@ -131,13 +137,10 @@ static void test_json_line_is_byte_for_byte_the_documented_format(void)
 		RING_LF_S("none", NULL),
 	};
 	ring_log_emit(&x.log, "auth_fail", false, f, 4);
-	ring_log_flush(&x.log);
-	char *s = on_disk(&x, NULL);
-	CU_ASSERT_STRING_EQUAL(s, "{\"ts\":\"2024-05-01T12:00:00.000042Z\",\"node\":7,"
-				  "\"event\":\"auth_fail\",\"from\":18446744073709551615,"
-				  "\"reason\":\"a \\\"quoted\\\" \\\\ back\\u000aslash\\u0001\","
-				  "\"fence\":12884901897,\"none\":\"\"}\n");
-	free(s);
+	expect_flushed(&x, "{\"ts\":\"2024-05-01T12:00:00.000042Z\",\"node\":7,"
+			   "\"event\":\"auth_fail\",\"from\":18446744073709551615,"
+			   "\"reason\":\"a \\\"quoted\\\" \\\\ back\\u000aslash\\u0001\","
+			   "\"fence\":12884901897,\"none\":\"\"}\n");
 	close_log(&x);
 }
 
@@ -157,14 +160,11 @@ static void test_timestamp_follows_the_clock_across_seconds_and_days(void)
 	ring_log_emit(&x.log, "d", false, NULL, 0);
 	set_clock(T_2024_12_31_235959 + 62, 0);
 	ring_log_emit(&x.log, "e", false, NULL, 0);
-	ring_log_flush(&x.log);
-	char *s = on_disk(&x, NULL);
-	CU_ASSERT_STRING_EQUAL(s, "2024-12-31T23:59:59.999999Z  node 7     a                \n"
-				  "2025-01-01T00:00:00.000001Z  node 7     b                \n"
-				  "2025-01-01T00:00:00.500000Z  node 7     c                \n"
-				  "2025-01-01T00:00:03.000000Z  node 7     d                \n"
-				  "2025-01-01T00:01:01.000000Z  node 7     e                \n");
-	free(s);
+	expect_flushed(&x, "2024-12-31T23:59:59.999999Z  node 7     a                \n"
+			   "2025-01-01T00:00:00.000001Z  node 7     b                \n"
+			   "2025-01-01T00:00:00.500000Z  node 7     c                \n"
+			   "2025-01-01T00:00:03.000000Z  node 7     d                \n"
+			   "2025-01-01T00:01:01.000000Z  node 7     e                \n");
 	close_log(&x);
 }
 

@@ -10,28 +10,28 @@
 #include "common/net.h"
 #include "lib/suites.h"
 
-static struct ring_addr v4(const char *ip, uint16_t port)
+/* SA (LEN bytes) as a ring_addr, zero beyond it. */
+static struct ring_addr as_ring_addr(const void *sa, socklen_t len)
 {
 	struct ring_addr a;
 	memset(&a, 0, sizeof a);
-	struct sockaddr_in *s = (struct sockaddr_in *)&a.sa;
-	s->sin_family = AF_INET;
-	s->sin_port = htons(port);
-	inet_pton(AF_INET, ip, &s->sin_addr);
-	a.len = sizeof *s;
+	memcpy(&a.sa, sa, len);
+	a.len = len;
 	return a;
+}
+
+static struct ring_addr v4(const char *ip, uint16_t port)
+{
+	struct sockaddr_in s = {.sin_family = AF_INET, .sin_port = htons(port)};
+	inet_pton(AF_INET, ip, &s.sin_addr);
+	return as_ring_addr(&s, sizeof s);
 }
 
 static struct ring_addr v6(const char *ip, uint16_t port)
 {
-	struct ring_addr a;
-	memset(&a, 0, sizeof a);
-	struct sockaddr_in6 *s = (struct sockaddr_in6 *)&a.sa;
-	s->sin6_family = AF_INET6;
-	s->sin6_port = htons(port);
-	inet_pton(AF_INET6, ip, &s->sin6_addr);
-	a.len = sizeof *s;
-	return a;
+	struct sockaddr_in6 s = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
+	inet_pton(AF_INET6, ip, &s.sin6_addr);
+	return as_ring_addr(&s, sizeof s);
 }
 
 static void test_same_ipv4_address_and_port_match(void)

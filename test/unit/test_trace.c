@@ -24,8 +24,25 @@ int ring_test_trace_cleanup(void)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+#define F(e, c) ((unsigned long long)(e) << 32 | (c))
+
+/* FIELDS as JSON: a fence written E:C, as the reports print it, becomes the
+ * number the log holds (E << 32 | C). */
+static void expand_fence(const char *fields, char *out, size_t cap)
+{
+	const char *at = strstr(fields, "\"fence\":");
+	unsigned e, c;
+	int used;
+	if (at && sscanf(at + 8, "%u:%u%n", &e, &c, &used) == 2)
+		snprintf(out, cap, "%.*s%llu%s", (int)(at + 8 - fields), fields, F(e, c),
+			 at + 8 + used);
+	else
+		snprintf(out, cap, "%s", fields);
+}
+
 /* Writes LINES (one JSON object each, ts given as seconds after 09:00:00)
- * to dir/NAME. Each line: "SEC NODE EVENT FIELDS", FIELDS already JSON. */
+ * to dir/NAME. Each line: "SEC NODE EVENT FIELDS", FIELDS JSON but for
+ * fences (expand_fence). */
 static const char *write_log(const char *name, const char *const *lines, size_t n)
 {
 	static char path[4][128];
@@ -37,9 +54,10 @@ static const char *write_log(const char *name, const char *const *lines, size_t 
 	for (size_t i = 0; i < n; i++) {
 		double sec;
 		unsigned node;
-		char ev[32], fields[200] = "";
-		int got = sscanf(lines[i], "%lf %u %31s %199[^\n]", &sec, &node, ev, fields);
+		char ev[32], text[200] = "", fields[240];
+		int got = sscanf(lines[i], "%lf %u %31s %199[^\n]", &sec, &node, ev, text);
 		CU_ASSERT_FATAL(got >= 3);
+		expand_fence(text, fields, sizeof fields);
 		fprintf(f, "{\"ts\":\"2026-11-30T09:00:%02d.%06dZ\",\"node\":%u,\"event\":\"%s\"%s%s}\n",
 			(int)sec, (int)((sec - (int)sec) * 1e6 + 0.5), node, ev, got == 4 ? "," : "",
 			got == 4 ? fields : "");
@@ -47,6 +65,11 @@ static const char *write_log(const char *name, const char *const *lines, size_t 
 	fclose(f);
 	return p;
 }
+
+/* dir/NAME holding the lines given, for the checker's FILES. */
+#define LOG(name, ...)                                       \
+	write_log(name, (const char *const[]){__VA_ARGS__},  \
+		  sizeof (const char *const[]){__VA_ARGS__} / sizeof(const char *))
 
 static int check(const char *const *files, size_t n, bool allow, struct ring_trace_result *r)
 {
@@ -58,19 +81,16 @@ static int check(const char *const *files, size_t n, bool allow, struct ring_tra
 	return rc;
 }
 
-#define F(e, c) ((unsigned long long)(e) << 32 | (c))
-
 static void test_clean_ring_passes(void)
 {
-	char a[3][160], b[3][160];
-	snprintf(a[0], 160, "1.0 1 token_recv \"from\":2,\"epoch\":256,\"seq\":1");
-	snprintf(a[1], 160, "1.1 1 cs_enter \"fence\":%llu,\"epoch\":256,\"client\":1", F(256, 1));
-	snprintf(a[2], 160, "1.2 1 cs_exit \"fence\":%llu,\"client\":1", F(256, 1));
-	snprintf(b[0], 160, "1.3 2 token_recv \"from\":1,\"epoch\":256,\"seq\":2");
-	snprintf(b[1], 160, "1.4 2 cs_enter \"fence\":%llu,\"epoch\":256,\"client\":1", F(256, 2));
-	snprintf(b[2], 160, "1.5 2 cs_exit \"fence\":%llu,\"client\":1", F(256, 2));
-	const char *la[] = {a[0], a[1], a[2]}, *lb[] = {b[0], b[1], b[2]};
-	const char *files[] = {write_log("c1", la, 3), write_log("c2", lb, 3)};
+	const char *files[] = {
+		LOG("c1", "1.0 1 token_recv \"from\":2,\"epoch\":256,\"seq\":1",
+		          "1.1 1 cs_enter \"fence\":256:1,\"epoch\":256,\"client\":1",
+		          "1.2 1 cs_exit \"fence\":256:1,\"client\":1"),
+		LOG("c2", "1.3 2 token_recv \"from\":1,\"epoch\":256,\"seq\":2",
+		          "1.4 2 cs_enter \"fence\":256:2,\"epoch\":256,\"client\":1",
+		          "1.5 2 cs_exit \"fence\":256:2,\"client\":1"),
+	};
 	struct ring_trace_result r;
 	CU_ASSERT_EQUAL(check(files, 2, false, &r), 0);
 	CU_ASSERT_EQUAL(r.grants, 2);
@@ -80,13 +100,12 @@ static void test_clean_ring_passes(void)
 
 static void test_fence_granted_twice_is_a_violation(void)
 {
-	char a[2][160], b[2][160];
-	snprintf(a[0], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
-	snprintf(a[1], 160, "1.1 1 cs_exit \"fence\":%llu", F(256, 1));
-	snprintf(b[0], 160, "2.0 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
-	snprintf(b[1], 160, "2.1 2 cs_exit \"fence\":%llu", F(256, 1));
-	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1]};
-	const char *files[] = {write_log("d1", la, 2), write_log("d2", lb, 2)};
+	const char *files[] = {
+		LOG("d1", "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256",
+		          "1.1 1 cs_exit \"fence\":256:1"),
+		LOG("d2", "2.0 2 cs_enter \"fence\":256:1,\"epoch\":256",
+		          "2.1 2 cs_exit \"fence\":256:1"),
+	};
 	struct ring_trace_result r;
 	CU_ASSERT_EQUAL(check(files, 2, true, &r), 1);
 	CU_ASSERT_EQUAL(r.dup_fences, 1);
@@ -94,15 +113,14 @@ static void test_fence_granted_twice_is_a_violation(void)
 
 static void test_fence_going_back_along_the_path_is_a_violation(void)
 {
-	char a[3][160], b[3][160];
-	snprintf(a[0], 160, "1.0 1 token_recv \"epoch\":256,\"seq\":1");
-	snprintf(a[1], 160, "1.1 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 5));
-	snprintf(a[2], 160, "1.2 1 cs_exit \"fence\":%llu", F(256, 5));
-	snprintf(b[0], 160, "1.3 2 token_recv \"epoch\":256,\"seq\":2");
-	snprintf(b[1], 160, "1.4 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 4));
-	snprintf(b[2], 160, "1.5 2 cs_exit \"fence\":%llu", F(256, 4));
-	const char *la[] = {a[0], a[1], a[2]}, *lb[] = {b[0], b[1], b[2]};
-	const char *files[] = {write_log("e1", la, 3), write_log("e2", lb, 3)};
+	const char *files[] = {
+		LOG("e1", "1.0 1 token_recv \"epoch\":256,\"seq\":1",
+		          "1.1 1 cs_enter \"fence\":256:5,\"epoch\":256",
+		          "1.2 1 cs_exit \"fence\":256:5"),
+		LOG("e2", "1.3 2 token_recv \"epoch\":256,\"seq\":2",
+		          "1.4 2 cs_enter \"fence\":256:4,\"epoch\":256",
+		          "1.5 2 cs_exit \"fence\":256:4"),
+	};
 	struct ring_trace_result r;
 	CU_ASSERT_EQUAL(check(files, 2, true, &r), 1);
 	CU_ASSERT_EQUAL(r.backwards, 1);
@@ -110,12 +128,11 @@ static void test_fence_going_back_along_the_path_is_a_violation(void)
 
 static void test_grant_under_an_epoch_known_old_is_a_violation(void)
 {
-	char a[3][160];
-	snprintf(a[0], 160, "1.0 1 epoch_adopt \"epoch\":512,\"from\":2");
-	snprintf(a[1], 160, "1.1 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 9));
-	snprintf(a[2], 160, "1.2 1 cs_exit \"fence\":%llu", F(256, 9));
-	const char *la[] = {a[0], a[1], a[2]};
-	const char *files[] = {write_log("s1", la, 3)};
+	const char *files[] = {
+		LOG("s1", "1.0 1 epoch_adopt \"epoch\":512,\"from\":2",
+		          "1.1 1 cs_enter \"fence\":256:9,\"epoch\":256",
+		          "1.2 1 cs_exit \"fence\":256:9"),
+	};
 	struct ring_trace_result r;
 	CU_ASSERT_EQUAL(check(files, 1, true, &r), 1);
 	CU_ASSERT_EQUAL(r.stale_grants, 1);
@@ -123,13 +140,12 @@ static void test_grant_under_an_epoch_known_old_is_a_violation(void)
 
 static void test_overlap_is_a_violation_unless_allowed(void)
 {
-	char a[2][160], b[2][160];
-	snprintf(a[0], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
-	snprintf(a[1], 160, "3.0 1 cs_exit \"fence\":%llu", F(256, 1));
-	snprintf(b[0], 160, "2.0 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
-	snprintf(b[1], 160, "2.5 2 cs_exit \"fence\":%llu", F(513, 1));
-	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1]};
-	const char *files[] = {write_log("o1", la, 2), write_log("o2", lb, 2)};
+	const char *files[] = {
+		LOG("o1", "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256",
+		          "3.0 1 cs_exit \"fence\":256:1"),
+		LOG("o2", "2.0 2 cs_enter \"fence\":513:1,\"epoch\":513",
+		          "2.5 2 cs_exit \"fence\":513:1"),
+	};
 	struct ring_trace_result r;
 	CU_ASSERT_EQUAL(check(files, 2, false, &r), 1);
 	CU_ASSERT_EQUAL(r.overlaps, 1);
@@ -140,17 +156,15 @@ static void test_overlap_is_a_violation_unless_allowed(void)
 
 static void test_a_killed_holder_holds_until_the_fault(void)
 {
-	char a[2][160], b[2][160], f[1][160];
 	/* n1 logs nothing after its grant: without the fault it would seem
 	 * to end at once; the kill at 5.0 says it held until then. */
-	snprintf(a[0], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
-	snprintf(a[1], 160, "1.0 1 token_pass \"to\":2,\"epoch\":256,\"seq\":3");
-	snprintf(b[0], 160, "4.0 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
-	snprintf(b[1], 160, "4.1 2 cs_exit \"fence\":%llu", F(513, 1));
-	snprintf(f[0], 160, "5.0 0 fault \"what\":\"kill 1\"");
-	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1]}, *lf[] = {f[0]};
-	const char *files[] = {write_log("k1", la, 2), write_log("k2", lb, 2),
-			       write_log("kf", lf, 1)};
+	const char *files[] = {
+		LOG("k1", "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256",
+		          "1.0 1 token_pass \"to\":2,\"epoch\":256,\"seq\":3"),
+		LOG("k2", "4.0 2 cs_enter \"fence\":513:1,\"epoch\":513",
+		          "4.1 2 cs_exit \"fence\":513:1"),
+		LOG("kf", "5.0 0 fault \"what\":\"kill 1\""),
+	};
 	struct ring_trace_result r;
 	CU_ASSERT_EQUAL(check(files, 3, false, &r), 1);
 	CU_ASSERT_EQUAL(r.overlaps, 1);
@@ -159,12 +173,11 @@ static void test_a_killed_holder_holds_until_the_fault(void)
 
 static void test_recovery_after_a_fault_is_measured(void)
 {
-	char a[2][160], f[1][160];
-	snprintf(f[0], 160, "1.0 0 fault \"what\":\"kill 3\"");
-	snprintf(a[0], 160, "1.75 1 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
-	snprintf(a[1], 160, "1.8 1 cs_exit \"fence\":%llu", F(513, 1));
-	const char *la[] = {a[0], a[1]}, *lf[] = {f[0]};
-	const char *files[] = {write_log("r1", la, 2), write_log("rf", lf, 1)};
+	const char *files[] = {
+		LOG("r1", "1.75 1 cs_enter \"fence\":513:1,\"epoch\":513",
+		          "1.8 1 cs_exit \"fence\":513:1"),
+		LOG("rf", "1.0 0 fault \"what\":\"kill 3\""),
+	};
 	struct ring_trace_result r;
 	CU_ASSERT_EQUAL(check(files, 2, false, &r), 0);
 	CU_ASSERT_EQUAL(r.worst_recovery_us, 750000);
@@ -189,24 +202,21 @@ static int check_text(const char *const *files, size_t n, struct ring_trace_resu
 
 static void test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_word(void)
 {
-	char a[2][160], b[5][160], c[2][160];
 	/* n1 is granted at 1.0 and says nothing more: the token died with it.
 	 * n2 suspects the loss after 500 ms of silence, regenerates and is
 	 * granted at 1.8. n2 and n3 end without node_stop too, but nothing
 	 * says they died: still running when the logs were read. */
-	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
-	snprintf(a[1], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
-	snprintf(b[0], 160, "0.5 2 node_start \"epoch\":0");
-	snprintf(b[1], 160, "0.6 2 loss_suspect \"silent_ms\":0,\"epoch\":0");
-	snprintf(b[2], 160, "1.6 2 loss_suspect \"silent_ms\":500,\"epoch\":256");
-	snprintf(b[3], 160, "1.7 2 token_regen \"epoch\":513,\"alive\":2");
-	snprintf(b[4], 160, "1.8 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
-	snprintf(c[0], 160, "0.5 3 node_start \"epoch\":0");
-	snprintf(c[1], 160, "0.9 3 epoch_adopt \"epoch\":256,\"from\":2");
-	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1], b[2], b[3], b[4]},
-		   *lc[] = {c[0], c[1]};
-	const char *files[] = {write_log("x1", la, 2), write_log("x2", lb, 5),
-			       write_log("x3", lc, 2)};
+	const char *files[] = {
+		LOG("x1", "0.5 1 node_start \"epoch\":0",
+		          "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256"),
+		LOG("x2", "0.5 2 node_start \"epoch\":0",
+		          "0.6 2 loss_suspect \"silent_ms\":0,\"epoch\":0",
+		          "1.6 2 loss_suspect \"silent_ms\":500,\"epoch\":256",
+		          "1.7 2 token_regen \"epoch\":513,\"alive\":2",
+		          "1.8 2 cs_enter \"fence\":513:1,\"epoch\":513"),
+		LOG("x3", "0.5 3 node_start \"epoch\":0",
+		          "0.9 3 epoch_adopt \"epoch\":256,\"from\":2"),
+	};
 	struct ring_trace_result r;
 	char out[4096];
 	CU_ASSERT_EQUAL(check_text(files, 3, &r, out, sizeof out), 0);
@@ -221,24 +231,23 @@ static void test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_
 
 static void test_one_file_shared_by_several_members_is_read_per_member(void)
 {
-	char a[10][160];
 	/* Two members' logs in one file (one journal): n2 is granted while n1
 	 * still holds (an overlap), then n2 dies; n1 skips it and goes on.
 	 * Each member is read on its own: the overlap is seen, n2's crash is
 	 * the one fault, and n1, whose lines alternate with n2's, did not
 	 * crash. */
-	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
-	snprintf(a[1], 160, "0.5 2 node_start \"epoch\":0");
-	snprintf(a[2], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
-	snprintf(a[3], 160, "1.2 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 2));
-	snprintf(a[4], 160, "1.5 1 cs_exit \"fence\":%llu", F(256, 1));
-	snprintf(a[5], 160, "1.6 2 cs_exit \"fence\":%llu", F(256, 2));
-	snprintf(a[6], 160, "3.0 1 successor_skip \"dead\":2,\"epoch\":256");
-	snprintf(a[7], 160, "3.1 1 cs_enter \"fence\":%llu,\"epoch\":512", F(512, 1));
-	snprintf(a[8], 160, "3.2 1 cs_exit \"fence\":%llu", F(512, 1));
-	snprintf(a[9], 160, "4.0 1 node_stop \"reason\":\"signal\"");
-	const char *la[] = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]};
-	const char *files[] = {write_log("shared", la, 10)};
+	const char *files[] = {
+		LOG("shared", "0.5 1 node_start \"epoch\":0",
+		              "0.5 2 node_start \"epoch\":0",
+		              "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256",
+		              "1.2 2 cs_enter \"fence\":256:2,\"epoch\":256",
+		              "1.5 1 cs_exit \"fence\":256:1",
+		              "1.6 2 cs_exit \"fence\":256:2",
+		              "3.0 1 successor_skip \"dead\":2,\"epoch\":256",
+		              "3.1 1 cs_enter \"fence\":512:1,\"epoch\":512",
+		              "3.2 1 cs_exit \"fence\":512:1",
+		              "4.0 1 node_stop \"reason\":\"signal\""),
+	};
 	struct ring_trace_result r;
 	char out[4096];
 	check_text(files, 1, &r, out, sizeof out);
@@ -251,18 +260,17 @@ static void test_one_file_shared_by_several_members_is_read_per_member(void)
 
 static void test_a_silence_begins_at_the_last_sign_of_the_token(void)
 {
-	char a[2][160], b[4][160];
 	/* n1 is granted at 1.0 and dies; n2's last heartbeat came at 0.9, so it
 	 * reports 700 ms of silence at 1.6. The token was alive at 1.0: one
 	 * fault, the crash, with the suspicion as its evidence. */
-	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
-	snprintf(a[1], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
-	snprintf(b[0], 160, "0.5 2 node_start \"epoch\":0");
-	snprintf(b[1], 160, "0.8 2 cs_enter \"fence\":%llu,\"epoch\":256", F(255, 9));
-	snprintf(b[2], 160, "1.6 2 loss_suspect \"silent_ms\":700,\"epoch\":256");
-	snprintf(b[3], 160, "1.8 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
-	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1], b[2], b[3]};
-	const char *files[] = {write_log("l1", la, 2), write_log("l2", lb, 4)};
+	const char *files[] = {
+		LOG("l1", "0.5 1 node_start \"epoch\":0",
+		          "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256"),
+		LOG("l2", "0.5 2 node_start \"epoch\":0",
+		          "0.8 2 cs_enter \"fence\":255:9,\"epoch\":256",
+		          "1.6 2 loss_suspect \"silent_ms\":700,\"epoch\":256",
+		          "1.8 2 cs_enter \"fence\":513:1,\"epoch\":513"),
+	};
 	struct ring_trace_result r;
 	char out[4096];
 	check_text(files, 2, &r, out, sizeof out);
@@ -273,26 +281,23 @@ static void test_a_silence_begins_at_the_last_sign_of_the_token(void)
 
 static void test_a_fresh_rings_start_is_not_a_fault(void)
 {
-	char a[3][160], b[4][160], c[3][160];
 	/* Three members start one after another. n2 mints the first token at
 	 * 0.4 and readmits n1 (its first start); n3, started at 0.3, suspects
 	 * a loss of a silence since 0.3, before any token existed. Then n1 is
 	 * readmitted again in its second life, after a crash: that one is a
 	 * fault. */
-	snprintf(a[0], 160, "0.0 1 node_start \"epoch\":0");
-	snprintf(a[1], 160, "0.1 1 loss_suspect \"silent_ms\":0,\"epoch\":0");
-	snprintf(a[2], 160, "2.0 1 node_start \"epoch\":256");
-	snprintf(b[0], 160, "0.2 2 node_start \"epoch\":0");
-	snprintf(b[1], 160, "0.4 2 token_regen \"epoch\":256,\"alive\":2");
-	snprintf(b[2], 160, "0.45 2 member_rejoin \"id\":1,\"epoch\":256");
-	snprintf(b[3], 160, "0.5 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
-	snprintf(c[0], 160, "0.3 3 node_start \"epoch\":0");
-	snprintf(c[1], 160, "0.9 3 loss_suspect \"silent_ms\":600,\"epoch\":0");
-	snprintf(c[2], 160, "2.2 3 member_rejoin \"id\":1,\"epoch\":512");
-	const char *la[] = {a[0], a[1], a[2]}, *lb[] = {b[0], b[1], b[2], b[3]},
-		   *lc[] = {c[0], c[1], c[2]};
-	const char *files[] = {write_log("s1", la, 3), write_log("s2", lb, 4),
-			       write_log("s3", lc, 3)};
+	const char *files[] = {
+		LOG("s1", "0.0 1 node_start \"epoch\":0",
+		          "0.1 1 loss_suspect \"silent_ms\":0,\"epoch\":0",
+		          "2.0 1 node_start \"epoch\":256"),
+		LOG("s2", "0.2 2 node_start \"epoch\":0",
+		          "0.4 2 token_regen \"epoch\":256,\"alive\":2",
+		          "0.45 2 member_rejoin \"id\":1,\"epoch\":256",
+		          "0.5 2 cs_enter \"fence\":256:1,\"epoch\":256"),
+		LOG("s3", "0.3 3 node_start \"epoch\":0",
+		          "0.9 3 loss_suspect \"silent_ms\":600,\"epoch\":0",
+		          "2.2 3 member_rejoin \"id\":1,\"epoch\":512"),
+	};
 	struct ring_trace_result r;
 	char out[4096];
 	CU_ASSERT_EQUAL(check_text(files, 3, &r, out, sizeof out), 0);
@@ -306,16 +311,15 @@ static void test_a_fresh_rings_start_is_not_a_fault(void)
 
 static void test_a_pause_is_a_fault_from_when_the_stall_began(void)
 {
-	char a[3][160], b[2][160];
 	/* n1 woke at 3.0 from a stall of 1500 ms: it began at 1.5; n2 was
 	 * granted at 2.2. */
-	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
-	snprintf(a[1], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
-	snprintf(a[2], 160, "3.0 1 pause_detected \"ms\":1500");
-	snprintf(b[0], 160, "0.5 2 node_start \"epoch\":0");
-	snprintf(b[1], 160, "2.2 2 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
-	const char *la[] = {a[0], a[1], a[2]}, *lb[] = {b[0], b[1]};
-	const char *files[] = {write_log("p1", la, 3), write_log("p2", lb, 2)};
+	const char *files[] = {
+		LOG("p1", "0.5 1 node_start \"epoch\":0",
+		          "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256",
+		          "3.0 1 pause_detected \"ms\":1500"),
+		LOG("p2", "0.5 2 node_start \"epoch\":0",
+		          "2.2 2 cs_enter \"fence\":513:1,\"epoch\":513"),
+	};
 	struct ring_trace_result r;
 	char out[4096];
 	CU_ASSERT_EQUAL(check_text(files, 2, &r, out, sizeof out), 0);
@@ -327,18 +331,17 @@ static void test_a_pause_is_a_fault_from_when_the_stall_began(void)
 
 static void test_a_skip_is_a_fault_from_its_first_retransmit(void)
 {
-	char a[6][160], c[1][160];
 	/* n1 passes to n2 from 1.2 on, gets no ack, skips it at 1.26; n3 is
 	 * granted at 1.5. (n2's own log is not given.) */
-	snprintf(a[0], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
-	snprintf(a[1], 160, "1.1 1 cs_exit \"fence\":%llu", F(256, 1));
-	snprintf(a[2], 160, "1.2 1 retransmit \"to\":2,\"epoch\":256,\"seq\":3");
-	snprintf(a[3], 160, "1.22 1 retransmit \"to\":2,\"epoch\":256,\"seq\":3");
-	snprintf(a[4], 160, "1.24 1 retransmit \"to\":2,\"epoch\":256,\"seq\":3");
-	snprintf(a[5], 160, "1.26 1 successor_skip \"dead\":2,\"epoch\":257");
-	snprintf(c[0], 160, "1.5 3 cs_enter \"fence\":%llu,\"epoch\":257", F(257, 1));
-	const char *la[] = {a[0], a[1], a[2], a[3], a[4], a[5]}, *lc[] = {c[0]};
-	const char *files[] = {write_log("q1", la, 6), write_log("q3", lc, 1)};
+	const char *files[] = {
+		LOG("q1", "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256",
+		          "1.1 1 cs_exit \"fence\":256:1",
+		          "1.2 1 retransmit \"to\":2,\"epoch\":256,\"seq\":3",
+		          "1.22 1 retransmit \"to\":2,\"epoch\":256,\"seq\":3",
+		          "1.24 1 retransmit \"to\":2,\"epoch\":256,\"seq\":3",
+		          "1.26 1 successor_skip \"dead\":2,\"epoch\":257"),
+		LOG("q3", "1.5 3 cs_enter \"fence\":257:1,\"epoch\":257"),
+	};
 	struct ring_trace_result r;
 	char out[4096];
 	CU_ASSERT_EQUAL(check_text(files, 2, &r, out, sizeof out), 0);
@@ -350,20 +353,18 @@ static void test_a_skip_is_a_fault_from_its_first_retransmit(void)
 
 static void test_a_fault_in_faults_log_and_in_the_logs_counts_once(void)
 {
-	char a[2][160], b[4][160], f[1][160];
 	/* The lab killed n2 at 1.1; n2's log ends at its grant (1.0), n1
 	 * suspects the loss and regenerates: one fault, faults.log's, timed
 	 * from the kill. */
-	snprintf(a[0], 160, "0.5 2 node_start \"epoch\":0");
-	snprintf(a[1], 160, "1.0 2 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
-	snprintf(b[0], 160, "0.5 1 node_start \"epoch\":0");
-	snprintf(b[1], 160, "1.7 1 loss_suspect \"silent_ms\":550,\"epoch\":256");
-	snprintf(b[2], 160, "1.75 1 token_regen \"epoch\":513,\"alive\":1");
-	snprintf(b[3], 160, "1.8 1 cs_enter \"fence\":%llu,\"epoch\":513", F(513, 1));
-	snprintf(f[0], 160, "1.1 0 fault \"what\":\"kill 2\"");
-	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1], b[2], b[3]}, *lf[] = {f[0]};
-	const char *files[] = {write_log("m2", la, 2), write_log("m1", lb, 4),
-			       write_log("mf", lf, 1)};
+	const char *files[] = {
+		LOG("m2", "0.5 2 node_start \"epoch\":0",
+		          "1.0 2 cs_enter \"fence\":256:1,\"epoch\":256"),
+		LOG("m1", "0.5 1 node_start \"epoch\":0",
+		          "1.7 1 loss_suspect \"silent_ms\":550,\"epoch\":256",
+		          "1.75 1 token_regen \"epoch\":513,\"alive\":1",
+		          "1.8 1 cs_enter \"fence\":513:1,\"epoch\":513"),
+		LOG("mf", "1.1 0 fault \"what\":\"kill 2\""),
+	};
 	struct ring_trace_result r;
 	char out[4096];
 	CU_ASSERT_EQUAL(check_text(files, 3, &r, out, sizeof out), 0);
@@ -379,13 +380,12 @@ static void test_a_fault_in_faults_log_and_in_the_logs_counts_once(void)
 
 static void test_a_fault_with_no_grant_after_it_is_unrecovered_not_zero(void)
 {
-	char a[2][160], b[2][160];
-	snprintf(a[0], 160, "0.5 1 node_start \"epoch\":0");
-	snprintf(a[1], 160, "1.0 1 cs_enter \"fence\":%llu,\"epoch\":256", F(256, 1));
-	snprintf(b[0], 160, "0.5 2 node_start \"epoch\":0");
-	snprintf(b[1], 160, "2.0 2 loss_suspect \"silent_ms\":600,\"epoch\":256");
-	const char *la[] = {a[0], a[1]}, *lb[] = {b[0], b[1]};
-	const char *files[] = {write_log("u1", la, 2), write_log("u2", lb, 2)};
+	const char *files[] = {
+		LOG("u1", "0.5 1 node_start \"epoch\":0",
+		          "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256"),
+		LOG("u2", "0.5 2 node_start \"epoch\":0",
+		          "2.0 2 loss_suspect \"silent_ms\":600,\"epoch\":256"),
+	};
 	struct ring_trace_result r;
 	char out[4096];
 	CU_ASSERT_EQUAL(check_text(files, 2, &r, out, sizeof out), 0);
