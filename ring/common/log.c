@@ -134,7 +134,7 @@ bool ring_log_parse_format(const char *s, enum ring_log_format *format)
  *
  * By hand rather than with stdio: under contention the log's fprintf and
  * strftime were about half of ringd's user-space instructions. The bytes
- * are printf's, "%-5u" and "%-17s" included (test/test_log.c). */
+ * are printf's, "%-5u" and "%-17s" included (test/unit/test_log.c). */
 
 /* Where a line is formatted. LEN counts every byte asked for, also past
  * CAP, so that a line that did not fit knows how much room it needs. */

@@ -179,7 +179,7 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 /* Every election hop is acked, even one we go on to swallow (§6.1). Even
  * one whose max_epoch is beyond reach below ours: skipping us there would
  * let the others regenerate under what we know, and the low epochs may be
- * a rolled-back disk's (test/test_review_epochs3.c). We carry it, raised to
+ * a rolled-back disk's (test/core/test_restart.c, review_epochs3). We carry it, raised to
  * our epoch, and the election dies where nobody can take that: a ring
  * wedged until the operator mends the disk, not fences going back. */
 void election_on_msg(struct ring_node *node, struct ring_update *up, uint16_t from,

@@ -40,7 +40,7 @@ void ring_hist_observe(struct ring_histogram *h, uint64_t us)
 
 /* What each status counter means, by its place in struct ring_counters: a
  * counter renamed in counters.h stops this compiling, one added without a
- * line here is caught by test/test_metrics.c (its help would be NULL). */
+ * line here is caught by test/unit/test_metrics.c (its help would be NULL). */
 #define AT_(name) [offsetof(struct ring_counters, name) / sizeof(uint64_t)]
 static const char *const counter_help[RING_COUNTER_COUNT] = {
 	AT_(tokens_passed) = "Tokens this member passed on to its successor.",
