@@ -217,6 +217,12 @@ struct sim_run {
 	bool healed;
 	bool regenerated; /* a token exists since the first regeneration */
 	uint64_t heartbeats; /* broadcasts sent */
+	/* After T_settle (T_heal plus the wait bound): the datagrams sent, by
+	 * type (a broadcast once), and the grants and requests, for the
+	 * settled ring's rate check (simcheck_settled). */
+	uint64_t settled_sent[16];
+	uint64_t settled_grants, settled_requests;
+	enum ring_msg_type settled_recovery; /* the first recovery datagram's type, or 0 */
 	/* mixed: faults drawn while the run goes */
 	double p_hb_loss;     /* heartbeats alone lost, until T_heal */
 	double hb_loss_planned; /* from the F_NETWORK fault on */
@@ -535,6 +541,8 @@ static void client_acquire(struct sim_run *run, uint32_t c)
 	cl->state = CL_WAIT;
 	cl->req = r;
 	cl->gen++;
+	if (run->cl.now >= run->t_settle)
+		run->settled_requests++;
 	trace(run, "c%u@n%u acquire", c, cl->node);
 	/* A few clients give up waiting (a cancel is a RELEASE while waiting). */
 	if (!run->contention && simnet_rng_chance(&run->cl.rng, 0.02))
@@ -611,6 +619,8 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 			run->res.worst_us = run->cl.now - from;
 	}
 	run->res.grants++;
+	if (run->cl.now >= run->t_settle)
+		run->settled_grants++;
 	cl->state = CL_CS;
 	cl->fence = a->u.grant.fence;
 	cl->gid = gid;
@@ -680,6 +690,29 @@ static void trace_log(const struct sim_run *run, const struct ring_action *a)
 	trace(run, "%s", line);
 }
 
+/* The datagrams a ring sends only while it recovers from a fault: none
+ * of them has a reason to travel once it has settled. */
+static bool is_recovery(enum ring_msg_type type)
+{
+	switch (type) {
+	case RING_MSG_ELECTION:
+	case RING_MSG_ELECTION_ACK:
+	case RING_MSG_JOIN:
+	case RING_MSG_LEAVE:
+	case RING_MSG_EPOCH_QUERY:
+	case RING_MSG_EPOCH_REPLY:
+		return true;
+	case RING_MSG_TOKEN:
+	case RING_MSG_TOKEN_ACK:
+	case RING_MSG_HEARTBEAT:
+	case RING_MSG_STATUS_REQ:
+	case RING_MSG_STATUS_RESP:
+	case RING_MSG_WANT:
+		return false;
+	}
+	return false;
+}
+
 static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a)
 {
 	uint16_t to = a->u.send.to;
@@ -688,8 +721,14 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 		fail(run, "send", "n%u sends %u bytes", i, len);
 		return;
 	}
-	if (to == 0 && ring_wire_peek_type(a->u.send.buf, a->u.send.len) == RING_MSG_HEARTBEAT)
+	enum ring_msg_type type = ring_wire_peek_type(a->u.send.buf, a->u.send.len);
+	if (to == 0 && type == RING_MSG_HEARTBEAT)
 		run->heartbeats++;
+	if (run->cl.now >= run->t_settle && (unsigned)type < 16) {
+		run->settled_sent[type]++;
+		if (!run->settled_recovery && is_recovery(type))
+			run->settled_recovery = type;
+	}
 	int dst = to ? ring_layout_index(&run->cl.layout, to) : -1;
 	if (to && (dst < 0 || (uint32_t)dst == i)) {
 		fail(run, "send", "n%u sends to id %u, %s", i, to,
@@ -1892,6 +1931,33 @@ static void run_free(struct sim_run *run)
 }
 
 /* One seed of one class, start to end. */
+/* Liveness once the ring has settled (simcheck_settled): what it sent from
+ * T_settle to the end against the configuration's rates, and one token. */
+static void check_settled(struct sim_run *run)
+{
+	const struct ring_layout *l = &run->cl.layout;
+	const uint64_t *k = run->settled_sent;
+	struct simcheck_rates r = {
+		.window_us = run->t_end - run->t_settle,
+		.n = run->cl.n,
+		.idle_pass_us = l->idle_pass_ms * MS,
+		.loss_us = l->loss_timeout_ms * MS,
+		.heartbeat_us = l->heartbeat_ms * MS,
+		.grants = run->settled_grants,
+		.requests = run->settled_requests,
+		.hops = k[RING_MSG_TOKEN],
+		.acks = k[RING_MSG_TOKEN_ACK],
+		.heartbeats = k[RING_MSG_HEARTBEAT],
+		.wants = k[RING_MSG_WANT],
+		.recovery = k[RING_MSG_ELECTION] + k[RING_MSG_ELECTION_ACK] + k[RING_MSG_JOIN] +
+			    k[RING_MSG_LEAVE] + k[RING_MSG_EPOCH_QUERY] + k[RING_MSG_EPOCH_REPLY],
+		.recovery_kind = run->settled_recovery ? ring_msg_name(run->settled_recovery) : NULL,
+	};
+	simcheck_settled(&run->chk, &r);
+	if (!failed(run))
+		simcheck_one_token(&run->chk);
+}
+
 static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_disks,
 		    struct sim_result *out)
 {
@@ -1931,6 +1997,8 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 	if (run->cls == SIM_CLASS_HEALTHY && !failed(run) && run->heartbeats > hb_budget)
 		fail(run, "liveness", "%" PRIu64 " heartbeats in %.1f s, budget %" PRIu64,
 		     run->heartbeats, (double)run->cl.now / 1e6, hb_budget);
+	if (!failed(run) && run->t_end > run->t_settle)
+		check_settled(run);
 	run->res.virtual_us = run->cl.now;
 	run->res.bound_us = run->bound_us;
 	run->res.rotation_us = run->cl.n * (run->cs_max_us + run->cl.layout.ack_timeout_ms * MS);

@@ -426,3 +426,46 @@ void simcheck_request_due(struct simcheck *c, size_t r, uint64_t from, uint64_t 
 		      (double)rq->t_req / 1e6, (double)(c->now - from) / 1e6, (double)from / 1e6,
 		      bound_us / 1000);
 }
+
+/* ---- liveness of a settled ring ---- */
+
+void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r)
+{
+	if (r->recovery > 0) {
+		simcheck_fail(c, "liveness", "the settled ring still sent %" PRIu64
+			      " recovery datagrams (first: %s) in %.1f s", r->recovery,
+			      r->recovery_kind ? r->recovery_kind : "?", (double)r->window_us / 1e6);
+		return;
+	}
+	uint64_t w = r->window_us, n = r->n;
+	/* 5/4 and 2n of slack: a paced ring sends exactly one hop an idle
+	 * pass, and the window's ends cut a lap or a visit in two. */
+	uint64_t hop_budget = n * (r->grants + 1) + (r->idle_pass_us ? w / r->idle_pass_us : 0) +
+			      n * (w / r->loss_us + 1);
+	hop_budget = hop_budget * 5 / 4 + 2 * n;
+	uint64_t hb_budget = (2 * w / r->heartbeat_us + 4 * n + 10) * 5 / 4;
+	uint64_t want_budget = 2 * (r->requests + n);
+	if (r->hops > hop_budget)
+		simcheck_fail(c, "liveness", "the settled ring made %" PRIu64 " token hops in %.1f s "
+			      "for %" PRIu64 " grants, budget %" PRIu64, r->hops, (double)w / 1e6,
+			      r->grants, hop_budget);
+	else if (r->hops > r->acks + n)
+		simcheck_fail(c, "liveness", "the settled ring sent %" PRIu64 " tokens for %" PRIu64
+			      " acks: retransmissions on a clean network", r->hops, r->acks);
+	else if (r->heartbeats > hb_budget)
+		simcheck_fail(c, "liveness", "the settled ring sent %" PRIu64 " heartbeats in %.1f s, "
+			      "budget %" PRIu64, r->heartbeats, (double)w / 1e6, hb_budget);
+	else if (r->wants > want_budget)
+		simcheck_fail(c, "liveness", "the settled ring sent %" PRIu64 " WANTs for %" PRIu64
+			      " requests, budget %" PRIu64, r->wants, r->requests, want_budget);
+}
+
+void simcheck_one_token(struct simcheck *c)
+{
+	for (size_t i = 0; i < c->cfg.n; i++) {
+		const struct simcheck_member *m = &c->m[i];
+		if (m->up && m->have_status && m->st.has_token)
+			return;
+	}
+	simcheck_fail(c, "liveness", "no member holds the token after the ring settled");
+}

@@ -151,4 +151,33 @@ size_t simcheck_request(struct simcheck *c, uint32_t client, uint32_t node);
 void simcheck_request_end(struct simcheck *c, size_t r, enum simcheck_req_state state);
 void simcheck_request_due(struct simcheck *c, size_t r, uint64_t from, uint64_t bound_us);
 
+/* What a settled ring sent: from T_settle (the faults over, every member up
+ * and connected, the wait bound passed) to the end of the run. The counts
+ * are of datagrams sent (a broadcast once), by what they are for. */
+struct simcheck_rates {
+	uint64_t window_us;
+	size_t n;
+	uint64_t idle_pass_us, loss_us, heartbeat_us; /* the layout's; idle_pass_us 0: parking */
+	uint64_t grants, requests;
+	uint64_t hops, acks, heartbeats, wants;
+	/* Elections and their acks, JOINs, LEAVEs, EPOCH_QUERYs and replies:
+	 * the datagrams of recovery, and the name of the first kind counted. */
+	uint64_t recovery;
+	const char *recovery_kind;
+};
+
+/* Liveness of a settled ring (issue 28): its datagrams fall back to the
+ * rate the configuration implies. No recovery datagram at all; token hops
+ * within n per grant (a summons walks at most the ring) plus the idle pace
+ * and a lap per loss timeout; one ack per hop, so no retransmission storm;
+ * about one heartbeat per heartbeat interval; a WANT or two per request.
+ * A livelock of elections, take-backs, joins or summons fails as "liveness",
+ * naming the kind and its budget. */
+void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r);
+
+/* At the end of a settled run the ring holds exactly one token: at least
+ * one member that is up has it (I3, with simcheck_status's SETTLED, already
+ * refuses a second one). */
+void simcheck_one_token(struct simcheck *c);
+
 #endif
