@@ -84,6 +84,7 @@ enum sim_kind {
 	EV_LEAVE,   /* a graceful leave fired by an event; stale unless gen is the node's life */
 	EV_RESTART, /* its restart: arg the disk's fate; gen the life that left */
 	EV_RESUME,  /* a pause ends; stale unless gen is the node's pause_gen */
+	EV_AIMED,   /* an aimed fault (arg) fires; stale unless gen is the node's life */
 };
 
 /* What a restarted member finds on its disk. */
@@ -181,11 +182,46 @@ struct sim_fault {
 	int dcut;            /* DCUT: 0 one member deaf to all, 1 all deaf to one, 2 random pairs */
 };
 
+/* Faults aimed at protocol moments (issue 28): fired by what a member just
+ * sent, so that the rare interleavings (a crash right after a pass, a pause
+ * right after an election's ack, a late copy of the WANT just sent) are
+ * drawn often. Swarm testing: each run enables a random subset of these and
+ * of the message types that trigger them, from its own random stream, so
+ * that the rest of the run draws as it would without them. */
+#define AIM_KINDS(X)                                                  \
+	X(CRASH, "crash")  /* the sender, restarted within 1.5 s */    \
+	X(LEAVE, "leave")  /* the sender is told to leave, then back */ \
+	X(PAUSE, "pause")  /* the sender, over a random length */      \
+	X(DUP, "dup")      /* the datagram just sent, once more */     \
+	X(LATE, "late")    /* a copy of it, up to 3 loss timeouts late */
+
+enum aim_kind {
+#define AIM_ENUM_(name, str) AIM_##name,
+	AIM_KINDS(AIM_ENUM_)
+#undef AIM_ENUM_
+	AIM_COUNT_
+};
+
+static const char *const aim_names[] = {
+#define AIM_NAME_(name, str) str,
+	AIM_KINDS(AIM_NAME_)
+#undef AIM_NAME_
+};
+
+struct sim_aim {
+	struct simnet_rng rng;
+	uint32_t kinds;   /* bit per enum aim_kind enabled in this run */
+	uint32_t types;   /* bit per message type that triggers one */
+	double p;         /* chance per triggering send */
+	uint32_t left;    /* how many more may fire */
+};
+
 struct sim_result {
 	uint64_t virtual_us;
 	uint64_t grants, overlaps, stale, denies;
 	uint64_t elections, regenerations;
 	uint64_t parks, summons; /* §3.4 in play: how often the token parked, WANTs sent */
+	uint64_t aimed, swarm;   /* aimed faults fired; runs that aimed (struct sim_aim) */
 	uint64_t worst_us, bound_us, rotation_us;
 	uint64_t i2_us; /* virtual time over which I2 was checked */
 	size_t n;
@@ -221,7 +257,7 @@ struct sim_run {
 	 * type (a broadcast once), and the grants and requests, for the
 	 * settled ring's rate check (simcheck_settled). */
 	uint64_t settled_sent[16];
-	uint64_t settled_grants, settled_requests;
+	uint64_t settled_grants, settled_requests, settled_parks;
 	enum ring_msg_type settled_recovery; /* the first recovery datagram's type, or 0 */
 	/* mixed: faults drawn while the run goes */
 	double p_hb_loss;     /* heartbeats alone lost, until T_heal */
@@ -230,6 +266,7 @@ struct sim_run {
 	uint32_t leaves_left; /* how many more of those */
 	uint64_t late_us;     /* a copy this late breaks I2's precondition */
 	uint64_t in_flight_us; /* the longest delay a copy sent before T_heal may have */
+	struct sim_aim aim;
 
 	/* the invariants (simcheck.c) */
 	struct simcheck chk;
@@ -713,6 +750,167 @@ static bool is_recovery(enum ring_msg_type type)
 	return false;
 }
 
+/* ---- faults aimed at what a member just sent (struct sim_aim) ---- */
+
+static uint32_t nodes_down(const struct sim_run *run);
+static void node_pause(struct sim_run *run, uint32_t i, uint64_t len, const char *why);
+
+/* One more copy of BUF from SRC to DST, DELAY from now: a duplicate, or a
+ * copy late enough to be stale when it lands. */
+static void aim_copy(struct sim_run *run, uint32_t src, uint32_t dst, const uint8_t *buf,
+		     uint16_t len, uint64_t delay)
+{
+	if (link_cut(run, src, dst))
+		return;
+	uint32_t k = simnet_item_new(&run->cl.q, EV_DELIVER);
+	if (k == UINT32_MAX) {
+		nomem_check(run);
+		return;
+	}
+	struct simnet_item *it = &run->cl.q.items[k];
+	it->node = dst;
+	it->src = src;
+	it->len = len;
+	memcpy(it->buf, buf, len);
+	if (!simnet_push(&run->cl.q, run->cl.now + delay, k))
+		nomem_check(run);
+	if (delay >= run->late_us)
+		i2_off(run, "an aimed copy n%u->n%u %.3f ms late", src, dst, (double)delay / 1e3);
+}
+
+/* Which aimed faults a class may draw: those of its own kind, so that each
+ * class keeps what it promises (healthy: none; the network's classes: copies;
+ * crash and disk: crashes; pause: pauses; mixed: all). */
+static uint32_t aim_kinds_of(enum sim_class cls)
+{
+	switch (cls) {
+	case SIM_CLASS_HEALTHY:
+		return 0;
+	case SIM_CLASS_LOSSY:
+	case SIM_CLASS_PARTITION:
+		return 1u << AIM_DUP | 1u << AIM_LATE;
+	case SIM_CLASS_CRASH:
+		return 1u << AIM_CRASH | 1u << AIM_LEAVE | 1u << AIM_DUP;
+	case SIM_CLASS_PAUSE:
+		return 1u << AIM_PAUSE | 1u << AIM_DUP;
+	case SIM_CLASS_DISK:
+		return 1u << AIM_CRASH | 1u << AIM_DUP;
+	case SIM_CLASS_MIXED:
+		return (1u << AIM_COUNT_) - 1;
+	case SIM_CLASS_COUNT_:
+		break;
+	}
+	return 0;
+}
+
+/* The swarm: half the runs of a class aim, each at a random subset of its
+ * fault kinds and of the message types, with a random rate and budget. */
+static void plan_aims(struct sim_run *run)
+{
+	struct sim_aim *a = &run->aim;
+	uint32_t allowed = aim_kinds_of(run->cls);
+	if (!allowed)
+		return;
+	simnet_rng_seed(&a->rng, run->seed, "aim");
+	if (!simnet_rng_chance(&a->rng, 0.5))
+		return;
+	while (!a->kinds)
+		for (int k = 0; k < AIM_COUNT_; k++)
+			if ((allowed >> k & 1) && simnet_rng_chance(&a->rng, 0.5))
+				a->kinds |= 1u << k;
+	while (!a->types)
+		for (int t = RING_MSG_TOKEN; t <= RING_MSG_WANT; t++)
+			if (t != RING_MSG_STATUS_REQ && t != RING_MSG_STATUS_RESP &&
+			    simnet_rng_chance(&a->rng, 0.4))
+				a->types |= 1u << t;
+	run->res.swarm = 1;
+	a->p = (double)simnet_rng_range(&a->rng, 5, 50) / 100;
+	a->left = (uint32_t)simnet_rng_range(&a->rng, 1, 4);
+}
+
+/* Member I just sent BUF (to DST, or to all when DST < 0): maybe aim at it. */
+static void aim_at(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf, uint16_t len,
+		   enum ring_msg_type type)
+{
+	struct sim_aim *a = &run->aim;
+	if (!a->left || run->healed || !(a->types >> type & 1) || !simnet_rng_chance(&a->rng, a->p))
+		return;
+	int pick = (int)simnet_rng_below(&a->rng, (uint64_t)__builtin_popcount(a->kinds));
+	enum aim_kind kind = AIM_CRASH;
+	for (int k = 0; k < AIM_COUNT_; k++)
+		if ((a->kinds >> k & 1) && pick-- == 0)
+			kind = (enum aim_kind)k;
+	uint64_t room = run->t_heal > run->cl.now + 2 * MS ? run->t_heal - run->cl.now - 2 * MS : 0;
+	uint64_t loss = run->cl.layout.loss_timeout_ms * MS;
+	uint32_t j0 = dst < 0 ? 0 : (uint32_t)dst, j1 = dst < 0 ? run->cl.n : (uint32_t)dst + 1;
+	switch (kind) {
+	case AIM_DUP:
+		for (uint32_t j = j0; j < j1; j++)
+			if (j != i)
+				aim_copy(run, i, j, buf, len,
+					 simnet_rng_range(&a->rng, SIM_MIN_DELAY_US, 2 * MS));
+		break;
+	case AIM_LATE: {
+		uint64_t hi = 3 * loss < room ? 3 * loss : room;
+		if (hi <= run->cl.layout.ack_timeout_ms * MS)
+			return;
+		uint64_t d = simnet_rng_range(&a->rng, run->cl.layout.ack_timeout_ms * MS, hi);
+		for (uint32_t j = j0; j < j1; j++)
+			if (j != i)
+				aim_copy(run, i, j, buf, len, d);
+		break;
+	}
+	case AIM_CRASH:
+	case AIM_LEAVE:
+	case AIM_PAUSE:
+		/* Right after this step, or a little later; back before T_heal,
+		 * with a majority up throughout. */
+		if (room < 25 * MS || (nodes_down(run) + 1) * 2 >= run->cl.n)
+			return;
+		schedule(run, run->cl.now + simnet_rng_range(&a->rng, 1, 1 * MS), EV_AIMED, i,
+			 (uint32_t)kind, run->nodes[i].life_gen);
+		break;
+	case AIM_COUNT_:
+		return;
+	}
+	a->left--;
+	run->res.aimed++;
+	trace(run, "    (aimed: %s n%u, after its %s)", aim_names[kind], i, ring_msg_name(type));
+}
+
+/* An aimed crash, leave or pause fires (EV_AIMED). */
+static void aim_fire(struct sim_run *run, uint32_t i, enum aim_kind kind)
+{
+	struct sim_aim *a = &run->aim;
+	uint64_t room = run->t_heal > run->cl.now + 2 * MS ? run->t_heal - run->cl.now - 2 * MS : 0;
+	if (room < 20 * MS)
+		return;
+	uint64_t back = run->cl.now + simnet_rng_range(&a->rng, 10 * MS,
+						       room < 1500 * MS ? room : 1500 * MS);
+	enum disk_fate fate = DISK_KEPT;
+	if (run->cls != SIM_CLASS_CRASH && simnet_rng_chance(&a->rng, 0.2))
+		fate = simnet_rng_chance(&a->rng, 0.5) ? DISK_LOST : DISK_ROLLBACK;
+	switch (kind) {
+	case AIM_CRASH:
+		trace(run, "FAULT aimed crash n%u", i);
+		node_crash(run, i);
+		schedule(run, back, EV_RESTART, i, fate, run->nodes[i].life_gen);
+		break;
+	case AIM_LEAVE:
+		trace(run, "FAULT aimed leave n%u (SIGTERM)", i);
+		node_step(run, i, RING_EVENT_LEAVE, NULL, 0);
+		schedule(run, back, EV_RESTART, i, fate, run->nodes[i].life_gen);
+		break;
+	case AIM_PAUSE:
+		node_pause(run, i, back - run->cl.now, "aimed");
+		break;
+	case AIM_DUP:
+	case AIM_LATE:
+	case AIM_COUNT_:
+		break;
+	}
+}
+
 static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a)
 {
 	uint16_t to = a->u.send.to;
@@ -745,6 +943,7 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 	for (uint32_t j = 0; j < run->cl.n; j++)
 		if (to ? j == (uint32_t)dst : j != i)
 			net_send(run, i, j, a->u.send.buf, len);
+	aim_at(run, i, to ? dst : -1, a->u.send.buf, len, type);
 }
 
 static void node_pause(struct sim_run *run, uint32_t i, uint64_t len, const char *why);
@@ -879,6 +1078,8 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 				maybe_leave_after_token(run, i);
 			if (a->u.log.event == RING_LOG_EPOCH_LEARNED && a->u.log.field[2])
 				nd->proven = true;
+			if (a->u.log.event == RING_LOG_TOKEN_PARK && run->cl.now >= run->t_settle)
+				run->settled_parks++;
 			break;
 		case RING_ACTION_LEFT:
 			trace(run, "    -> left");
@@ -1770,6 +1971,8 @@ static void plan(struct sim_run *run)
 	if (run->t_end < run->t_heal * 5 / 3)
 		run->t_end = run->t_heal * 5 / 3;
 
+	plan_aims(run);
+
 	for (uint32_t i = 0; i < n; i++)
 		schedule(run, run->nodes[i].start_at, EV_START, i, 0, 0);
 	for (int k = 0; k < run->nfaults; k++)
@@ -1912,6 +2115,10 @@ static bool dispatch(struct sim_run *run, uint32_t idx)
 		if (nd->life == NODE_UP && nd->paused && it->gen == nd->pause_gen)
 			node_resume(run, it->node);
 		return false;
+	case EV_AIMED:
+		if (nd->life == NODE_UP && it->gen == nd->life_gen && !nd->paused)
+			aim_fire(run, it->node, (enum aim_kind)it->arg);
+		return false;
 	}
 	return false;
 }
@@ -1945,6 +2152,7 @@ static void check_settled(struct sim_run *run)
 		.heartbeat_us = l->heartbeat_ms * MS,
 		.grants = run->settled_grants,
 		.requests = run->settled_requests,
+		.parks = run->settled_parks,
 		.hops = k[RING_MSG_TOKEN],
 		.acks = k[RING_MSG_TOKEN_ACK],
 		.heartbeats = k[RING_MSG_HEARTBEAT],
@@ -2091,6 +2299,8 @@ int main(int argc, char **argv)
 		total.regenerations += r.regenerations;
 		total.parks += r.parks;
 		total.summons += r.summons;
+		total.aimed += r.aimed;
+		total.swarm += r.swarm;
 		double frac = r.bound_us ? (double)r.worst_us / (double)r.bound_us : 0;
 		if (frac > worst_frac) {
 			worst_frac = frac;
@@ -2100,11 +2310,12 @@ int main(int argc, char **argv)
 	printf("sim %s: %" PRIu64 " seeds ok, %.1f virtual s in %.2f s; grants %" PRIu64
 	       ", overlaps %" PRIu64 ", stale refused %" PRIu64 ", elections %" PRIu64
 	       ", regenerations %" PRIu64 ", parks %" PRIu64 ", summons %" PRIu64
+	       ", aimed faults %" PRIu64 " in %" PRIu64 " swarm runs"
 	       "; worst post-heal grant delay %.1f ms = %.2f of bound"
 	       " (%.1f rotations); I2 checked over %.0f%% of virtual time\n",
 	       class_names[cls], seeds, (double)total.virtual_us / 1e6, driver_wall_s() - t0,
 	       total.grants, total.overlaps, total.stale, total.elections, total.regenerations,
-	       total.parks, total.summons, (double)worst.worst_us / 1e3, worst_frac < 0 ? 0 : worst_frac,
+	       total.parks, total.summons, total.aimed, total.swarm, (double)worst.worst_us / 1e3, worst_frac < 0 ? 0 : worst_frac,
 	       worst.rotation_us ? (double)worst.worst_us / (double)worst.rotation_us : 0,
 	       total.virtual_us ? 100.0 * (double)total.i2_us / (double)total.virtual_us : 0);
 	return 0;

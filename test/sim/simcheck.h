@@ -158,7 +158,7 @@ struct simcheck_rates {
 	uint64_t window_us;
 	size_t n;
 	uint64_t idle_pass_us, loss_us, heartbeat_us; /* the layout's; idle_pass_us 0: parking */
-	uint64_t grants, requests;
+	uint64_t grants, requests, parks;
 	uint64_t hops, acks, heartbeats, wants;
 	/* Elections and their acks, JOINs, LEAVEs, EPOCH_QUERYs and replies:
 	 * the datagrams of recovery, and the name of the first kind counted. */
@@ -170,7 +170,8 @@ struct simcheck_rates {
  * rate the configuration implies. No recovery datagram at all; token hops
  * within n per grant (a summons walks at most the ring) plus the idle pace
  * and a lap per loss timeout; one ack per hop, so no retransmission storm;
- * about one heartbeat per heartbeat interval; a WANT or two per request.
+ * about one heartbeat per heartbeat interval, and one per park (a park is
+ * announced at once, §3.4); a WANT or two per request.
  * A livelock of elections, take-backs, joins or summons fails as "liveness",
  * naming the kind and its budget. */
 void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r);

@@ -339,6 +339,22 @@ static void test_a_heartbeat_storm_fails_liveness(void)
 	expect_fail_with("liveness", "heartbeats");
 }
 
+/* Each park is announced by a heartbeat at once (§3.4): a ring that parks
+ * and is summoned forty times a second is busy, not storming (the soak's
+ * mixed seed 20367: n = 2, 73 heartbeats in 3.2 s with heartbeat_ms 221). */
+static void test_heartbeats_of_parks_are_within_budget(void)
+{
+	fresh(3, true, false);
+	struct simcheck_rates r = settled_rates();
+	r.parks = 60;
+	r.heartbeats = (2 * 20 + 60 + 4 * 3 + 10) * 5 / 4;
+	simcheck_settled(&chk, &r);
+	CU_ASSERT_FALSE(chk.failed);
+	r.heartbeats++;
+	simcheck_settled(&chk, &r);
+	expect_fail_with("liveness", "heartbeats");
+}
+
 static void test_a_summons_livelock_fails_liveness(void)
 {
 	fresh(3, true, false);
@@ -410,6 +426,7 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	{"retransmissions on a settled ring fail liveness",
 	 test_retransmissions_on_a_settled_ring_fail_liveness},
 	{"a heartbeat storm fails liveness", test_a_heartbeat_storm_fails_liveness},
+	{"heartbeats of parks are within budget", test_heartbeats_of_parks_are_within_budget},
 	{"a summons livelock fails liveness", test_a_summons_livelock_fails_liveness},
 	{"one token after settling passes, and none fails",
 	 test_one_token_after_settling_passes_and_none_fails},
