@@ -239,8 +239,11 @@ compare-check: $(B)/compare
 	@$(B)/compare --check --seeds $(COMPARE_SEEDS)
 
 # As many seeds as asked: make soak SEEDS=100000
-soak: $(B)/sim
+# and the simulator under libFuzzer for SOAK_FUZZ_SECONDS (test/fuzz/fuzz_sim.c).
+SOAK_FUZZ_SECONDS ?= 600
+soak: $(B)/sim build/fuzz/fuzz_sim
 	@for c in $(CLASSES); do $(B)/sim --class $$c --seeds $(SEEDS) --first 1000000 || exit 1; done
+	@$(call fuzz-run,$(SOAK_FUZZ_SECONDS),sim)
 
 # Mutation testing (test/mutants, docs/testing.md): each test/mutants/*.mut
 # weakens one rule in a copy of the core file that holds its text, and the simulator (with
@@ -269,7 +272,7 @@ mutants:
 FUZZ_CC      ?= clang
 FUZZ_FLAGS    = $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -Iring
-FUZZ_TARGETS  = datagram conf control
+FUZZ_TARGETS  = datagram conf control sim
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 8
 
@@ -285,20 +288,30 @@ build/fuzz/fuzz_control: test/fuzz/fuzz_control.c ring/common/control.c ring/com
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
 
+# The simulator under libFuzzer (test/fuzz/fuzz_sim.c): its run, driven by
+# the input's bytes, with the core's coverage as the guide.
+FUZZ_SIM_SRC = test/lib/driver.c test/lib/cluster.c test/lib/simnet.c test/sim/simcheck.c
+
+build/fuzz/fuzz_sim: test/fuzz/fuzz_sim.c test/sim/sim.c $(FUZZ_SIM_SRC) $(CORE_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Itest test/fuzz/fuzz_sim.c $(FUZZ_SIM_SRC) $(CORE_SRC) -o $@
+
 # Runs every target SECONDS long on a working copy of its seed corpus;
 # a crash leaves its input in build/fuzz/ and fails the run.
-fuzz-run = for t in $(FUZZ_TARGETS); do \
+# (The simulator's input is a tape of choices: long ones from the start.)
+fuzz-run = for t in $(2); do \
 	  mkdir -p build/fuzz/corpus-$$t && cp -n test/fuzz/corpus/$$t/* build/fuzz/corpus-$$t/ 2>/dev/null; \
+	  opts=; [ $$t = sim ] && opts="-max_len=2048 -len_control=0"; \
 	  build/fuzz/fuzz_$$t -max_total_time=$(1) -print_final_stats=1 -artifact_prefix=build/fuzz/$$t- \
-	    build/fuzz/corpus-$$t >build/fuzz/$$t.log 2>&1 || { tail -40 build/fuzz/$$t.log; exit 1; }; \
+	    $$opts build/fuzz/corpus-$$t >build/fuzz/$$t.log 2>&1 || { tail -40 build/fuzz/$$t.log; exit 1; }; \
 	  echo "fuzz $$t: $$(grep -o 'stat::number_of_executed_units: *[0-9]*' build/fuzz/$$t.log | grep -o '[0-9]*$$') executions in $(1) s, no crash"; \
 	done
 
 fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
-	@$(call fuzz-run,$(FUZZ_SECONDS))
+	@$(call fuzz-run,$(FUZZ_SECONDS),$(FUZZ_TARGETS))
 
 fuzz-short: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
-	@$(call fuzz-run,$(FUZZ_TEST_SECONDS))
+	@$(call fuzz-run,$(FUZZ_TEST_SECONDS),$(FUZZ_TARGETS))
 
 # A 5-member ring on 127.0.0.1 with a crash and recovery: test/demo/demo.sh.
 demo: deps

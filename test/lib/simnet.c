@@ -20,9 +20,27 @@ static uint64_t rotl(uint64_t x, int k)
 	return (x << k) | (x >> (64 - k));
 }
 
+/* The tape (simnet_tape): while it lasts, each draw is its next 8 bytes. */
+static const uint8_t *tape;
+static size_t tape_left;
+
+void simnet_tape(const uint8_t *bytes, size_t len)
+{
+	tape = bytes;
+	tape_left = bytes ? len : 0;
+}
+
 uint64_t simnet_rng_next(struct simnet_rng *r)
 {
 	uint64_t result = rotl(r->s[1] * 5, 7) * 9;
+	if (tape_left >= 8) {
+		uint64_t v = 0;
+		for (int k = 0; k < 8; k++)
+			v = v << 8 | tape[k];
+		tape += 8;
+		tape_left -= 8;
+		result = v;
+	}
 	uint64_t t = r->s[1] << 17;
 	r->s[2] ^= r->s[0];
 	r->s[3] ^= r->s[1];

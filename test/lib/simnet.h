@@ -29,6 +29,12 @@ uint64_t simnet_rng_below(struct simnet_rng *r, uint64_t n);
 uint64_t simnet_rng_range(struct simnet_rng *r, uint64_t lo, uint64_t hi);
 /* True with probability p. */
 bool simnet_rng_chance(struct simnet_rng *r, double p);
+/* Coverage-guided runs (test/fuzz/fuzz_sim.c): until BYTES (LEN long) run
+ * out, every draw of every generator is their next 8 bytes, big-endian, so
+ * that a fuzzer's edits of the input are the run's choices; then each
+ * generator goes on from its own state, which the tape's draws still
+ * advanced. NULL ends it. Off unless set. */
+void simnet_tape(const uint8_t *bytes, size_t len);
 
 /* ---- the event queue ---- */
 

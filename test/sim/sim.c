@@ -2223,6 +2223,7 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 
 /* ---- main ---- */
 
+#ifndef SIM_NO_MAIN
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -2320,3 +2321,4 @@ int main(int argc, char **argv)
 	       total.virtual_us ? 100.0 * (double)total.i2_us / (double)total.virtual_us : 0);
 	return 0;
 }
+#endif /* SIM_NO_MAIN */
