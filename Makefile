@@ -254,6 +254,7 @@ MUTANT_SEEDS   ?= $(SIM_SEEDS)
 MUTANT_JOBS    ?= 2
 MUTANT_TIMEOUT ?= 600
 MUTANT_UNIT    ?= 0
+MUTANT_SOAK_SEEDS ?= 0
 MUTANTS        ?=
 
 mutants:
@@ -264,6 +265,7 @@ mutants:
 	UNIT_EXTRA_SRC='$(UNIT_EXTRA_SRC)' CLASSES='$(CLASSES)' \
 	MUTANT_SEEDS='$(MUTANT_SEEDS)' MUTANT_JOBS='$(MUTANT_JOBS)' \
 	MUTANT_TIMEOUT='$(MUTANT_TIMEOUT)' MUTANT_UNIT='$(MUTANT_UNIT)' MUTANTS='$(MUTANTS)' \
+	MUTANT_SOAK_SEEDS='$(MUTANT_SOAK_SEEDS)' \
 	bash test/mutants/run.sh
 
 # Fuzzing with libFuzzer (clang): the datagram decoder with the core's

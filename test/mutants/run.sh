@@ -83,10 +83,11 @@ signame() {
 # r_status (pass fail crash timeout usage), r_seed, r_inv and r_what.
 run_class() {
 	local sim=$1 c=$2 n=$3 left=$4 log=$5 rc line
+	shift 5
 	r_seed=- r_inv=- r_what=
 	# --foreground: the simulator stays in our process group, so that
 	# stopping the run (Ctrl-C, a kill of the group) stops it too.
-	timeout --foreground -k 5 "$left" "$sim" --class "$c" --seeds "$n" >"$log" 2>&1
+	timeout --foreground -k 5 "$left" "$sim" --class "$c" --seeds "$n" "$@" >"$log" 2>&1
 	rc=$?
 	case $rc in
 	0) r_status=pass ;;
@@ -153,6 +154,25 @@ hunt() {
 		*) result killed "$c" "$r_seed" "$r_inv" "$(since "$start")" "$r_what"; return ;;
 		esac
 	done
+	# The soak's seeds next (MUTANT_SOAK_SEEDS more a class, after make
+	# test's): what the simulator finds given time, still before any
+	# scripted test. Its kills show as class "soak:CLASS".
+	if [ "$MUTANT_SOAK_SEEDS" -gt 0 ]; then
+		for c in $CLASSES; do
+			[ "$(seeds_of "$c")" = "$MUTANT_SEEDS" ] || continue
+			[ "$(cat "$out/_baseline/soak-$c" 2>/dev/null)" = pass ] || continue
+			left=$((deadline - EPOCHSECONDS))
+			[ "$left" -gt 0 ] || break
+			run_class "$sim" "$c" "$MUTANT_SOAK_SEEDS" "$left" "$dir/soak-$c.log" \
+				--first $((MUTANT_SEEDS + 1))
+			case $r_status in
+			pass) ;;
+			usage) result error "$c" - usage "$(since "$start")" "$r_what"; return ;;
+			timeout) break ;;
+			*) result killed "soak:$c" "$r_seed" "$r_inv" "$(since "$start")" "$r_what"; return ;;
+			esac
+		done
+	fi
 	if [ "$MUTANT_UNIT" = 1 ]; then
 		left=$((deadline - EPOCHSECONDS))
 		[ "$left" -gt 0 ] || left=1
@@ -185,6 +205,16 @@ base_class() {
 	run_class "$snap/sim" "$c" "$MUTANT_SEEDS" "$MUTANT_TIMEOUT" "$dir/sim-$c.log"
 	printf '%s\t%s\t%s\t%s\t%s\n' "$r_status" "$r_seed" "$r_inv" "$(since "$start")" \
 		"${r_what//$'\t'/ }" >"$dir/class-$c"
+	# The soak's seeds too: a mutant is judged on them only where the
+	# unmutated core passes them all.
+	if [ "$r_status" = pass ] && [ "$MUTANT_SOAK_SEEDS" -gt 0 ]; then
+		run_class "$snap/sim" "$c" "$MUTANT_SOAK_SEEDS" "$MUTANT_TIMEOUT" "$dir/soak-$c.log" \
+			--first $((MUTANT_SEEDS + 1))
+		echo "$r_status" >"$dir/soak-$c"
+		[ "$r_status" = pass ] ||
+			printf 'mutants: baseline %-17s FAILED the soak at seed %s: %s\n' "$c" "$r_seed" "$r_what" >&2
+		r_status=pass
+	fi
 	if [ "$r_status" = pass ]; then
 		printf 'mutants: baseline %-17s passed %s seeds (%s s)\n' "$c" "$MUTANT_SEEDS" "$(since "$start")" >&2
 	else
@@ -271,6 +301,8 @@ one() {
 need MUTANT_CC MUTANT_CFLAGS MUTANT_LDFLAGS CORE_SRC SIM_SRC CLASSES MUTANT_SEEDS \
 	MUTANT_JOBS MUTANT_TIMEOUT MUTANT_UNIT MUTANT_FILES
 : "${MUTANT_SIM_LIBS:=}" "${MUTANT_UNIT_LIBS:=}" "${UNIT_SRC:=}" "${UNIT_EXTRA_SRC:=}" "${MUTANTS:=}"
+: "${MUTANT_SOAK_SEEDS:=0}"
+[[ $MUTANT_SOAK_SEEDS =~ ^[0-9]+$ ]] || die "MUTANT_SOAK_SEEDS must be a number of seeds"
 top=$(pwd)
 # The core's folder: every mutant gets a copy of it (MUTANT_FILES lie in it).
 tdir=
@@ -287,7 +319,7 @@ done
 [ -n "$CLASSES" ] || die "CLASSES is empty"
 export top tdir here out snap MUTANT_CC MUTANT_CFLAGS MUTANT_LDFLAGS MUTANT_SIM_LIBS \
 	MUTANT_UNIT_LIBS CORE_SRC SIM_SRC UNIT_SRC UNIT_EXTRA_SRC CLASSES MUTANT_SEEDS \
-	MUTANT_TIMEOUT MUTANT_UNIT MUTANT_FILES
+	MUTANT_TIMEOUT MUTANT_UNIT MUTANT_FILES MUTANT_SOAK_SEEDS
 
 if [ "${1:-}" = --one ]; then
 	one "$2"
@@ -414,7 +446,7 @@ rows=$(for n in "${names[@]}"; do
 	printf '%s\t%s\n' "${sec:-?}" "$n"
 done | sort -t$'\t' -k1,1V -k2,2)
 
-killed=0 survived=0 stale=0 broken=0 eqv=0 bad=0 errors=0
+killed=0 survived=0 stale=0 broken=0 eqv=0 bad=0 errors=0 by_sim=0 by_soak=0 by_unit=0
 table=$(mktemp) details=$(mktemp) eqtable=$(mktemp) problems=$(mktemp)
 trap 'rm -f "$table" "$details" "$eqtable" "$problems" "$base_notes"' EXIT
 {
@@ -464,7 +496,14 @@ while IFS=$'\t' read -r sec n; do
 		continue
 	fi
 	case $st in
-	killed) killed=$((killed + 1)) ;;
+	killed)
+		killed=$((killed + 1))
+		case $cls in
+		unit) by_unit=$((by_unit + 1)) ;;
+		soak:*) by_soak=$((by_soak + 1)) ;;
+		*) by_sim=$((by_sim + 1)) ;;
+		esac
+		;;
 	survived) survived=$((survived + 1)) ;;
 	stale) stale=$((stale + 1)) ;;
 	broken) broken=$((broken + 1)) ;;
@@ -489,6 +528,9 @@ unit_note=no
 [ "$MUTANT_UNIT" = 1 ] && unit_note="yes (after the simulator)"
 total=${#names[@]}
 summary="$total mutants: $killed killed, $survived survived, $stale stale"
+summary="$summary; the simulator alone kills $by_sim within make test's $MUTANT_SEEDS seeds a class"
+[ "$MUTANT_SOAK_SEEDS" -gt 0 ] && summary="$summary and $by_soak more within $MUTANT_SOAK_SEEDS more"
+[ "$MUTANT_UNIT" = 1 ] && summary="$summary, the unit suites $by_unit"
 extra=""
 [ "$eqv" -gt 0 ] && extra="$extra, $eqv equivalent (reported apart)"
 [ "$broken" -gt 0 ] && extra="$extra, $broken do not build"
