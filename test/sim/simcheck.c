@@ -440,10 +440,11 @@ void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r)
 	uint64_t w = r->window_us, n = r->n;
 	/* 5/4 and 2n of slack: a paced ring sends exactly one hop an idle
 	 * pass, and the window's ends cut a lap or a visit in two. */
+	uint64_t loss = r->loss_us ? r->loss_us : 1, hb = r->heartbeat_us ? r->heartbeat_us : 1;
 	uint64_t hop_budget = n * (r->grants + 1) + (r->idle_pass_us ? w / r->idle_pass_us : 0) +
-			      n * (w / r->loss_us + 1);
+			      n * (w / loss + 1);
 	hop_budget = hop_budget * 5 / 4 + 2 * n;
-	uint64_t hb_budget = (2 * w / r->heartbeat_us + r->parks + 4 * n + 10) * 5 / 4;
+	uint64_t hb_budget = (2 * w / hb + r->parks + 4 * n + 10) * 5 / 4;
 	uint64_t want_budget = 2 * (r->requests + n);
 	if (r->hops > hop_budget)
 		simcheck_fail(c, "liveness", "the settled ring made %" PRIu64 " token hops in %.1f s "
