@@ -644,6 +644,7 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 		fail(run, "client", "n%u granted c%u which is not waiting", i, c);
 		return;
 	}
+	simcheck_pause_grant(&run->chk, i);
 	size_t gid = simcheck_grant(&run->chk, i, c, a->u.grant.fence, a->u.grant.epoch,
 				    run->cl.m[i].status.epoch);
 	if (gid == SIZE_MAX)
@@ -1159,9 +1160,12 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 {
 	struct sim_node *nd = &run->nodes[i];
 	struct ring_event ev = cluster_event(&run->cl, type, it, client);
+	run->chk.now = run->cl.now;
+	simcheck_pause_step(&run->chk, i);
 	cluster_step(&run->cl, i, &ev);
 	note_hops(run, i, &run->cl.upd);
 	apply_actions(run, i, &run->cl.upd, 0);
+	simcheck_pause_end(&run->chk, i, run->cl.m[i].status.granted, run->cl.upd.deadline_us);
 	if (nd->torn) {
 		after_actions(run, i);
 		return;
@@ -1184,6 +1188,7 @@ static void node_start(struct sim_run *run, uint32_t i)
 	nd->life_gen++;
 	run->chk.now = run->cl.now;
 	simcheck_start(&run->chk, i, nd->disk);
+	simcheck_pause_start(&run->chk, i);
 	trace(run, "n%u start (epoch %" PRIu32 " on disk)", i, nd->disk);
 	node_step(run, i, RING_EVENT_START, NULL, 0);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)
@@ -2181,6 +2186,8 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 	run->cl.on_fail = cluster_failed_hook;
 	run->cl.fail_arg = run;
 	plan(run);
+	simcheck_pause_setup(&run->chk, run->cl.layout.loss_timeout_ms * MS,
+			     run->cl.layout.heartbeat_ms * MS);
 	if (trace_on && !failed(run))
 		trace_plan(run);
 	uint32_t item;

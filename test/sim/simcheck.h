@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #define SIMCHECK_MAX_N 64
+#define SIMCHECK_NEVER UINT64_MAX
 
 /* Open addressing, key 0 reserved for "empty": fences, epochs and hops are never 0. */
 struct simcheck_map {
@@ -64,6 +65,20 @@ struct simcheck_request {
 	uint64_t t_req, t_grant;
 };
 
+/* §5.5, per member (simcheck_pause.c): the deadline it last asked for, and
+ * the quarantine of its last detected pause. */
+struct simcheck_pause_member {
+	uint64_t armed;      /* SIMCHECK_NEVER when none */
+	bool detecting;      /* this step's event came a pause late */
+	uint64_t quiet_until; /* no grant before this */
+};
+
+struct simcheck_pauses {
+	uint64_t limit_us;     /* loss_timeout / 2: later than this is a pause */
+	uint64_t quarantine_us; /* 2 x heartbeat */
+	struct simcheck_pause_member m[SIMCHECK_MAX_N];
+};
+
 struct simcheck {
 	struct simcheck_config cfg;
 	uint64_t now; /* the caller's clock (µs), set before each event: for the messages */
@@ -101,6 +116,9 @@ struct simcheck {
 
 	/* I5 */
 	int last_grant_node;
+
+	/* §5.5 (simcheck_pause.c) */
+	struct simcheck_pauses pause;
 };
 
 void simcheck_init(struct simcheck *c, const struct simcheck_config *cfg);
@@ -180,5 +198,21 @@ void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r);
  * one member that is up has it (I3, with simcheck_status's SETTLED, already
  * refuses a second one). */
 void simcheck_one_token(struct simcheck *c);
+
+/* Pauses (PROTOCOL.md §5.5, simcheck_pause.c): a member whose event comes
+ * more than loss_timeout_ms / 2 after the deadline it last asked for was
+ * stopped; before anything else in that step it revokes its grant, and for
+ * 2 x heartbeat_ms it grants nothing. Judged from the deadlines each step
+ * returned, the steps' times, the grants and the status after each step. */
+void simcheck_pause_setup(struct simcheck *c, uint64_t loss_us, uint64_t heartbeat_us);
+/* NODE (re)starts: it has asked for no deadline yet. */
+void simcheck_pause_start(struct simcheck *c, uint32_t node);
+/* NODE is stepped now (c->now); call before its actions are carried out. */
+void simcheck_pause_step(struct simcheck *c, uint32_t node);
+/* NODE granted now: neither in a step that found a pause nor in the quarantine. */
+void simcheck_pause_grant(struct simcheck *c, uint32_t node);
+/* NODE's step ended with GRANTED (a client in the region) and asked for
+ * DEADLINE (SIMCHECK_NEVER for none). */
+void simcheck_pause_end(struct simcheck *c, uint32_t node, bool granted, uint64_t deadline);
 
 #endif

@@ -389,6 +389,62 @@ static void test_one_token_after_settling_passes_and_none_fails(void)
 	expect_fail_with("liveness", "no member holds the token");
 }
 
+/* §5.5: n0 asked for a deadline at 1 s; with a loss timeout of 600 ms an
+ * event after 1.3 s is a pause, and one at 1.2 s is not. */
+static void pause_history(void)
+{
+	fresh(3, true, false);
+	simcheck_pause_setup(&chk, 600000, 50000);
+	chk.now = 900000;
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_end(&chk, 0, true, 1000000);
+}
+
+static void test_a_grant_kept_through_a_pause_fails(void)
+{
+	pause_history();
+	chk.now = 1200000; /* 200 ms late: not a pause */
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_end(&chk, 0, true, 1250000);
+	CU_ASSERT_FALSE(chk.failed);
+	chk.now = 1600000; /* 350 ms late */
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_end(&chk, 0, true, 1650000);
+	expect_fail_with("pause", "still has a client in the region");
+}
+
+static void test_a_grant_in_a_pause_step_or_its_quarantine_fails(void)
+{
+	pause_history();
+	chk.now = 1400000;
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_grant(&chk, 0);
+	expect_fail_with("pause", "granted in the step");
+
+	pause_history();
+	chk.now = 1400000;
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_end(&chk, 0, false, 1450000);
+	chk.now = 1450000;
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_grant(&chk, 0); /* 50 ms of its 100 ms quarantine */
+	expect_fail_with("pause", "quarantine");
+
+	pause_history();
+	chk.now = 1400000;
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_end(&chk, 0, false, 1450000);
+	simcheck_pause_grant(&chk, 1); /* another member: no pause of its own */
+	chk.now = 1500000;
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_grant(&chk, 0); /* the quarantine is over */
+	CU_ASSERT_FALSE(chk.failed);
+	chk.now = 1420000;
+	simcheck_pause_start(&chk, 0); /* a new process has no quarantine */
+	simcheck_pause_grant(&chk, 0);
+	CU_ASSERT_FALSE(chk.failed);
+}
+
 CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a good history passes", test_good_history_passes},
 	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
@@ -428,6 +484,9 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a heartbeat storm fails liveness", test_a_heartbeat_storm_fails_liveness},
 	{"heartbeats of parks are within budget", test_heartbeats_of_parks_are_within_budget},
 	{"a summons livelock fails liveness", test_a_summons_livelock_fails_liveness},
+	{"a grant kept through a pause fails", test_a_grant_kept_through_a_pause_fails},
+	{"a grant in a pause's step or its quarantine fails",
+	 test_a_grant_in_a_pause_step_or_its_quarantine_fails},
 	{"one token after settling passes, and none fails",
 	 test_one_token_after_settling_passes_and_none_fails},
 	CU_TEST_INFO_NULL,
