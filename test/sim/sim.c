@@ -1119,6 +1119,45 @@ static void note_hops(struct sim_run *run, uint32_t i, const struct ring_update 
 	}
 }
 
+/* The step's parks, summons, grants and passes, in the order it made them,
+ * for the rules of §3.4 (simcheck_park.c): like note_hops, from what the core
+ * decided, whatever a torn step or a slow fsync does to carrying it out. */
+static void note_parks(struct sim_run *run, uint32_t i, const struct ring_update *up)
+{
+	struct simcheck *c = &run->chk;
+	simcheck_park_step(c, i, c->pause.m[i].detecting);
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		struct ring_msg m;
+		if (a->type == RING_ACTION_GRANT) {
+			simcheck_park_grant(c, i);
+		} else if (a->type == RING_ACTION_SEND && a->u.send.to == 0 &&
+			   ring_wire_decode(a->u.send.buf, a->u.send.len, &m) == 0 &&
+			   m.type == RING_MSG_HEARTBEAT) {
+			uint64_t alive = 0;
+			for (uint32_t j = 0; j < run->cl.n && j < 64; j++)
+				if (ring_set_has(&m.u.heartbeat.alive, j))
+					alive |= 1ull << j;
+			simcheck_park_heartbeat(c, i, m.u.heartbeat.epoch, m.u.heartbeat.seq,
+						m.u.heartbeat.flags & RING_HB_PARKED, alive);
+		} else if (a->type == RING_ACTION_LOG) {
+			const uint64_t *f = a->u.log.field;
+			int from = ring_layout_index(&run->cl.layout, (uint16_t)f[0]);
+			if (a->u.log.event == RING_LOG_TOKEN_RECV || a->u.log.event == RING_LOG_TOKEN_REGEN)
+				simcheck_park_arrive(c, i, a->u.log.event == RING_LOG_TOKEN_REGEN);
+			else if (a->u.log.event == RING_LOG_TOKEN_PARK)
+				simcheck_park_logged(c, i);
+			else if (a->u.log.event == RING_LOG_TOKEN_PASS)
+				simcheck_park_pass(c, i);
+			else if (a->u.log.event == RING_LOG_TOKEN_UNPARK)
+				simcheck_park_unpark(c, i, from < 0 ? UINT32_MAX : (uint32_t)from,
+						     (uint32_t)f[1], (uint32_t)f[2]);
+		}
+	}
+	const struct ring_status *st = &run->cl.m[i].status;
+	simcheck_park_end(c, i, st->parked, st->queued, st->has_token);
+}
+
 /* I3 on the node just stepped; the others' statuses are as of their own
  * last step, which is all that can have changed them. */
 static void check_status(struct sim_run *run, uint32_t i)
@@ -1162,8 +1201,11 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	struct ring_event ev = cluster_event(&run->cl, type, it, client);
 	run->chk.now = run->cl.now;
 	simcheck_pause_step(&run->chk, i);
+	if (type == RING_EVENT_LEAVE)
+		simcheck_park_leave(&run->chk, i);
 	cluster_step(&run->cl, i, &ev);
 	note_hops(run, i, &run->cl.upd);
+	note_parks(run, i, &run->cl.upd);
 	apply_actions(run, i, &run->cl.upd, 0);
 	simcheck_pause_end(&run->chk, i, run->cl.m[i].status.granted, run->cl.upd.deadline_us);
 	if (nd->torn) {
@@ -1189,6 +1231,7 @@ static void node_start(struct sim_run *run, uint32_t i)
 	run->chk.now = run->cl.now;
 	simcheck_start(&run->chk, i, nd->disk);
 	simcheck_pause_start(&run->chk, i);
+	simcheck_park_start(&run->chk, i);
 	trace(run, "n%u start (epoch %" PRIu32 " on disk)", i, nd->disk);
 	node_step(run, i, RING_EVENT_START, NULL, 0);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)
@@ -2188,6 +2231,7 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 	plan(run);
 	simcheck_pause_setup(&run->chk, run->cl.layout.loss_timeout_ms * MS,
 			     run->cl.layout.heartbeat_ms * MS);
+	simcheck_park_setup(&run->chk, run->cl.layout.loss_timeout_ms * MS);
 	if (trace_on && !failed(run))
 		trace_plan(run);
 	uint32_t item;

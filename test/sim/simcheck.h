@@ -79,6 +79,31 @@ struct simcheck_pauses {
 	struct simcheck_pause_member m[SIMCHECK_MAX_N];
 };
 
+/* §3.4, per member (simcheck_park.c): what its park looked like from
+ * outside, as of its last step. */
+struct simcheck_park_member {
+	uint64_t arrived;      /* its last token accepted or regenerated */
+	bool parked;           /* its status said so at the end of its last step */
+	size_t queued;         /* clients waiting then */
+	bool summoned;         /* logged token_unpark since the token came */
+	bool leaving;          /* told to leave in this life */
+	bool visit_granted;    /* granted since the token came */
+	bool hb_parked;        /* its last PARKED heartbeat, the park waiters see */
+	uint32_t hb_epoch, hb_seq;
+	uint64_t hb_alive;     /* ring indices, bit per member */
+	/* within the step being fed */
+	bool in_step, was_parked, was_summoned, passed, granted, park_logged, pausing;
+};
+
+struct simcheck_parks {
+	uint64_t loss_us;
+	/* Token hops accepted since the token last left a wanted visit (one
+	 * that granted, a park that ended; a regeneration counts as its first
+	 * pass): a park needs a rotation of them. */
+	uint64_t unwanted_hops;
+	struct simcheck_park_member m[SIMCHECK_MAX_N];
+};
+
 struct simcheck {
 	struct simcheck_config cfg;
 	uint64_t now; /* the caller's clock (µs), set before each event: for the messages */
@@ -119,6 +144,9 @@ struct simcheck {
 
 	/* §5.5 (simcheck_pause.c) */
 	struct simcheck_pauses pause;
+
+	/* §3.4 (simcheck_park.c) */
+	struct simcheck_parks park;
 };
 
 void simcheck_init(struct simcheck *c, const struct simcheck_config *cfg);
@@ -214,5 +242,34 @@ void simcheck_pause_grant(struct simcheck *c, uint32_t node);
 /* NODE's step ended with GRANTED (a client in the region) and asked for
  * DEADLINE (SIMCHECK_NEVER for none). */
 void simcheck_pause_end(struct simcheck *c, uint32_t node, bool granted, uint64_t deadline);
+
+/* Parks and summons (PROTOCOL.md §3.4, simcheck_park.c), from the log lines
+ * and datagrams of each step of a member, in the order the step made them:
+ * a park is announced at once by a PARKED heartbeat, and only after a whole
+ * rotation unwanted; a parked token grants only within loss_timeout_ms / 2
+ * of its arrival; it ends only when summoned by a WANT naming that park from
+ * a member the park counts, when its lap is due, when a client here waits,
+ * or when the member leaves; once summoned, it grants nothing more here.
+ * The rotation rule is kept while I2's precondition holds (one token). */
+void simcheck_park_setup(struct simcheck *c, uint64_t loss_us);
+void simcheck_park_start(struct simcheck *c, uint32_t node);
+/* NODE is told to leave (a graceful leave: its park may be handed on). */
+void simcheck_park_leave(struct simcheck *c, uint32_t node);
+/* A step of NODE begins (c->now); PAUSING: it came a pause late (§5.5). */
+void simcheck_park_step(struct simcheck *c, uint32_t node, bool pausing);
+/* What the step did, in order: accepted a hop (or regenerated the token),
+ * logged a park, sent a heartbeat (its hop, flag and alive set), logged an
+ * unpark (the WANT's sender and park), granted, passed the token. */
+void simcheck_park_arrive(struct simcheck *c, uint32_t node, bool regenerated);
+void simcheck_park_logged(struct simcheck *c, uint32_t node);
+void simcheck_park_heartbeat(struct simcheck *c, uint32_t node, uint32_t epoch, uint32_t seq,
+			     bool parked, uint64_t alive);
+void simcheck_park_unpark(struct simcheck *c, uint32_t node, uint32_t from, uint32_t epoch,
+			  uint32_t seq);
+void simcheck_park_grant(struct simcheck *c, uint32_t node);
+void simcheck_park_pass(struct simcheck *c, uint32_t node);
+/* The step ended: NODE parked or not, QUEUED clients waiting, HAS_TOKEN. */
+void simcheck_park_end(struct simcheck *c, uint32_t node, bool parked, size_t queued,
+		       bool has_token);
 
 #endif

@@ -445,6 +445,103 @@ static void test_a_grant_in_a_pause_step_or_its_quarantine_fails(void)
 	CU_ASSERT_FALSE(chk.failed);
 }
 
+/* §3.4 on a ring of 3 with a loss timeout of 600 ms: the token goes round
+ * from n0 unwanted (n0 granted) and parks at n0, which announces it. */
+static void parked_at_n0(void)
+{
+	fresh(3, true, false);
+	simcheck_park_setup(&chk, 600000);
+	for (uint32_t k = 0; k < 4; k++) {
+		uint32_t i = k % 3;
+		chk.now = 1000 * (k + 1);
+		simcheck_park_step(&chk, i, false);
+		simcheck_park_arrive(&chk, i, false);
+		if (k == 0)
+			simcheck_park_grant(&chk, i);
+		if (k < 3) {
+			simcheck_park_pass(&chk, i);
+		} else {
+			simcheck_park_logged(&chk, i);
+			simcheck_park_heartbeat(&chk, i, 256, 4, true, 7);
+		}
+		simcheck_park_end(&chk, i, k == 3, 0, k == 3);
+	}
+	CU_ASSERT_FALSE(chk.failed);
+}
+
+static void park_step(uint64_t now, bool grant, bool pass)
+{
+	chk.now = now;
+	simcheck_park_step(&chk, 0, false);
+	if (grant)
+		simcheck_park_grant(&chk, 0);
+	if (pass)
+		simcheck_park_pass(&chk, 0);
+	simcheck_park_end(&chk, 0, !pass, 0, !pass);
+}
+
+static void test_a_park_unannounced_or_before_a_rotation_fails(void)
+{
+	fresh(3, true, false);
+	simcheck_park_setup(&chk, 600000);
+	simcheck_park_step(&chk, 1, false);
+	simcheck_park_arrive(&chk, 1, false);
+	simcheck_park_logged(&chk, 1);
+	simcheck_park_end(&chk, 1, true, 0, true);
+	expect_fail_with("park", "without a heartbeat");
+
+	parked_at_n0();
+	park_step(700000, false, true); /* its lap */
+	simcheck_park_step(&chk, 1, false);
+	simcheck_park_arrive(&chk, 1, false);
+	simcheck_park_logged(&chk, 1); /* one hop on: parks again at once */
+	simcheck_park_heartbeat(&chk, 1, 256, 5, true, 7);
+	expect_fail_with("park", "not a rotation of 3");
+}
+
+static void test_a_parked_token_moving_unasked_or_granting_stale_fails(void)
+{
+	parked_at_n0();
+	park_step(100000, true, false); /* a local grant, fresh */
+	park_step(200000, false, false);
+	CU_ASSERT_FALSE(chk.failed);
+	park_step(250000, false, true); /* nobody asks, no lap due */
+	expect_fail_with("park", "moved its parked token on");
+
+	parked_at_n0();
+	park_step(400000, true, false); /* 396 ms after it came */
+	expect_fail_with("park", "past loss_timeout / 2");
+}
+
+static void test_a_summons_for_another_park_or_after_it_fails(void)
+{
+	parked_at_n0();
+	chk.now = 100000;
+	simcheck_park_step(&chk, 0, false);
+	simcheck_park_unpark(&chk, 0, 2, 256, 4);
+	simcheck_park_pass(&chk, 0);
+	simcheck_park_end(&chk, 0, false, 0, false);
+	CU_ASSERT_FALSE(chk.failed);
+
+	parked_at_n0();
+	chk.now = 100000;
+	simcheck_park_step(&chk, 0, false);
+	simcheck_park_unpark(&chk, 0, 2, 256, 3); /* an older park */
+	expect_fail_with("park", "not its park 256/4");
+
+	parked_at_n0();
+	simcheck_park_unpark(&chk, 0, 5, 256, 4); /* n5 is not in {0,1,2} */
+	expect_fail_with("park", "leaves out");
+
+	parked_at_n0();
+	chk.now = 100000;
+	simcheck_park_step(&chk, 0, false);
+	simcheck_park_unpark(&chk, 0, 1, 256, 4);
+	simcheck_park_end(&chk, 0, true, 0, true);
+	park_step(110000, true, false);
+	expect_fail_with("park", "granted again after its park was summoned");
+}
+
 CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a good history passes", test_good_history_passes},
 	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
@@ -487,6 +584,12 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a grant kept through a pause fails", test_a_grant_kept_through_a_pause_fails},
 	{"a grant in a pause's step or its quarantine fails",
 	 test_a_grant_in_a_pause_step_or_its_quarantine_fails},
+	{"a park unannounced or before a rotation fails",
+	 test_a_park_unannounced_or_before_a_rotation_fails},
+	{"a parked token moving unasked or granting stale fails",
+	 test_a_parked_token_moving_unasked_or_granting_stale_fails},
+	{"a summons for another park, or a grant after one, fails",
+	 test_a_summons_for_another_park_or_after_it_fails},
 	{"one token after settling passes, and none fails",
 	 test_one_token_after_settling_passes_and_none_fails},
 	CU_TEST_INFO_NULL,
