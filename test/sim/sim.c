@@ -1119,43 +1119,103 @@ static void note_hops(struct sim_run *run, uint32_t i, const struct ring_update 
 	}
 }
 
+/* The datagram a step of member I handles, for the summons and hop rules
+ * (simcheck_park.c, simcheck_visit.c): a LEAVE, a heartbeat, an ack. */
+static void note_event(struct sim_run *run, uint32_t i, const struct simnet_item *it)
+{
+	struct simcheck *c = &run->chk;
+	struct ring_msg m;
+	simcheck_visit_step(c, i);
+	if (!it || ring_wire_decode(it->buf, it->len, &m) != 0)
+		return;
+	if (m.type == RING_MSG_LEAVE)
+		simcheck_park_heard_leave(c, i, it->src);
+	else if (m.type == RING_MSG_HEARTBEAT)
+		simcheck_park_heard_heartbeat(c, i, it->src, m.u.heartbeat.epoch, m.u.heartbeat.seq,
+					      m.u.heartbeat.flags & RING_HB_PARKED);
+	else if (m.type == RING_MSG_TOKEN_ACK)
+		simcheck_visit_heard_ack(c, i, m.u.token_ack.epoch, m.u.token_ack.seq,
+					 m.u.token_ack.flags & RING_ACK_STALE);
+}
+
+/* A datagram the step sends, for the same rules. */
+static void note_send(struct sim_run *run, uint32_t i, const struct ring_action *a)
+{
+	struct simcheck *c = &run->chk;
+	struct ring_msg m;
+	if (ring_wire_decode(a->u.send.buf, a->u.send.len, &m) != 0)
+		return;
+	int to = a->u.send.to ? ring_layout_index(&run->cl.layout, a->u.send.to) : -1;
+	if (m.type == RING_MSG_HEARTBEAT && to < 0) {
+		uint64_t alive = 0;
+		for (uint32_t j = 0; j < run->cl.n && j < 64; j++)
+			if (ring_set_has(&m.u.heartbeat.alive, j))
+				alive |= 1ull << j;
+		simcheck_park_heartbeat(c, i, m.u.heartbeat.epoch, m.u.heartbeat.seq,
+					m.u.heartbeat.flags & RING_HB_PARKED, alive);
+	} else if (m.type == RING_MSG_WANT && to >= 0) {
+		simcheck_park_want(c, i, (uint32_t)to, m.u.want.epoch, m.u.want.seq);
+	} else if (m.type == RING_MSG_TOKEN || m.type == RING_MSG_TOKEN_ACK) {
+		simcheck_visit_sent(c, i, m.type == RING_MSG_TOKEN);
+	}
+}
+
 /* The step's parks, summons, grants and passes, in the order it made them,
- * for the rules of §3.4 (simcheck_park.c): like note_hops, from what the core
- * decided, whatever a torn step or a slow fsync does to carrying it out. */
+ * for the rules of §3.2 and §3.4 (simcheck_park.c, simcheck_visit.c): like
+ * note_hops, from what the core decided, whatever a torn step or a slow
+ * fsync does to carrying it out. Returns whether the step skipped. */
+static bool note_step_actions(struct sim_run *run, uint32_t i, const struct ring_update *up)
+{
+	struct simcheck *c = &run->chk;
+	bool skipped = false;
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		const uint64_t *f = a->u.log.field;
+		if (a->type == RING_ACTION_GRANT)
+			simcheck_park_grant(c, i);
+		else if (a->type == RING_ACTION_SEND)
+			note_send(run, i, a);
+		if (a->type != RING_ACTION_LOG)
+			continue;
+		int from = ring_layout_index(&run->cl.layout, (uint16_t)f[0]);
+		switch (a->u.log.event) {
+		case RING_LOG_TOKEN_RECV:
+		case RING_LOG_TOKEN_REGEN:
+			simcheck_park_arrive(c, i, a->u.log.event == RING_LOG_TOKEN_REGEN);
+			break;
+		case RING_LOG_TOKEN_PARK:
+			simcheck_park_logged(c, i);
+			break;
+		case RING_LOG_TOKEN_PASS:
+			simcheck_park_pass(c, i);
+			simcheck_visit_pass(c, i, (uint32_t)f[1], (uint32_t)f[2]);
+			break;
+		case RING_LOG_TOKEN_UNPARK:
+			simcheck_park_unpark(c, i, from < 0 ? UINT32_MAX : (uint32_t)from,
+					     (uint32_t)f[1], (uint32_t)f[2]);
+			break;
+		case RING_LOG_MEMBER_REJOIN:
+			simcheck_visit_rejoin(c, i);
+			break;
+		case RING_LOG_SUCCESSOR_SKIP:
+			skipped = true;
+			break;
+		default:
+			break;
+		}
+	}
+	return skipped;
+}
+
 static void note_parks(struct sim_run *run, uint32_t i, const struct ring_update *up)
 {
 	struct simcheck *c = &run->chk;
 	simcheck_park_step(c, i, c->pause.m[i].detecting);
-	for (size_t k = 0; k < up->n; k++) {
-		const struct ring_action *a = &up->action[k];
-		struct ring_msg m;
-		if (a->type == RING_ACTION_GRANT) {
-			simcheck_park_grant(c, i);
-		} else if (a->type == RING_ACTION_SEND && a->u.send.to == 0 &&
-			   ring_wire_decode(a->u.send.buf, a->u.send.len, &m) == 0 &&
-			   m.type == RING_MSG_HEARTBEAT) {
-			uint64_t alive = 0;
-			for (uint32_t j = 0; j < run->cl.n && j < 64; j++)
-				if (ring_set_has(&m.u.heartbeat.alive, j))
-					alive |= 1ull << j;
-			simcheck_park_heartbeat(c, i, m.u.heartbeat.epoch, m.u.heartbeat.seq,
-						m.u.heartbeat.flags & RING_HB_PARKED, alive);
-		} else if (a->type == RING_ACTION_LOG) {
-			const uint64_t *f = a->u.log.field;
-			int from = ring_layout_index(&run->cl.layout, (uint16_t)f[0]);
-			if (a->u.log.event == RING_LOG_TOKEN_RECV || a->u.log.event == RING_LOG_TOKEN_REGEN)
-				simcheck_park_arrive(c, i, a->u.log.event == RING_LOG_TOKEN_REGEN);
-			else if (a->u.log.event == RING_LOG_TOKEN_PARK)
-				simcheck_park_logged(c, i);
-			else if (a->u.log.event == RING_LOG_TOKEN_PASS)
-				simcheck_park_pass(c, i);
-			else if (a->u.log.event == RING_LOG_TOKEN_UNPARK)
-				simcheck_park_unpark(c, i, from < 0 ? UINT32_MAX : (uint32_t)from,
-						     (uint32_t)f[1], (uint32_t)f[2]);
-		}
-	}
+	bool skipped = note_step_actions(run, i, up);
 	const struct ring_status *st = &run->cl.m[i].status;
 	simcheck_park_end(c, i, st->parked, st->queued, st->has_token);
+	simcheck_park_summons_end(c, i, st->queued, st->has_token, st->epoch);
+	simcheck_visit_end(c, i, st->has_token && !st->token_held, skipped);
 }
 
 /* I3 on the node just stepped; the others' statuses are as of their own
@@ -1203,6 +1263,7 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	simcheck_pause_step(&run->chk, i);
 	if (type == RING_EVENT_LEAVE)
 		simcheck_park_leave(&run->chk, i);
+	note_event(run, i, type == RING_EVENT_DATAGRAM ? it : NULL);
 	cluster_step(&run->cl, i, &ev);
 	note_hops(run, i, &run->cl.upd);
 	note_parks(run, i, &run->cl.upd);
@@ -1232,6 +1293,7 @@ static void node_start(struct sim_run *run, uint32_t i)
 	simcheck_start(&run->chk, i, nd->disk);
 	simcheck_pause_start(&run->chk, i);
 	simcheck_park_start(&run->chk, i);
+	simcheck_visit_start(&run->chk, i);
 	trace(run, "n%u start (epoch %" PRIu32 " on disk)", i, nd->disk);
 	node_step(run, i, RING_EVENT_START, NULL, 0);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)

@@ -91,6 +91,12 @@ struct simcheck_park_member {
 	bool hb_parked;        /* its last PARKED heartbeat, the park waiters see */
 	uint32_t hb_epoch, hb_seq;
 	uint64_t hb_alive;     /* ring indices, bit per member */
+	/* Summons: members whose LEAVE it heard since their last PARKED
+	 * heartbeat; the last park it summoned; the park the step's event
+	 * announced, and whether the step summoned it. */
+	uint64_t left_since;
+	bool want_any, heard, heard_summoned;
+	uint32_t want_epoch, want_seq, heard_epoch, heard_seq, heard_from;
 	/* within the step being fed */
 	bool in_step, was_parked, was_summoned, passed, granted, park_logged, pausing;
 };
@@ -102,6 +108,15 @@ struct simcheck_parks {
 	 * pass): a park needs a rotation of them. */
 	uint64_t unwanted_hops;
 	struct simcheck_park_member m[SIMCHECK_MAX_N];
+};
+
+/* §3.2 and §7, per member (simcheck_visit.c): its pass, and the step. */
+struct simcheck_visit_member {
+	bool passing;          /* its status at the end of its last step */
+	uint32_t pass_epoch, pass_seq; /* the hop it last passed */
+	/* within the step being fed */
+	bool in_step, token_sent, ack_heard, ack_stale;
+	uint32_t ack_epoch, ack_seq, rejoins;
 };
 
 struct simcheck {
@@ -147,6 +162,9 @@ struct simcheck {
 
 	/* §3.4 (simcheck_park.c) */
 	struct simcheck_parks park;
+
+	/* §3.2, §7 (simcheck_visit.c) */
+	struct simcheck_visit_member visit[SIMCHECK_MAX_N];
 };
 
 void simcheck_init(struct simcheck *c, const struct simcheck_config *cfg);
@@ -268,8 +286,42 @@ void simcheck_park_unpark(struct simcheck *c, uint32_t node, uint32_t from, uint
 			  uint32_t seq);
 void simcheck_park_grant(struct simcheck *c, uint32_t node);
 void simcheck_park_pass(struct simcheck *c, uint32_t node);
+/* Summons (§3.4): NODE's event is a LEAVE, or a heartbeat (PARKED or not)
+ * from FROM; NODE sends a WANT for EPOCH/SEQ to TO. A member whose client
+ * waits summons a park it has not summoned yet in the step that hears of
+ * it; it summons no member whose LEAVE it heard since that member's last
+ * PARKED heartbeat (a leaver hands its park on). */
+void simcheck_park_heard_leave(struct simcheck *c, uint32_t node, uint32_t from);
+void simcheck_park_heard_heartbeat(struct simcheck *c, uint32_t node, uint32_t from,
+				   uint32_t epoch, uint32_t seq, bool parked);
+void simcheck_park_want(struct simcheck *c, uint32_t node, uint32_t to, uint32_t epoch,
+			uint32_t seq);
+/* After simcheck_park_end: whether a park heard in the step had to be
+ * summoned at once (QUEUED waiting, no token, EPOCH the member's now). */
+void simcheck_park_summons_end(struct simcheck *c, uint32_t node, size_t queued,
+			       bool has_token, uint32_t epoch);
 /* The step ended: NODE parked or not, QUEUED clients waiting, HAS_TOKEN. */
 void simcheck_park_end(struct simcheck *c, uint32_t node, bool parked, size_t queued,
 		       bool has_token);
+
+/* The hop of a visit (PROTOCOL.md §3.2, simcheck_visit.c), from the
+ * datagrams of each step in order: a receipt is acked before the token
+ * moves on (no TOKEN before a TOKEN_ACK in a step); a pass ends only on an
+ * ack naming its hop (or one saying the token is stale); and a step
+ * readmits at most 8 joiners (§7: the rest wait for a later step). */
+void simcheck_visit_start(struct simcheck *c, uint32_t node);
+/* A step of NODE begins; its event is an ack of EPOCH/SEQ (STALE: the
+ * receiver knows a newer epoch) when ACK. */
+void simcheck_visit_step(struct simcheck *c, uint32_t node);
+void simcheck_visit_heard_ack(struct simcheck *c, uint32_t node, uint32_t epoch, uint32_t seq,
+			      bool stale);
+/* In the step, in order: a TOKEN or a TOKEN_ACK sent, a pass of hop
+ * EPOCH/SEQ, a joiner readmitted. */
+void simcheck_visit_sent(struct simcheck *c, uint32_t node, bool token);
+void simcheck_visit_pass(struct simcheck *c, uint32_t node, uint32_t epoch, uint32_t seq);
+void simcheck_visit_rejoin(struct simcheck *c, uint32_t node);
+/* The step ended: PASSING (the token passed, its ack awaited) or not;
+ * GAVE_UP: it skipped its successor (§3.2). */
+void simcheck_visit_end(struct simcheck *c, uint32_t node, bool passing, bool gave_up);
 
 #endif

@@ -188,3 +188,63 @@ void simcheck_park_end(struct simcheck *c, uint32_t node, bool parked, size_t qu
 	if (!has_token)
 		m->summoned = m->hb_parked = false;
 }
+
+/* ---- summons ---- */
+
+void simcheck_park_heard_leave(struct simcheck *c, uint32_t node, uint32_t from)
+{
+	struct simcheck_park_member *m = pm(c, node);
+	if (m && from < 64)
+		m->left_since |= 1ull << from;
+}
+
+void simcheck_park_heard_heartbeat(struct simcheck *c, uint32_t node, uint32_t from,
+				   uint32_t epoch, uint32_t seq, bool parked)
+{
+	struct simcheck_park_member *m = pm(c, node);
+	if (!m || from >= 64)
+		return;
+	m->heard = parked;
+	m->heard_summoned = false;
+	if (!parked)
+		return;
+	m->left_since &= ~(1ull << from);
+	m->heard_epoch = epoch;
+	m->heard_seq = seq;
+	m->heard_from = from;
+}
+
+void simcheck_park_want(struct simcheck *c, uint32_t node, uint32_t to, uint32_t epoch,
+			uint32_t seq)
+{
+	struct simcheck_park_member *m = pm(c, node);
+	if (!m)
+		return;
+	if (to < 64 && (m->left_since >> to & 1))
+		simcheck_fail(c, "park", "n%u summoned n%u after n%u's LEAVE, with no park"
+			      " heard from it since (§3.4)", node, to, to);
+	if (m->heard && to == m->heard_from && epoch == m->heard_epoch && seq == m->heard_seq)
+		m->heard_summoned = true;
+	else
+		m->want_any = true, m->want_epoch = epoch, m->want_seq = seq;
+}
+
+/* The park heard is new to this member when its last summons named
+ * another hop (a resend of the same one may wait out its backoff). */
+void simcheck_park_summons_end(struct simcheck *c, uint32_t node, size_t queued,
+			       bool has_token, uint32_t epoch)
+{
+	struct simcheck_park_member *m = pm(c, node);
+	if (!m || !m->heard)
+		return;
+	bool again = m->want_any && m->want_epoch == m->heard_epoch &&
+		     m->want_seq == m->heard_seq;
+	if (!m->heard_summoned && !again && queued > 0 && !has_token && !m->leaving &&
+	    epoch == m->heard_epoch)
+		simcheck_fail(c, "park", "n%u has a client waiting and heard of the park at"
+			      " n%u, %" PRIu32 "/%" PRIu32 ", but did not summon it (§3.4)", node,
+			      m->heard_from, m->heard_epoch, m->heard_seq);
+	if (m->heard_summoned)
+		m->want_any = true, m->want_epoch = m->heard_epoch, m->want_seq = m->heard_seq;
+	m->heard = m->heard_summoned = false;
+}

@@ -542,6 +542,73 @@ static void test_a_summons_for_another_park_or_after_it_fails(void)
 	expect_fail_with("park", "granted again after its park was summoned");
 }
 
+static void test_a_summons_missed_or_sent_to_a_leaver_fails(void)
+{
+	parked_at_n0();
+	chk.now = 10000;
+	simcheck_park_heard_heartbeat(&chk, 1, 0, 256, 4, true);
+	simcheck_park_want(&chk, 1, 0, 256, 4);
+	simcheck_park_summons_end(&chk, 1, 1, false, 256);
+	simcheck_park_heard_heartbeat(&chk, 1, 0, 256, 4, true); /* the same park: may wait */
+	simcheck_park_summons_end(&chk, 1, 1, false, 256);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_park_heard_heartbeat(&chk, 1, 0, 256, 7, true); /* a new park */
+	simcheck_park_summons_end(&chk, 1, 1, false, 256);
+	expect_fail_with("park", "did not summon it");
+
+	parked_at_n0();
+	simcheck_park_heard_heartbeat(&chk, 1, 0, 256, 4, true);
+	simcheck_park_heard_leave(&chk, 1, 0);
+	simcheck_park_want(&chk, 1, 0, 256, 4);
+	expect_fail_with("park", "after n0's LEAVE");
+}
+
+static void visit_step_with_ack(uint32_t node, uint32_t epoch, uint32_t seq, bool passing)
+{
+	simcheck_visit_step(&chk, node);
+	simcheck_visit_heard_ack(&chk, node, epoch, seq, false);
+	simcheck_visit_end(&chk, node, passing, false);
+}
+
+static void test_a_pass_before_its_ack_or_ended_by_another_ack_fails(void)
+{
+	fresh(3, true, false);
+	simcheck_visit_step(&chk, 1);
+	simcheck_visit_sent(&chk, 1, false);
+	simcheck_visit_sent(&chk, 1, true);
+	simcheck_visit_pass(&chk, 1, 256, 5);
+	simcheck_visit_end(&chk, 1, true, false);
+	visit_step_with_ack(1, 256, 5, false);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_visit_step(&chk, 1);
+	simcheck_visit_sent(&chk, 1, true);
+	simcheck_visit_sent(&chk, 1, false);
+	expect_fail_with("visit", "before the ack");
+
+	fresh(3, true, false);
+	simcheck_visit_step(&chk, 1);
+	simcheck_visit_pass(&chk, 1, 256, 8);
+	simcheck_visit_end(&chk, 1, true, false);
+	visit_step_with_ack(1, 256, 5, true); /* a late ack: the pass goes on */
+	CU_ASSERT_FALSE(chk.failed);
+	visit_step_with_ack(1, 256, 5, false);
+	expect_fail_with("visit", "on an ack of 256/5");
+}
+
+static void test_too_many_joiners_in_one_step_fail(void)
+{
+	fresh(16, true, false);
+	simcheck_visit_step(&chk, 0);
+	for (int k = 0; k < 9; k++)
+		simcheck_visit_rejoin(&chk, 0);
+	simcheck_visit_end(&chk, 0, false, false);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_visit_step(&chk, 0);
+	for (int k = 0; k < 10; k++)
+		simcheck_visit_rejoin(&chk, 0);
+	expect_fail_with("visit", "joiners in one step");
+}
+
 CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a good history passes", test_good_history_passes},
 	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
@@ -590,6 +657,11 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	 test_a_parked_token_moving_unasked_or_granting_stale_fails},
 	{"a summons for another park, or a grant after one, fails",
 	 test_a_summons_for_another_park_or_after_it_fails},
+	{"a summons missed, or sent to a leaver, fails",
+	 test_a_summons_missed_or_sent_to_a_leaver_fails},
+	{"a pass before its ack, or ended by another ack, fails",
+	 test_a_pass_before_its_ack_or_ended_by_another_ack_fails},
+	{"too many joiners in one step fail", test_too_many_joiners_in_one_step_fail},
 	{"one token after settling passes, and none fails",
 	 test_one_token_after_settling_passes_and_none_fails},
 	CU_TEST_INFO_NULL,
