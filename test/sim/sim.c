@@ -193,7 +193,8 @@ struct sim_fault {
 	X(LEAVE, "leave")  /* the sender is told to leave, then back */ \
 	X(PAUSE, "pause")  /* the sender, over a random length */      \
 	X(DUP, "dup")      /* the datagram just sent, once more */     \
-	X(LATE, "late")    /* a copy of it, up to 3 loss timeouts late */
+	X(LATE, "late")    /* a copy of it, up to 3 loss timeouts late */ \
+	X(HOLD, "hold")    /* its receiver, a token in flight to it, below the pause detector */
 
 enum aim_kind {
 #define AIM_ENUM_(name, str) AIM_##name,
@@ -644,7 +645,7 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 		fail(run, "client", "n%u granted c%u which is not waiting", i, c);
 		return;
 	}
-	simcheck_pause_grant(&run->chk, i);
+	simcheck_pause_grant(&run->chk, i, a->u.grant.epoch);
 	size_t gid = simcheck_grant(&run->chk, i, c, a->u.grant.fence, a->u.grant.epoch,
 				    run->cl.m[i].status.epoch);
 	if (gid == SIZE_MAX)
@@ -793,7 +794,7 @@ static uint32_t aim_kinds_of(enum sim_class cls)
 	case SIM_CLASS_CRASH:
 		return 1u << AIM_CRASH | 1u << AIM_LEAVE | 1u << AIM_DUP;
 	case SIM_CLASS_PAUSE:
-		return 1u << AIM_PAUSE | 1u << AIM_DUP;
+		return 1u << AIM_PAUSE | 1u << AIM_DUP | 1u << AIM_HOLD;
 	case SIM_CLASS_DISK:
 		return 1u << AIM_CRASH | 1u << AIM_DUP;
 	case SIM_CLASS_MIXED:
@@ -829,6 +830,25 @@ static void plan_aims(struct sim_run *run)
 	a->left = (uint32_t)simnet_rng_range(&a->rng, 1, 4);
 }
 
+/* The receiver of a token just sent stalls with it in its socket, long
+ * enough for the sender to skip it (a new epoch, heartbeat at once) and too
+ * short for its pause detector (§5.5): it wakes to an old token with the
+ * newer heartbeat behind it, the batch tokens-last is for. */
+static bool aim_hold(struct sim_run *run, enum ring_msg_type type, int dst, uint64_t room)
+{
+	const struct ring_layout *L = &run->cl.layout;
+	if (type != RING_MSG_TOKEN || dst < 0 || run->nodes[dst].life != NODE_UP ||
+	    run->nodes[dst].paused)
+		return false;
+	uint64_t skip = ((uint64_t)L->retries + 1) * L->ack_timeout_ms * MS + 1 * MS;
+	uint64_t thr = L->loss_timeout_ms * MS / 2;
+	if (skip + 2 * MS >= thr || room < thr)
+		return false;
+	node_pause(run, (uint32_t)dst, simnet_rng_range(&run->aim.rng, skip, thr - 1 * MS),
+		   "aimed: a token in flight to it");
+	return true;
+}
+
 /* Member I just sent BUF (to DST, or to all when DST < 0): maybe aim at it. */
 static void aim_at(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf, uint16_t len,
 		   enum ring_msg_type type)
@@ -861,6 +881,10 @@ static void aim_at(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf,
 				aim_copy(run, i, j, buf, len, d);
 		break;
 	}
+	case AIM_HOLD:
+		if (!aim_hold(run, type, dst, room))
+			return;
+		break;
 	case AIM_CRASH:
 	case AIM_LEAVE:
 	case AIM_PAUSE:
@@ -907,6 +931,7 @@ static void aim_fire(struct sim_run *run, uint32_t i, enum aim_kind kind)
 		break;
 	case AIM_DUP:
 	case AIM_LATE:
+	case AIM_HOLD:
 	case AIM_COUNT_:
 		break;
 	}
@@ -1136,6 +1161,8 @@ static void note_event(struct sim_run *run, uint32_t i, const struct simnet_item
 	else if (m.type == RING_MSG_TOKEN_ACK)
 		simcheck_visit_heard_ack(c, i, m.u.token_ack.epoch, m.u.token_ack.seq,
 					 m.u.token_ack.flags & RING_ACK_STALE);
+	else if (m.type == RING_MSG_TOKEN)
+		simcheck_pause_token(c, i);
 }
 
 /* A datagram the step sends, for the same rules. */
@@ -1437,6 +1464,21 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 		schedule(run, run->cl.now + wild_out, EV_RESTART, i, DISK_DELETED, nd->life_gen);
 }
 
+/* The newest epoch a heartbeat among the datagrams a paused member missed
+ * carries, 0 for none (simcheck_pause_woken). */
+static uint32_t held_newest_heartbeat(const struct sim_run *run, const struct sim_node *nd)
+{
+	uint32_t e = 0;
+	for (size_t k = 0; k < nd->held_events.n; k++) {
+		const struct simnet_item *it = &run->cl.q.items[nd->held_events.v[k]];
+		struct ring_msg m;
+		if (it->kind == EV_DELIVER && ring_wire_decode(it->buf, it->len, &m) == 0 &&
+		    m.type == RING_MSG_HEARTBEAT && m.u.heartbeat.epoch > e)
+			e = m.u.heartbeat.epoch;
+	}
+	return e;
+}
+
 static void node_resume(struct sim_run *run, uint32_t i)
 {
 	struct sim_node *nd = &run->nodes[i];
@@ -1464,6 +1506,8 @@ static void node_resume(struct sim_run *run, uint32_t i)
 	 * came within a rank. */
 	for (size_t k = 0; k < nd->held_clients.n; k++)
 		heap_push(run, run->cl.now, nd->held_clients.v[k]);
+	run->chk.now = run->cl.now;
+	simcheck_pause_woken(&run->chk, i, held_newest_heartbeat(run, nd));
 	for (int rank = 0; rank < 2; rank++)
 		for (size_t k = 0; k < nd->held_events.n; k++) {
 			const struct simnet_item *it = &run->cl.q.items[nd->held_events.v[k]];

@@ -71,6 +71,11 @@ struct simcheck_pause_member {
 	uint64_t armed;      /* SIMCHECK_NEVER when none */
 	bool detecting;      /* this step's event came a pause late */
 	uint64_t quiet_until; /* no grant before this */
+	/* Woken at WOKE_AT with a batch whose newest heartbeat is of
+	 * WOKE_EPOCH; TOKEN_STEP: this step handles a token. */
+	uint64_t woke_at;
+	uint32_t woke_epoch;
+	bool token_step;
 };
 
 struct simcheck_pauses {
@@ -255,8 +260,17 @@ void simcheck_pause_setup(struct simcheck *c, uint64_t loss_us, uint64_t heartbe
 void simcheck_pause_start(struct simcheck *c, uint32_t node);
 /* NODE is stepped now (c->now); call before its actions are carried out. */
 void simcheck_pause_step(struct simcheck *c, uint32_t node);
-/* NODE granted now: neither in a step that found a pause nor in the quarantine. */
-void simcheck_pause_grant(struct simcheck *c, uint32_t node);
+/* NODE granted now under EPOCH: neither in a step that found a pause nor in
+ * the quarantine, nor under a token of its wake-up batch older than a
+ * heartbeat in that batch. */
+void simcheck_pause_grant(struct simcheck *c, uint32_t node, uint32_t epoch);
+/* NODE wakes from a pause now, the events it missed in its socket; the
+ * newest heartbeat among them is of EPOCH (0: none). A driver feeds such a
+ * batch tokens last (§5.5), so a token older than that heartbeat is
+ * dropped, never granted under. */
+void simcheck_pause_woken(struct simcheck *c, uint32_t node, uint32_t epoch);
+/* The step of NODE about to be fed handles a token. */
+void simcheck_pause_token(struct simcheck *c, uint32_t node);
 /* NODE's step ended with GRANTED (a client in the region) and asked for
  * DEADLINE (SIMCHECK_NEVER for none). */
 void simcheck_pause_end(struct simcheck *c, uint32_t node, bool granted, uint64_t deadline);

@@ -25,6 +25,8 @@ void simcheck_pause_start(struct simcheck *c, uint32_t node)
 	m->armed = SIMCHECK_NEVER;
 	m->detecting = false;
 	m->quiet_until = 0; /* a new process: its quarantine died with the old one */
+	m->woke_at = SIMCHECK_NEVER;
+	m->token_step = false;
 }
 
 /* Strictly later than the limit: the core may count the limit itself as a
@@ -40,7 +42,21 @@ void simcheck_pause_step(struct simcheck *c, uint32_t node)
 		m->quiet_until = c->now + c->pause.quarantine_us;
 }
 
-void simcheck_pause_grant(struct simcheck *c, uint32_t node)
+void simcheck_pause_woken(struct simcheck *c, uint32_t node, uint32_t epoch)
+{
+	if (node >= c->cfg.n)
+		return;
+	c->pause.m[node].woke_at = c->now;
+	c->pause.m[node].woke_epoch = epoch;
+}
+
+void simcheck_pause_token(struct simcheck *c, uint32_t node)
+{
+	if (node < c->cfg.n)
+		c->pause.m[node].token_step = true;
+}
+
+void simcheck_pause_grant(struct simcheck *c, uint32_t node, uint32_t epoch)
 {
 	if (node >= c->cfg.n || !c->pause.limit_us)
 		return;
@@ -54,6 +70,10 @@ void simcheck_pause_grant(struct simcheck *c, uint32_t node)
 			      " ms quarantine after a pause (§5.5)", node,
 			      c->now + c->pause.quarantine_us - m->quiet_until,
 			      c->pause.quarantine_us / 1000);
+	else if (m->token_step && c->now == m->woke_at && epoch < m->woke_epoch)
+		simcheck_fail(c, "pause", "n%u woke to a token and a heartbeat of epoch %" PRIu32
+			      " and granted under the token's older epoch %" PRIu32 " (§5.5:"
+			      " tokens last)", node, m->woke_epoch, epoch);
 }
 
 void simcheck_pause_end(struct simcheck *c, uint32_t node, bool granted, uint64_t deadline)
@@ -65,6 +85,6 @@ void simcheck_pause_end(struct simcheck *c, uint32_t node, bool granted, uint64_
 		simcheck_fail(c, "pause", "n%u still has a client in the region after the step"
 			      " that came %" PRIu64 " ms past its deadline (§5.5: a pause"
 			      " revokes the grant)", node, (c->now - m->armed) / 1000);
-	m->detecting = false;
+	m->detecting = m->token_step = false;
 	m->armed = deadline;
 }

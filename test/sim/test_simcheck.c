@@ -418,7 +418,7 @@ static void test_a_grant_in_a_pause_step_or_its_quarantine_fails(void)
 	pause_history();
 	chk.now = 1400000;
 	simcheck_pause_step(&chk, 0);
-	simcheck_pause_grant(&chk, 0);
+	simcheck_pause_grant(&chk, 0, 256);
 	expect_fail_with("pause", "granted in the step");
 
 	pause_history();
@@ -427,21 +427,21 @@ static void test_a_grant_in_a_pause_step_or_its_quarantine_fails(void)
 	simcheck_pause_end(&chk, 0, false, 1450000);
 	chk.now = 1450000;
 	simcheck_pause_step(&chk, 0);
-	simcheck_pause_grant(&chk, 0); /* 50 ms of its 100 ms quarantine */
+	simcheck_pause_grant(&chk, 0, 256); /* 50 ms of its 100 ms quarantine */
 	expect_fail_with("pause", "quarantine");
 
 	pause_history();
 	chk.now = 1400000;
 	simcheck_pause_step(&chk, 0);
 	simcheck_pause_end(&chk, 0, false, 1450000);
-	simcheck_pause_grant(&chk, 1); /* another member: no pause of its own */
+	simcheck_pause_grant(&chk, 1, 256); /* another member: no pause of its own */
 	chk.now = 1500000;
 	simcheck_pause_step(&chk, 0);
-	simcheck_pause_grant(&chk, 0); /* the quarantine is over */
+	simcheck_pause_grant(&chk, 0, 256); /* the quarantine is over */
 	CU_ASSERT_FALSE(chk.failed);
 	chk.now = 1420000;
 	simcheck_pause_start(&chk, 0); /* a new process has no quarantine */
-	simcheck_pause_grant(&chk, 0);
+	simcheck_pause_grant(&chk, 0, 256);
 	CU_ASSERT_FALSE(chk.failed);
 }
 
@@ -609,6 +609,25 @@ static void test_too_many_joiners_in_one_step_fail(void)
 	expect_fail_with("visit", "joiners in one step");
 }
 
+static void test_a_grant_under_an_old_token_of_a_wake_up_batch_fails(void)
+{
+	pause_history();
+	chk.now = 1100000; /* 100 ms late: not a pause the member can see */
+	simcheck_pause_woken(&chk, 0, 770);
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_grant(&chk, 0, 513); /* a client's event first: its belief */
+	simcheck_pause_end(&chk, 0, true, 1150000);
+	simcheck_pause_token(&chk, 0);
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_grant(&chk, 0, 770); /* a token of the heartbeat's epoch */
+	simcheck_pause_end(&chk, 0, true, 1150000);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_pause_token(&chk, 0);
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_grant(&chk, 0, 513);
+	expect_fail_with("pause", "tokens last");
+}
+
 CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a good history passes", test_good_history_passes},
 	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
@@ -662,6 +681,8 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a pass before its ack, or ended by another ack, fails",
 	 test_a_pass_before_its_ack_or_ended_by_another_ack_fails},
 	{"too many joiners in one step fail", test_too_many_joiners_in_one_step_fail},
+	{"a grant under an old token of a wake-up batch fails",
+	 test_a_grant_under_an_old_token_of_a_wake_up_batch_fails},
 	{"one token after settling passes, and none fails",
 	 test_one_token_after_settling_passes_and_none_fails},
 	CU_TEST_INFO_NULL,
