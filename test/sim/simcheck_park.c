@@ -58,7 +58,9 @@ void simcheck_park_arrive(struct simcheck *c, uint32_t node, bool regenerated)
 	if (!m)
 		return;
 	m->arrived = c->now;
-	m->summoned = m->visit_granted = false;
+	/* A new visit: a park it held before is gone (a newer token came
+	 * while the heartbeat of its epoch was lost), whatever it passes now. */
+	m->summoned = m->visit_granted = m->was_parked = false;
 	if (regenerated)
 		c->park.unwanted_hops = 1;
 	else
@@ -214,6 +216,13 @@ void simcheck_park_heard_heartbeat(struct simcheck *c, uint32_t node, uint32_t f
 	m->heard_from = from;
 }
 
+static void want_record(struct simcheck_park_member *m, uint32_t epoch, uint32_t seq)
+{
+	m->want_any = true;
+	m->want_epoch = epoch;
+	m->want_seq = seq;
+}
+
 void simcheck_park_want(struct simcheck *c, uint32_t node, uint32_t to, uint32_t epoch,
 			uint32_t seq)
 {
@@ -224,9 +233,9 @@ void simcheck_park_want(struct simcheck *c, uint32_t node, uint32_t to, uint32_t
 		simcheck_fail(c, "park", "n%u summoned n%u after n%u's LEAVE, with no park"
 			      " heard from it since (§3.4)", node, to, to);
 	if (m->heard && to == m->heard_from && epoch == m->heard_epoch && seq == m->heard_seq)
-		m->heard_summoned = true;
+		m->heard_summoned = true; /* the park it last summoned changes at the step's end */
 	else
-		m->want_any = true, m->want_epoch = epoch, m->want_seq = seq;
+		want_record(m, epoch, seq);
 }
 
 /* The park heard is new to this member when its last summons named
@@ -245,6 +254,6 @@ void simcheck_park_summons_end(struct simcheck *c, uint32_t node, size_t queued,
 			      " n%u, %" PRIu32 "/%" PRIu32 ", but did not summon it (§3.4)", node,
 			      m->heard_from, m->heard_epoch, m->heard_seq);
 	if (m->heard_summoned)
-		m->want_any = true, m->want_epoch = m->heard_epoch, m->want_seq = m->heard_seq;
+		want_record(m, m->heard_epoch, m->heard_seq);
 	m->heard = m->heard_summoned = false;
 }
