@@ -93,6 +93,7 @@ struct simcheck_park_member {
 	bool summoned;         /* logged token_unpark since the token came */
 	bool leaving;          /* told to leave in this life */
 	bool visit_granted;    /* granted since the token came */
+	bool alone;            /* its last heartbeat counted only itself (§3.3) */
 	bool hb_parked;        /* its last PARKED heartbeat, the park waiters see */
 	uint32_t hb_epoch, hb_seq;
 	uint64_t hb_alive;     /* ring indices, bit per member */

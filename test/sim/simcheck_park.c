@@ -60,7 +60,7 @@ void simcheck_park_arrive(struct simcheck *c, uint32_t node, bool regenerated)
 	m->arrived = c->now;
 	/* A new visit: a park it held before is gone (a newer token came
 	 * while the heartbeat of its epoch was lost), whatever it passes now. */
-	m->summoned = m->visit_granted = m->was_parked = false;
+	m->summoned = m->visit_granted = m->was_parked = m->alone = false;
 	if (regenerated)
 		c->park.unwanted_hops = 1;
 	else
@@ -104,6 +104,7 @@ void simcheck_park_heartbeat(struct simcheck *c, uint32_t node, uint32_t epoch, 
 				      c->park.unwanted_hops, need);
 	}
 	m->hb_parked = parked;
+	m->alone = node >= 64 || !(alive & ~(1ull << node));
 	if (parked) {
 		m->hb_epoch = epoch;
 		m->hb_seq = seq;
@@ -133,7 +134,7 @@ void simcheck_park_grant(struct simcheck *c, uint32_t node)
 	if (!m)
 		return;
 	m->granted = m->visit_granted = true;
-	if (m->summoned)
+	if (m->summoned && !m->alone)
 		simcheck_fail(c, "park", "n%u granted again after its park was summoned,"
 			      " before the token moved on (§3.4)", node);
 }
@@ -189,6 +190,11 @@ void simcheck_park_end(struct simcheck *c, uint32_t node, bool parked, size_t qu
 	m->queued = queued;
 	if (!has_token)
 		m->summoned = m->hb_parked = false;
+	/* A summoned park stays parked until the token moves; one that ended
+	 * otherwise (its member alone in the ring grants as it likes, §3.3)
+	 * has no summons left to honour. */
+	if (!parked)
+		m->summoned = false;
 }
 
 /* ---- summons ---- */
