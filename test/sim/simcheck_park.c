@@ -13,7 +13,8 @@
 
 static struct simcheck_park_member *pm(struct simcheck *c, uint32_t node)
 {
-	return node < c->cfg.n && c->park.loss_us ? &c->park.m[node] : NULL;
+	return node < c->cfg.n && node < SIMCHECK_MAX_N && c->park.loss_us ? &c->park.m[node]
+									     : NULL;
 }
 
 void simcheck_park_setup(struct simcheck *c, uint64_t loss_us)
@@ -104,7 +105,7 @@ void simcheck_park_heartbeat(struct simcheck *c, uint32_t node, uint32_t epoch, 
 				      c->park.unwanted_hops, need);
 	}
 	m->hb_parked = parked;
-	m->alone = node >= 64 || !(alive & ~(1ull << node));
+	m->alone = !(alive & ~(1ull << (node & 63)));
 	if (parked) {
 		m->hb_epoch = epoch;
 		m->hb_seq = seq;

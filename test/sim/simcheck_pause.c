@@ -33,7 +33,7 @@ void simcheck_pause_start(struct simcheck *c, uint32_t node)
  * pause or not, and the check must hold either way. */
 void simcheck_pause_step(struct simcheck *c, uint32_t node)
 {
-	if (node >= c->cfg.n || !c->pause.limit_us)
+	if (node >= c->cfg.n || node >= SIMCHECK_MAX_N || !c->pause.limit_us)
 		return;
 	struct simcheck_pause_member *m = &c->pause.m[node];
 	m->detecting = m->armed != SIMCHECK_NEVER && c->now > m->armed &&
@@ -44,7 +44,7 @@ void simcheck_pause_step(struct simcheck *c, uint32_t node)
 
 void simcheck_pause_woken(struct simcheck *c, uint32_t node, uint32_t epoch)
 {
-	if (node >= c->cfg.n)
+	if (node >= c->cfg.n || node >= SIMCHECK_MAX_N)
 		return;
 	c->pause.m[node].woke_at = c->now;
 	c->pause.m[node].woke_epoch = epoch;
@@ -52,13 +52,13 @@ void simcheck_pause_woken(struct simcheck *c, uint32_t node, uint32_t epoch)
 
 void simcheck_pause_token(struct simcheck *c, uint32_t node)
 {
-	if (node < c->cfg.n)
+	if (node < c->cfg.n && node < SIMCHECK_MAX_N)
 		c->pause.m[node].token_step = true;
 }
 
 void simcheck_pause_grant(struct simcheck *c, uint32_t node, uint32_t epoch)
 {
-	if (node >= c->cfg.n || !c->pause.limit_us)
+	if (node >= c->cfg.n || node >= SIMCHECK_MAX_N || !c->pause.limit_us)
 		return;
 	const struct simcheck_pause_member *m = &c->pause.m[node];
 	if (m->detecting)
@@ -78,7 +78,7 @@ void simcheck_pause_grant(struct simcheck *c, uint32_t node, uint32_t epoch)
 
 void simcheck_pause_end(struct simcheck *c, uint32_t node, bool granted, uint64_t deadline)
 {
-	if (node >= c->cfg.n || !c->pause.limit_us)
+	if (node >= c->cfg.n || node >= SIMCHECK_MAX_N || !c->pause.limit_us)
 		return;
 	struct simcheck_pause_member *m = &c->pause.m[node];
 	if (m->detecting && granted)

@@ -13,7 +13,7 @@
 
 static struct simcheck_visit_member *vm(struct simcheck *c, uint32_t node)
 {
-	return node < c->cfg.n ? &c->visit[node] : NULL;
+	return node < c->cfg.n && node < SIMCHECK_MAX_N ? &c->visit[node] : NULL;
 }
 
 void simcheck_visit_start(struct simcheck *c, uint32_t node)
