@@ -193,7 +193,8 @@ struct sim_fault {
 	X(LEAVE, "leave")  /* the sender is told to leave, then back */ \
 	X(PAUSE, "pause")  /* the sender, over a random length */      \
 	X(DUP, "dup")      /* the datagram just sent, once more */     \
-	X(LATE, "late")    /* a copy of it, up to 3 loss timeouts late */
+	X(LATE, "late")    /* a copy of it, up to 3 loss timeouts late */ \
+	X(HOLD, "hold")    /* its receiver, a token in flight to it, below the pause detector */
 
 enum aim_kind {
 #define AIM_ENUM_(name, str) AIM_##name,
@@ -644,6 +645,7 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 		fail(run, "client", "n%u granted c%u which is not waiting", i, c);
 		return;
 	}
+	simcheck_pause_grant(&run->chk, i, a->u.grant.epoch);
 	size_t gid = simcheck_grant(&run->chk, i, c, a->u.grant.fence, a->u.grant.epoch,
 				    run->cl.m[i].status.epoch);
 	if (gid == SIZE_MAX)
@@ -792,7 +794,7 @@ static uint32_t aim_kinds_of(enum sim_class cls)
 	case SIM_CLASS_CRASH:
 		return 1u << AIM_CRASH | 1u << AIM_LEAVE | 1u << AIM_DUP;
 	case SIM_CLASS_PAUSE:
-		return 1u << AIM_PAUSE | 1u << AIM_DUP;
+		return 1u << AIM_PAUSE | 1u << AIM_DUP | 1u << AIM_HOLD;
 	case SIM_CLASS_DISK:
 		return 1u << AIM_CRASH | 1u << AIM_DUP;
 	case SIM_CLASS_MIXED:
@@ -828,6 +830,25 @@ static void plan_aims(struct sim_run *run)
 	a->left = (uint32_t)simnet_rng_range(&a->rng, 1, 4);
 }
 
+/* The receiver of a token just sent stalls with it in its socket, long
+ * enough for the sender to skip it (a new epoch, heartbeat at once) and too
+ * short for its pause detector (§5.5): it wakes to an old token with the
+ * newer heartbeat behind it, the batch tokens-last is for. */
+static bool aim_hold(struct sim_run *run, enum ring_msg_type type, int dst, uint64_t room)
+{
+	const struct ring_layout *L = &run->cl.layout;
+	if (type != RING_MSG_TOKEN || dst < 0 || run->nodes[dst].life != NODE_UP ||
+	    run->nodes[dst].paused)
+		return false;
+	uint64_t skip = ((uint64_t)L->retries + 1) * L->ack_timeout_ms * MS + 1 * MS;
+	uint64_t thr = L->loss_timeout_ms * MS / 2;
+	if (skip + 2 * MS >= thr || room < thr)
+		return false;
+	node_pause(run, (uint32_t)dst, simnet_rng_range(&run->aim.rng, skip, thr - 1 * MS),
+		   "aimed: a token in flight to it");
+	return true;
+}
+
 /* Member I just sent BUF (to DST, or to all when DST < 0): maybe aim at it. */
 static void aim_at(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf, uint16_t len,
 		   enum ring_msg_type type)
@@ -860,6 +881,10 @@ static void aim_at(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf,
 				aim_copy(run, i, j, buf, len, d);
 		break;
 	}
+	case AIM_HOLD:
+		if (!aim_hold(run, type, dst, room))
+			return;
+		break;
 	case AIM_CRASH:
 	case AIM_LEAVE:
 	case AIM_PAUSE:
@@ -906,6 +931,7 @@ static void aim_fire(struct sim_run *run, uint32_t i, enum aim_kind kind)
 		break;
 	case AIM_DUP:
 	case AIM_LATE:
+	case AIM_HOLD:
 	case AIM_COUNT_:
 		break;
 	}
@@ -1118,6 +1144,107 @@ static void note_hops(struct sim_run *run, uint32_t i, const struct ring_update 
 	}
 }
 
+/* The datagram a step of member I handles, for the summons and hop rules
+ * (simcheck_park.c, simcheck_visit.c): a LEAVE, a heartbeat, an ack. */
+static void note_event(struct sim_run *run, uint32_t i, const struct simnet_item *it)
+{
+	struct simcheck *c = &run->chk;
+	struct ring_msg m;
+	simcheck_visit_step(c, i);
+	if (!it || ring_wire_decode(it->buf, it->len, &m) != 0)
+		return;
+	if (m.type == RING_MSG_LEAVE)
+		simcheck_park_heard_leave(c, i, it->src);
+	else if (m.type == RING_MSG_HEARTBEAT)
+		simcheck_park_heard_heartbeat(c, i, it->src, m.u.heartbeat.epoch, m.u.heartbeat.seq,
+					      m.u.heartbeat.flags & RING_HB_PARKED);
+	else if (m.type == RING_MSG_TOKEN_ACK)
+		simcheck_visit_heard_ack(c, i, m.u.token_ack.epoch, m.u.token_ack.seq,
+					 m.u.token_ack.flags & RING_ACK_STALE);
+	else if (m.type == RING_MSG_TOKEN)
+		simcheck_pause_token(c, i);
+}
+
+/* A datagram the step sends, for the same rules. */
+static void note_send(struct sim_run *run, uint32_t i, const struct ring_action *a)
+{
+	struct simcheck *c = &run->chk;
+	struct ring_msg m;
+	if (ring_wire_decode(a->u.send.buf, a->u.send.len, &m) != 0)
+		return;
+	int to = a->u.send.to ? ring_layout_index(&run->cl.layout, a->u.send.to) : -1;
+	if (m.type == RING_MSG_HEARTBEAT && to < 0) {
+		uint64_t alive = 0;
+		for (uint32_t j = 0; j < run->cl.n && j < 64; j++)
+			if (ring_set_has(&m.u.heartbeat.alive, j))
+				alive |= 1ull << j;
+		simcheck_park_heartbeat(c, i, m.u.heartbeat.epoch, m.u.heartbeat.seq,
+					m.u.heartbeat.flags & RING_HB_PARKED, alive);
+	} else if (m.type == RING_MSG_WANT && to >= 0) {
+		simcheck_park_want(c, i, (uint32_t)to, m.u.want.epoch, m.u.want.seq);
+	} else if (m.type == RING_MSG_TOKEN || m.type == RING_MSG_TOKEN_ACK) {
+		simcheck_visit_sent(c, i, m.type == RING_MSG_TOKEN);
+	}
+}
+
+/* The step's parks, summons, grants and passes, in the order it made them,
+ * for the rules of §3.2 and §3.4 (simcheck_park.c, simcheck_visit.c): like
+ * note_hops, from what the core decided, whatever a torn step or a slow
+ * fsync does to carrying it out. Returns whether the step skipped. */
+static bool note_step_actions(struct sim_run *run, uint32_t i, const struct ring_update *up)
+{
+	struct simcheck *c = &run->chk;
+	bool skipped = false;
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		const uint64_t *f = a->u.log.field;
+		if (a->type == RING_ACTION_GRANT)
+			simcheck_park_grant(c, i);
+		else if (a->type == RING_ACTION_SEND)
+			note_send(run, i, a);
+		if (a->type != RING_ACTION_LOG)
+			continue;
+		int from = ring_layout_index(&run->cl.layout, (uint16_t)f[0]);
+		switch (a->u.log.event) {
+		case RING_LOG_TOKEN_RECV:
+		case RING_LOG_TOKEN_REGEN:
+			simcheck_park_arrive(c, i, a->u.log.event == RING_LOG_TOKEN_REGEN);
+			break;
+		case RING_LOG_TOKEN_PARK:
+			simcheck_park_logged(c, i);
+			break;
+		case RING_LOG_TOKEN_PASS:
+			simcheck_park_pass(c, i);
+			simcheck_visit_pass(c, i, (uint32_t)f[1], (uint32_t)f[2]);
+			break;
+		case RING_LOG_TOKEN_UNPARK:
+			simcheck_park_unpark(c, i, from < 0 ? UINT32_MAX : (uint32_t)from,
+					     (uint32_t)f[1], (uint32_t)f[2]);
+			break;
+		case RING_LOG_MEMBER_REJOIN:
+			simcheck_visit_rejoin(c, i);
+			break;
+		case RING_LOG_SUCCESSOR_SKIP:
+			skipped = true;
+			break;
+		default:
+			break;
+		}
+	}
+	return skipped;
+}
+
+static void note_parks(struct sim_run *run, uint32_t i, const struct ring_update *up)
+{
+	struct simcheck *c = &run->chk;
+	simcheck_park_step(c, i, c->pause.m[i].detecting);
+	bool skipped = note_step_actions(run, i, up);
+	const struct ring_status *st = &run->cl.m[i].status;
+	simcheck_park_end(c, i, st->parked, st->queued, st->has_token);
+	simcheck_park_summons_end(c, i, st->queued, st->has_token, st->epoch);
+	simcheck_visit_end(c, i, st->has_token && !st->token_held, skipped);
+}
+
 /* I3 on the node just stepped; the others' statuses are as of their own
  * last step, which is all that can have changed them. */
 static void check_status(struct sim_run *run, uint32_t i)
@@ -1159,9 +1286,16 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 {
 	struct sim_node *nd = &run->nodes[i];
 	struct ring_event ev = cluster_event(&run->cl, type, it, client);
+	run->chk.now = run->cl.now;
+	simcheck_pause_step(&run->chk, i);
+	if (type == RING_EVENT_LEAVE)
+		simcheck_park_leave(&run->chk, i);
+	note_event(run, i, type == RING_EVENT_DATAGRAM ? it : NULL);
 	cluster_step(&run->cl, i, &ev);
 	note_hops(run, i, &run->cl.upd);
+	note_parks(run, i, &run->cl.upd);
 	apply_actions(run, i, &run->cl.upd, 0);
+	simcheck_pause_end(&run->chk, i, run->cl.m[i].status.granted, run->cl.upd.deadline_us);
 	if (nd->torn) {
 		after_actions(run, i);
 		return;
@@ -1184,6 +1318,9 @@ static void node_start(struct sim_run *run, uint32_t i)
 	nd->life_gen++;
 	run->chk.now = run->cl.now;
 	simcheck_start(&run->chk, i, nd->disk);
+	simcheck_pause_start(&run->chk, i);
+	simcheck_park_start(&run->chk, i);
+	simcheck_visit_start(&run->chk, i);
 	trace(run, "n%u start (epoch %" PRIu32 " on disk)", i, nd->disk);
 	node_step(run, i, RING_EVENT_START, NULL, 0);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)
@@ -1327,6 +1464,21 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 		schedule(run, run->cl.now + wild_out, EV_RESTART, i, DISK_DELETED, nd->life_gen);
 }
 
+/* The newest epoch a heartbeat among the datagrams a paused member missed
+ * carries, 0 for none (simcheck_pause_woken). */
+static uint32_t held_newest_heartbeat(const struct sim_run *run, const struct sim_node *nd)
+{
+	uint32_t e = 0;
+	for (size_t k = 0; k < nd->held_events.n; k++) {
+		const struct simnet_item *it = &run->cl.q.items[nd->held_events.v[k]];
+		struct ring_msg m;
+		if (it->kind == EV_DELIVER && ring_wire_decode(it->buf, it->len, &m) == 0 &&
+		    m.type == RING_MSG_HEARTBEAT && m.u.heartbeat.epoch > e)
+			e = m.u.heartbeat.epoch;
+	}
+	return e;
+}
+
 static void node_resume(struct sim_run *run, uint32_t i)
 {
 	struct sim_node *nd = &run->nodes[i];
@@ -1354,6 +1506,8 @@ static void node_resume(struct sim_run *run, uint32_t i)
 	 * came within a rank. */
 	for (size_t k = 0; k < nd->held_clients.n; k++)
 		heap_push(run, run->cl.now, nd->held_clients.v[k]);
+	run->chk.now = run->cl.now;
+	simcheck_pause_woken(&run->chk, i, held_newest_heartbeat(run, nd));
 	for (int rank = 0; rank < 2; rank++)
 		for (size_t k = 0; k < nd->held_events.n; k++) {
 			const struct simnet_item *it = &run->cl.q.items[nd->held_events.v[k]];
@@ -2181,6 +2335,9 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 	run->cl.on_fail = cluster_failed_hook;
 	run->cl.fail_arg = run;
 	plan(run);
+	simcheck_pause_setup(&run->chk, run->cl.layout.loss_timeout_ms * MS,
+			     run->cl.layout.heartbeat_ms * MS);
+	simcheck_park_setup(&run->chk, run->cl.layout.loss_timeout_ms * MS);
 	if (trace_on && !failed(run))
 		trace_plan(run);
 	uint32_t item;

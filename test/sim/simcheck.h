@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #define SIMCHECK_MAX_N 64
+#define SIMCHECK_NEVER UINT64_MAX
 
 /* Open addressing, key 0 reserved for "empty": fences, epochs and hops are never 0. */
 struct simcheck_map {
@@ -64,6 +65,66 @@ struct simcheck_request {
 	uint64_t t_req, t_grant;
 };
 
+/* §5.5, per member (simcheck_pause.c): the deadline it last asked for, and
+ * the quarantine of its last detected pause. */
+struct simcheck_pause_member {
+	uint64_t armed;      /* SIMCHECK_NEVER when none */
+	bool detecting;      /* this step's event came a pause late */
+	uint64_t quiet_until; /* no grant before this */
+	/* Woken at WOKE_AT with a batch whose newest heartbeat is of
+	 * WOKE_EPOCH; TOKEN_STEP: this step handles a token. */
+	uint64_t woke_at;
+	uint32_t woke_epoch;
+	bool token_step;
+};
+
+struct simcheck_pauses {
+	uint64_t limit_us;     /* loss_timeout / 2: later than this is a pause */
+	uint64_t quarantine_us; /* 2 x heartbeat */
+	struct simcheck_pause_member m[SIMCHECK_MAX_N];
+};
+
+/* §3.4, per member (simcheck_park.c): what its park looked like from
+ * outside, as of its last step. */
+struct simcheck_park_member {
+	uint64_t arrived;      /* its last token accepted or regenerated */
+	bool parked;           /* its status said so at the end of its last step */
+	size_t queued;         /* clients waiting then */
+	bool summoned;         /* logged token_unpark since the token came */
+	bool leaving;          /* told to leave in this life */
+	bool visit_granted;    /* granted since the token came */
+	bool alone;            /* its last heartbeat counted only itself (§3.3) */
+	bool hb_parked;        /* its last PARKED heartbeat, the park waiters see */
+	uint32_t hb_epoch, hb_seq;
+	uint64_t hb_alive;     /* ring indices, bit per member */
+	/* Summons: members whose LEAVE it heard since their last PARKED
+	 * heartbeat; the last park it summoned; the park the step's event
+	 * announced, and whether the step summoned it. */
+	uint64_t left_since;
+	bool want_any, heard, heard_summoned;
+	uint32_t want_epoch, want_seq, heard_epoch, heard_seq, heard_from;
+	/* within the step being fed */
+	bool in_step, was_parked, was_summoned, passed, granted, park_logged, pausing;
+};
+
+struct simcheck_parks {
+	uint64_t loss_us;
+	/* Token hops accepted since the token last left a wanted visit (one
+	 * that granted, a park that ended; a regeneration counts as its first
+	 * pass): a park needs a rotation of them. */
+	uint64_t unwanted_hops;
+	struct simcheck_park_member m[SIMCHECK_MAX_N];
+};
+
+/* §3.2 and §7, per member (simcheck_visit.c): its pass, and the step. */
+struct simcheck_visit_member {
+	bool passing;          /* its status at the end of its last step */
+	uint32_t pass_epoch, pass_seq; /* the hop it last passed */
+	/* within the step being fed */
+	bool in_step, token_sent, ack_heard, ack_stale;
+	uint32_t ack_epoch, ack_seq, rejoins;
+};
+
 struct simcheck {
 	struct simcheck_config cfg;
 	uint64_t now; /* the caller's clock (µs), set before each event: for the messages */
@@ -101,6 +162,15 @@ struct simcheck {
 
 	/* I5 */
 	int last_grant_node;
+
+	/* §5.5 (simcheck_pause.c) */
+	struct simcheck_pauses pause;
+
+	/* §3.4 (simcheck_park.c) */
+	struct simcheck_parks park;
+
+	/* §3.2, §7 (simcheck_visit.c) */
+	struct simcheck_visit_member visit[SIMCHECK_MAX_N];
 };
 
 void simcheck_init(struct simcheck *c, const struct simcheck_config *cfg);
@@ -180,5 +250,93 @@ void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r);
  * one member that is up has it (I3, with simcheck_status's SETTLED, already
  * refuses a second one). */
 void simcheck_one_token(struct simcheck *c);
+
+/* Pauses (PROTOCOL.md §5.5, simcheck_pause.c): a member whose event comes
+ * more than loss_timeout_ms / 2 after the deadline it last asked for was
+ * stopped; before anything else in that step it revokes its grant, and for
+ * 2 x heartbeat_ms it grants nothing. Judged from the deadlines each step
+ * returned, the steps' times, the grants and the status after each step. */
+void simcheck_pause_setup(struct simcheck *c, uint64_t loss_us, uint64_t heartbeat_us);
+/* NODE (re)starts: it has asked for no deadline yet. */
+void simcheck_pause_start(struct simcheck *c, uint32_t node);
+/* NODE is stepped now (c->now); call before its actions are carried out. */
+void simcheck_pause_step(struct simcheck *c, uint32_t node);
+/* NODE granted now under EPOCH: neither in a step that found a pause nor in
+ * the quarantine, nor under a token of its wake-up batch older than a
+ * heartbeat in that batch. */
+void simcheck_pause_grant(struct simcheck *c, uint32_t node, uint32_t epoch);
+/* NODE wakes from a pause now, the events it missed in its socket; the
+ * newest heartbeat among them is of EPOCH (0: none). A driver feeds such a
+ * batch tokens last (§5.5), so a token older than that heartbeat is
+ * dropped, never granted under. */
+void simcheck_pause_woken(struct simcheck *c, uint32_t node, uint32_t epoch);
+/* The step of NODE about to be fed handles a token. */
+void simcheck_pause_token(struct simcheck *c, uint32_t node);
+/* NODE's step ended with GRANTED (a client in the region) and asked for
+ * DEADLINE (SIMCHECK_NEVER for none). */
+void simcheck_pause_end(struct simcheck *c, uint32_t node, bool granted, uint64_t deadline);
+
+/* Parks and summons (PROTOCOL.md §3.4, simcheck_park.c), from the log lines
+ * and datagrams of each step of a member, in the order the step made them:
+ * a park is announced at once by a PARKED heartbeat, and only after a whole
+ * rotation unwanted; a parked token grants only within loss_timeout_ms / 2
+ * of its arrival; it ends only when summoned by a WANT naming that park from
+ * a member the park counts, when its lap is due, when a client here waits,
+ * or when the member leaves; once summoned, it grants nothing more here.
+ * The rotation rule is kept while I2's precondition holds (one token). */
+void simcheck_park_setup(struct simcheck *c, uint64_t loss_us);
+void simcheck_park_start(struct simcheck *c, uint32_t node);
+/* NODE is told to leave (a graceful leave: its park may be handed on). */
+void simcheck_park_leave(struct simcheck *c, uint32_t node);
+/* A step of NODE begins (c->now); PAUSING: it came a pause late (§5.5). */
+void simcheck_park_step(struct simcheck *c, uint32_t node, bool pausing);
+/* What the step did, in order: accepted a hop (or regenerated the token),
+ * logged a park, sent a heartbeat (its hop, flag and alive set), logged an
+ * unpark (the WANT's sender and park), granted, passed the token. */
+void simcheck_park_arrive(struct simcheck *c, uint32_t node, bool regenerated);
+void simcheck_park_logged(struct simcheck *c, uint32_t node);
+void simcheck_park_heartbeat(struct simcheck *c, uint32_t node, uint32_t epoch, uint32_t seq,
+			     bool parked, uint64_t alive);
+void simcheck_park_unpark(struct simcheck *c, uint32_t node, uint32_t from, uint32_t epoch,
+			  uint32_t seq);
+void simcheck_park_grant(struct simcheck *c, uint32_t node);
+void simcheck_park_pass(struct simcheck *c, uint32_t node);
+/* Summons (§3.4): NODE's event is a LEAVE, or a heartbeat (PARKED or not)
+ * from FROM; NODE sends a WANT for EPOCH/SEQ to TO. A member whose client
+ * waits summons a park it has not summoned yet in the step that hears of
+ * it; it summons no member whose LEAVE it heard since that member's last
+ * PARKED heartbeat (a leaver hands its park on). */
+void simcheck_park_heard_leave(struct simcheck *c, uint32_t node, uint32_t from);
+void simcheck_park_heard_heartbeat(struct simcheck *c, uint32_t node, uint32_t from,
+				   uint32_t epoch, uint32_t seq, bool parked);
+void simcheck_park_want(struct simcheck *c, uint32_t node, uint32_t to, uint32_t epoch,
+			uint32_t seq);
+/* After simcheck_park_end: whether a park heard in the step had to be
+ * summoned at once (QUEUED waiting, no token, EPOCH the member's now). */
+void simcheck_park_summons_end(struct simcheck *c, uint32_t node, size_t queued,
+			       bool has_token, uint32_t epoch);
+/* The step ended: NODE parked or not, QUEUED clients waiting, HAS_TOKEN. */
+void simcheck_park_end(struct simcheck *c, uint32_t node, bool parked, size_t queued,
+		       bool has_token);
+
+/* The hop of a visit (PROTOCOL.md §3.2, simcheck_visit.c), from the
+ * datagrams of each step in order: a receipt is acked before the token
+ * moves on (no TOKEN before a TOKEN_ACK in a step); a pass ends only on an
+ * ack naming its hop (or one saying the token is stale); and a step
+ * readmits at most 8 joiners (§7: the rest wait for a later step). */
+void simcheck_visit_start(struct simcheck *c, uint32_t node);
+/* A step of NODE begins; its event is an ack of EPOCH/SEQ (STALE: the
+ * receiver knows a newer epoch) when ACK. */
+void simcheck_visit_step(struct simcheck *c, uint32_t node);
+void simcheck_visit_heard_ack(struct simcheck *c, uint32_t node, uint32_t epoch, uint32_t seq,
+			      bool stale);
+/* In the step, in order: a TOKEN or a TOKEN_ACK sent, a pass of hop
+ * EPOCH/SEQ, a joiner readmitted. */
+void simcheck_visit_sent(struct simcheck *c, uint32_t node, bool token);
+void simcheck_visit_pass(struct simcheck *c, uint32_t node, uint32_t epoch, uint32_t seq);
+void simcheck_visit_rejoin(struct simcheck *c, uint32_t node);
+/* The step ended: PASSING (the token passed, its ack awaited) or not;
+ * GAVE_UP: it skipped its successor (§3.2). */
+void simcheck_visit_end(struct simcheck *c, uint32_t node, bool passing, bool gave_up);
 
 #endif

@@ -389,6 +389,245 @@ static void test_one_token_after_settling_passes_and_none_fails(void)
 	expect_fail_with("liveness", "no member holds the token");
 }
 
+/* §5.5: n0 asked for a deadline at 1 s; with a loss timeout of 600 ms an
+ * event after 1.3 s is a pause, and one at 1.2 s is not. */
+static void pause_history(void)
+{
+	fresh(3, true, false);
+	simcheck_pause_setup(&chk, 600000, 50000);
+	chk.now = 900000;
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_end(&chk, 0, true, 1000000);
+}
+
+static void test_a_grant_kept_through_a_pause_fails(void)
+{
+	pause_history();
+	chk.now = 1200000; /* 200 ms late: not a pause */
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_end(&chk, 0, true, 1250000);
+	CU_ASSERT_FALSE(chk.failed);
+	chk.now = 1600000; /* 350 ms late */
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_end(&chk, 0, true, 1650000);
+	expect_fail_with("pause", "still has a client in the region");
+}
+
+static void test_a_grant_in_a_pause_step_or_its_quarantine_fails(void)
+{
+	pause_history();
+	chk.now = 1400000;
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_grant(&chk, 0, 256);
+	expect_fail_with("pause", "granted in the step");
+
+	pause_history();
+	chk.now = 1400000;
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_end(&chk, 0, false, 1450000);
+	chk.now = 1450000;
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_grant(&chk, 0, 256); /* 50 ms of its 100 ms quarantine */
+	expect_fail_with("pause", "quarantine");
+
+	pause_history();
+	chk.now = 1400000;
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_end(&chk, 0, false, 1450000);
+	simcheck_pause_grant(&chk, 1, 256); /* another member: no pause of its own */
+	chk.now = 1500000;
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_grant(&chk, 0, 256); /* the quarantine is over */
+	CU_ASSERT_FALSE(chk.failed);
+	chk.now = 1420000;
+	simcheck_pause_start(&chk, 0); /* a new process has no quarantine */
+	simcheck_pause_grant(&chk, 0, 256);
+	CU_ASSERT_FALSE(chk.failed);
+}
+
+/* §3.4 on a ring of 3 with a loss timeout of 600 ms: the token goes round
+ * from n0 unwanted (n0 granted) and parks at n0, which announces it. */
+static void parked_at_n0(void)
+{
+	fresh(3, true, false);
+	simcheck_park_setup(&chk, 600000);
+	for (uint32_t k = 0; k < 4; k++) {
+		uint32_t i = k % 3;
+		chk.now = 1000 * (k + 1);
+		simcheck_park_step(&chk, i, false);
+		simcheck_park_arrive(&chk, i, false);
+		if (k == 0)
+			simcheck_park_grant(&chk, i);
+		if (k < 3) {
+			simcheck_park_pass(&chk, i);
+		} else {
+			simcheck_park_logged(&chk, i);
+			simcheck_park_heartbeat(&chk, i, 256, 4, true, 7);
+		}
+		simcheck_park_end(&chk, i, k == 3, 0, k == 3);
+	}
+	CU_ASSERT_FALSE(chk.failed);
+}
+
+static void park_step(uint64_t now, bool grant, bool pass)
+{
+	chk.now = now;
+	simcheck_park_step(&chk, 0, false);
+	if (grant)
+		simcheck_park_grant(&chk, 0);
+	if (pass)
+		simcheck_park_pass(&chk, 0);
+	simcheck_park_end(&chk, 0, !pass, 0, !pass);
+}
+
+static void test_a_park_unannounced_or_before_a_rotation_fails(void)
+{
+	fresh(3, true, false);
+	simcheck_park_setup(&chk, 600000);
+	simcheck_park_step(&chk, 1, false);
+	simcheck_park_arrive(&chk, 1, false);
+	simcheck_park_logged(&chk, 1);
+	simcheck_park_end(&chk, 1, true, 0, true);
+	expect_fail_with("park", "without a heartbeat");
+
+	parked_at_n0();
+	park_step(700000, false, true); /* its lap */
+	simcheck_park_step(&chk, 1, false);
+	simcheck_park_arrive(&chk, 1, false);
+	simcheck_park_logged(&chk, 1); /* one hop on: parks again at once */
+	simcheck_park_heartbeat(&chk, 1, 256, 5, true, 7);
+	expect_fail_with("park", "not a rotation of 3");
+}
+
+static void test_a_parked_token_moving_unasked_or_granting_stale_fails(void)
+{
+	parked_at_n0();
+	park_step(100000, true, false); /* a local grant, fresh */
+	park_step(200000, false, false);
+	CU_ASSERT_FALSE(chk.failed);
+	park_step(250000, false, true); /* nobody asks, no lap due */
+	expect_fail_with("park", "moved its parked token on");
+
+	parked_at_n0();
+	park_step(400000, true, false); /* 396 ms after it came */
+	expect_fail_with("park", "past loss_timeout / 2");
+}
+
+static void test_a_summons_for_another_park_or_after_it_fails(void)
+{
+	parked_at_n0();
+	chk.now = 100000;
+	simcheck_park_step(&chk, 0, false);
+	simcheck_park_unpark(&chk, 0, 2, 256, 4);
+	simcheck_park_pass(&chk, 0);
+	simcheck_park_end(&chk, 0, false, 0, false);
+	CU_ASSERT_FALSE(chk.failed);
+
+	parked_at_n0();
+	chk.now = 100000;
+	simcheck_park_step(&chk, 0, false);
+	simcheck_park_unpark(&chk, 0, 2, 256, 3); /* an older park */
+	expect_fail_with("park", "not its park 256/4");
+
+	parked_at_n0();
+	simcheck_park_unpark(&chk, 0, 5, 256, 4); /* n5 is not in {0,1,2} */
+	expect_fail_with("park", "leaves out");
+
+	parked_at_n0();
+	chk.now = 100000;
+	simcheck_park_step(&chk, 0, false);
+	simcheck_park_unpark(&chk, 0, 1, 256, 4);
+	simcheck_park_end(&chk, 0, true, 0, true);
+	park_step(110000, true, false);
+	expect_fail_with("park", "granted again after its park was summoned");
+}
+
+static void test_a_summons_missed_or_sent_to_a_leaver_fails(void)
+{
+	parked_at_n0();
+	chk.now = 10000;
+	simcheck_park_heard_heartbeat(&chk, 1, 0, 256, 4, true);
+	simcheck_park_want(&chk, 1, 0, 256, 4);
+	simcheck_park_summons_end(&chk, 1, 1, false, 256);
+	simcheck_park_heard_heartbeat(&chk, 1, 0, 256, 4, true); /* the same park: may wait */
+	simcheck_park_summons_end(&chk, 1, 1, false, 256);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_park_heard_heartbeat(&chk, 1, 0, 256, 7, true); /* a new park */
+	simcheck_park_summons_end(&chk, 1, 1, false, 256);
+	expect_fail_with("park", "did not summon it");
+
+	parked_at_n0();
+	simcheck_park_heard_heartbeat(&chk, 1, 0, 256, 4, true);
+	simcheck_park_heard_leave(&chk, 1, 0);
+	simcheck_park_want(&chk, 1, 0, 256, 4);
+	expect_fail_with("park", "after n0's LEAVE");
+}
+
+static void visit_step_with_ack(uint32_t node, uint32_t epoch, uint32_t seq, bool passing)
+{
+	simcheck_visit_step(&chk, node);
+	simcheck_visit_heard_ack(&chk, node, epoch, seq, false);
+	simcheck_visit_end(&chk, node, passing, false);
+}
+
+static void test_a_pass_before_its_ack_or_ended_by_another_ack_fails(void)
+{
+	fresh(3, true, false);
+	simcheck_visit_step(&chk, 1);
+	simcheck_visit_sent(&chk, 1, false);
+	simcheck_visit_sent(&chk, 1, true);
+	simcheck_visit_pass(&chk, 1, 256, 5);
+	simcheck_visit_end(&chk, 1, true, false);
+	visit_step_with_ack(1, 256, 5, false);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_visit_step(&chk, 1);
+	simcheck_visit_sent(&chk, 1, true);
+	simcheck_visit_sent(&chk, 1, false);
+	expect_fail_with("visit", "before the ack");
+
+	fresh(3, true, false);
+	simcheck_visit_step(&chk, 1);
+	simcheck_visit_pass(&chk, 1, 256, 8);
+	simcheck_visit_end(&chk, 1, true, false);
+	visit_step_with_ack(1, 256, 5, true); /* a late ack: the pass goes on */
+	CU_ASSERT_FALSE(chk.failed);
+	visit_step_with_ack(1, 256, 5, false);
+	expect_fail_with("visit", "on an ack of 256/5");
+}
+
+static void test_too_many_joiners_in_one_step_fail(void)
+{
+	fresh(16, true, false);
+	simcheck_visit_step(&chk, 0);
+	for (int k = 0; k < 9; k++)
+		simcheck_visit_rejoin(&chk, 0);
+	simcheck_visit_end(&chk, 0, false, false);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_visit_step(&chk, 0);
+	for (int k = 0; k < 10; k++)
+		simcheck_visit_rejoin(&chk, 0);
+	expect_fail_with("visit", "joiners in one step");
+}
+
+static void test_a_grant_under_an_old_token_of_a_wake_up_batch_fails(void)
+{
+	pause_history();
+	chk.now = 1100000; /* 100 ms late: not a pause the member can see */
+	simcheck_pause_woken(&chk, 0, 770);
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_grant(&chk, 0, 513); /* a client's event first: its belief */
+	simcheck_pause_end(&chk, 0, true, 1150000);
+	simcheck_pause_token(&chk, 0);
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_grant(&chk, 0, 770); /* a token of the heartbeat's epoch */
+	simcheck_pause_end(&chk, 0, true, 1150000);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_pause_token(&chk, 0);
+	simcheck_pause_step(&chk, 0);
+	simcheck_pause_grant(&chk, 0, 513);
+	expect_fail_with("pause", "tokens last");
+}
+
 CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a good history passes", test_good_history_passes},
 	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
@@ -428,6 +667,22 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a heartbeat storm fails liveness", test_a_heartbeat_storm_fails_liveness},
 	{"heartbeats of parks are within budget", test_heartbeats_of_parks_are_within_budget},
 	{"a summons livelock fails liveness", test_a_summons_livelock_fails_liveness},
+	{"a grant kept through a pause fails", test_a_grant_kept_through_a_pause_fails},
+	{"a grant in a pause's step or its quarantine fails",
+	 test_a_grant_in_a_pause_step_or_its_quarantine_fails},
+	{"a park unannounced or before a rotation fails",
+	 test_a_park_unannounced_or_before_a_rotation_fails},
+	{"a parked token moving unasked or granting stale fails",
+	 test_a_parked_token_moving_unasked_or_granting_stale_fails},
+	{"a summons for another park, or a grant after one, fails",
+	 test_a_summons_for_another_park_or_after_it_fails},
+	{"a summons missed, or sent to a leaver, fails",
+	 test_a_summons_missed_or_sent_to_a_leaver_fails},
+	{"a pass before its ack, or ended by another ack, fails",
+	 test_a_pass_before_its_ack_or_ended_by_another_ack_fails},
+	{"too many joiners in one step fail", test_too_many_joiners_in_one_step_fail},
+	{"a grant under an old token of a wake-up batch fails",
+	 test_a_grant_under_an_old_token_of_a_wake_up_batch_fails},
 	{"one token after settling passes, and none fails",
 	 test_one_token_after_settling_passes_and_none_fails},
 	CU_TEST_INFO_NULL,
