@@ -1152,6 +1152,56 @@ static bool after_actions(struct sim_run *run, uint32_t i)
 	return false;
 }
 
+/* What a step was told and answered (simcheck_epochs.c): the newer epoch a
+ * heartbeat, or a STALE ack of the pass it awaits, told it; the ack of a
+ * stale token; the pace of its EPOCH_QUERYs; where its passes go. BEFORE is
+ * its status before the step (NULL: none, or it has left), IT the datagram
+ * the step was fed, if any. The core's decisions are judged, whatever a torn
+ * step or a slow fsync does to carrying them out. */
+static void judge_epochs(struct sim_run *run, uint32_t i, const struct simnet_item *it,
+			 const struct ring_status *before)
+{
+	const struct ring_update *up = &run->cl.upd;
+	uint32_t after = run->cl.m[i].status.epoch;
+	struct ring_msg in, m;
+	bool got = it && before && ring_wire_decode(it->buf, it->len, &in) >= 0;
+	struct simcheck_ack ack = {false, false, 0};
+	run->chk.now = run->cl.now;
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		if (a->type != RING_ACTION_SEND ||
+		    ring_wire_decode(a->u.send.buf, a->u.send.len, &m) < 0)
+			continue;
+		int d = ring_layout_index(&run->cl.layout, a->u.send.to);
+		if (m.type == RING_MSG_EPOCH_QUERY && a->u.send.to == 0)
+			simcheck_query_sent(&run->chk, i, m.u.epoch_query.nonce,
+					    run->cl.layout.heartbeat_ms * MS,
+					    run->cl.layout.loss_timeout_ms * MS);
+		else if (got && in.type == RING_MSG_TOKEN && m.type == RING_MSG_TOKEN_ACK &&
+			 d == (int)it->src && m.u.token_ack.epoch == in.u.token.epoch &&
+			 m.u.token_ack.seq == in.u.token.seq && !ack.sent)
+			ack = (struct simcheck_ack){true, m.u.token_ack.flags & RING_ACK_STALE,
+						    m.u.token_ack.known_epoch};
+	}
+	if (got && in.type == RING_MSG_HEARTBEAT)
+		simcheck_told(&run->chk, i, "a heartbeat", before->epoch, in.u.heartbeat.epoch, after);
+	else if (got && in.type == RING_MSG_TOKEN_ACK && (in.u.token_ack.flags & RING_ACK_STALE) &&
+		 before->has_token && !before->token_held &&
+		 simcheck_passing_to(&run->chk, i, it->src))
+		simcheck_told(&run->chk, i, "a STALE ack of its pass", before->epoch,
+			      in.u.token_ack.known_epoch, after);
+	else if (got && in.type == RING_MSG_TOKEN)
+		simcheck_stale_token(&run->chk, i, before->epoch, in.u.token.epoch, in.u.token.seq,
+				     &ack);
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		int d = a->type == RING_ACTION_SEND ? ring_layout_index(&run->cl.layout, a->u.send.to)
+						    : -1;
+		if (d >= 0 && ring_wire_peek_type(a->u.send.buf, a->u.send.len) == RING_MSG_TOKEN)
+			simcheck_pass_sent(&run->chk, i, (uint32_t)d);
+	}
+}
+
 /* Steps node I with one event and carries out what it asks. IT is the
  * datagram for DATAGRAM, CLIENT the handle for ACQUIRE and RELEASE. */
 static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type,
@@ -1159,7 +1209,10 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 {
 	struct sim_node *nd = &run->nodes[i];
 	struct ring_event ev = cluster_event(&run->cl, type, it, client);
+	struct ring_status before = run->cl.m[i].status;
+	bool had = run->cl.m[i].have_status && !nd->left;
 	cluster_step(&run->cl, i, &ev);
+	judge_epochs(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	note_hops(run, i, &run->cl.upd);
 	apply_actions(run, i, &run->cl.upd, 0);
 	if (nd->torn) {

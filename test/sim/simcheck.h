@@ -35,6 +35,15 @@ struct simcheck_status {
 	bool persist_pending;
 };
 
+/* What simcheck_epochs.c keeps of a member's life. */
+struct simcheck_ep_member {
+	uint32_t pass_to;     /* ring index + 1 its last TOKEN went to, 0 none */
+	bool query_any;       /* broadcast an EPOCH_QUERY this life */
+	uint64_t query_nonce; /* the last one's nonce */
+	uint64_t query_first, query_last; /* when it was first and last sent */
+	uint32_t query_resends;
+};
+
 struct simcheck_member {
 	bool up;
 	bool have_status;
@@ -42,6 +51,7 @@ struct simcheck_member {
 	uint32_t persisted;  /* its disk this life: the epoch it loaded, then each PERSIST */
 	uint32_t last_epoch; /* the highest epoch its status showed this life */
 	uint32_t pass_epoch, pass_seq; /* the hop its last pass carried */
+	struct simcheck_ep_member ep;  /* simcheck_epochs.c */
 };
 
 struct simcheck_grant {
@@ -180,5 +190,36 @@ void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r);
  * one member that is up has it (I3, with simcheck_status's SETTLED, already
  * refuses a second one). */
 void simcheck_one_token(struct simcheck *c);
+
+/* ---- epochs told and answered, the restart query's pace (simcheck_epochs.c) ---- */
+
+/* Whether epoch E is within §4.2's jump bound above BASE. */
+bool simcheck_within_reach(uint32_t base, uint32_t e);
+
+/* NODE knew epoch BEFORE, was told TOLD by BY (a heartbeat, a STALE ack of
+ * its pass) and knows AFTER once that step is over: a newer epoch within
+ * reach is adopted at once (§4.3). */
+void simcheck_told(struct simcheck *c, uint32_t node, const char *by, uint32_t before,
+		   uint32_t told, uint32_t after);
+
+/* The ack a member sent back in the step that got a token. */
+struct simcheck_ack {
+	bool sent, stale;
+	uint32_t known_epoch;
+};
+
+/* NODE, knowing epoch KNOWN, got the hop EPOCH/SEQ of a token and answered
+ * its sender with ACK: a stale hop is acked STALE with the newer epoch. */
+void simcheck_stale_token(struct simcheck *c, uint32_t node, uint32_t known, uint32_t epoch,
+			  uint32_t seq, const struct simcheck_ack *ack);
+
+/* NODE sent a TOKEN to TO; whether its last one went to TO. */
+void simcheck_pass_sent(struct simcheck *c, uint32_t node, uint32_t to);
+bool simcheck_passing_to(const struct simcheck *c, uint32_t node, uint32_t to);
+
+/* NODE broadcast an EPOCH_QUERY with NONCE (now): resends back off from
+ * HEARTBEAT_US to LOSS_US, and queries of one life begin LOSS_US apart. */
+void simcheck_query_sent(struct simcheck *c, uint32_t node, uint64_t nonce,
+			 uint64_t heartbeat_us, uint64_t loss_us);
 
 #endif

@@ -389,6 +389,64 @@ static void test_one_token_after_settling_passes_and_none_fails(void)
 	expect_fail_with("liveness", "no member holds the token");
 }
 
+/* ---- simcheck_epochs.c ---- */
+
+static void test_a_newer_epoch_told_and_not_adopted_fails_adopt(void)
+{
+	fresh(3, true, false);
+	simcheck_told(&chk, 1, "a heartbeat", 256, 513, 513);
+	simcheck_told(&chk, 1, "a heartbeat", 513, 256, 513);  /* older: nothing to learn */
+	/* beyond the jump bound: refused, so nothing learned */
+	simcheck_told(&chk, 1, "a heartbeat", 256, (0x10002u << 8) | 1, 256);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_told(&chk, 1, "a STALE ack of its pass", 513, 770, 513);
+	expect_fail_with("adopt", "told 770");
+}
+
+static void test_a_stale_token_acked_unflagged_fails_stale(void)
+{
+	fresh(3, true, false);
+	struct simcheck_ack good = {true, true, 770}, plain = {true, false, 770};
+	simcheck_stale_token(&chk, 0, 770, 513, 4, &good);
+	simcheck_stale_token(&chk, 0, 770, 770, 4, &plain); /* current: a plain ack is right */
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_stale_token(&chk, 0, 770, 513, 5, &plain);
+	expect_fail_with("stale", "unflagged");
+	fresh(3, true, false);
+	struct simcheck_ack none = {false, false, 0}, low = {true, true, 513};
+	simcheck_stale_token(&chk, 0, 770, 513, 5, &low);
+	expect_fail_with("stale", "known_epoch 513");
+	fresh(3, true, false);
+	simcheck_stale_token(&chk, 0, 770, 513, 5, &none);
+	expect_fail_with("stale", "sent no ack");
+}
+
+/* Queries of n0 with heartbeat 50 ms and loss timeout 300 ms. */
+static void query_at(uint64_t ms, uint64_t nonce)
+{
+	chk.now = ms * 1000;
+	simcheck_query_sent(&chk, 0, nonce, 50000, 300000);
+}
+
+static void test_query_resends_back_off_and_queries_keep_apart(void)
+{
+	fresh(3, true, false);
+	uint64_t at[] = {0, 50, 150, 350, 650, 950, 2000};
+	for (size_t k = 0; k < sizeof at / sizeof at[0]; k++)
+		query_at(at[k], 1);
+	query_at(2300, 2); /* a catch-up, a loss timeout after the last began */
+	simcheck_start(&chk, 0, 0);
+	query_at(2310, 3); /* a new life starts afresh */
+	CU_ASSERT_FALSE(chk.failed);
+	query_at(2360, 3);
+	query_at(2400, 3); /* 40 ms: the backoff asked for 100 */
+	expect_fail_with("query", "before its backoff");
+	fresh(3, true, false);
+	query_at(0, 1);
+	query_at(200, 2);
+	expect_fail_with("query", "one a loss timeout");
+}
+
 CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a good history passes", test_good_history_passes},
 	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
@@ -430,5 +488,10 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a summons livelock fails liveness", test_a_summons_livelock_fails_liveness},
 	{"one token after settling passes, and none fails",
 	 test_one_token_after_settling_passes_and_none_fails},
+	{"a newer epoch told and not adopted fails adopt",
+	 test_a_newer_epoch_told_and_not_adopted_fails_adopt},
+	{"a stale token acked unflagged fails stale", test_a_stale_token_acked_unflagged_fails_stale},
+	{"query resends back off, and queries keep apart",
+	 test_query_resends_back_off_and_queries_keep_apart},
 	CU_TEST_INFO_NULL,
 };

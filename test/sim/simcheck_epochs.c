@@ -1,0 +1,94 @@
+/* Epochs told and answered (PROTOCOL.md §4.3, §5.3), as checks of a history: a member told
+ * of a newer epoch within reach knows it after that step, a stale token is answered STALE
+ * with the newer epoch, and the restart query keeps its pace (resends backing off from
+ * heartbeat_ms to loss_timeout_ms, one new query per loss_timeout_ms). The simulator feeds
+ * what one step was told and did; a unit test feeds made-up steps. */
+#include <inttypes.h>
+
+#include "sim/simcheck.h"
+
+/* §4.2's jump bound: a datagram's epoch is believed only within 2^16
+ * generations above the receiver's own (0 always is). */
+bool simcheck_within_reach(uint32_t base, uint32_t e)
+{
+	return e == 0 || (e >> 8) <= (base >> 8) + 0x10000u;
+}
+
+/* §4.3: a member that learns a newer epoch from a heartbeat, or from a STALE
+ * ack of the pass it awaits, persists it and acts on it in that very step.
+ * One beyond reach is refused (§4.2), so it teaches nothing. */
+void simcheck_told(struct simcheck *c, uint32_t node, const char *by, uint32_t before,
+		   uint32_t told, uint32_t after)
+{
+	if (node >= c->cfg.n || told <= before || !simcheck_within_reach(before, told))
+		return;
+	if (after < told)
+		simcheck_fail(c, "adopt", "n%u knew epoch %" PRIu32 " and was told %" PRIu32
+			      " by %s, but after that step it knows %" PRIu32
+			      " (§4.3: a newer epoch is adopted)", node, before, told, by, after);
+}
+
+/* §4.3: a token of an epoch older than the receiver's is dropped and acked
+ * STALE with the newer epoch, so that its sender drops its copy too rather
+ * than retransmit it and skip the receiver. */
+void simcheck_stale_token(struct simcheck *c, uint32_t node, uint32_t known, uint32_t epoch,
+			  uint32_t seq, const struct simcheck_ack *ack)
+{
+	if (node >= c->cfg.n || epoch >= known)
+		return;
+	if (!ack->sent)
+		simcheck_fail(c, "stale", "n%u knows epoch %" PRIu32 " and got hop %" PRIu32
+			      "/%" PRIu32 ", but sent no ack of it (§4.3)", node, known, epoch, seq);
+	else if (!ack->stale || ack->known_epoch < known)
+		simcheck_fail(c, "stale", "n%u knows epoch %" PRIu32 " and acked the stale hop %"
+			      PRIu32 "/%" PRIu32 " %s with known_epoch %" PRIu32
+			      " (§4.3: STALE and the newer epoch)", node, known, epoch, seq,
+			      ack->stale ? "STALE" : "unflagged", ack->known_epoch);
+}
+
+void simcheck_pass_sent(struct simcheck *c, uint32_t node, uint32_t to)
+{
+	if (node < c->cfg.n)
+		c->m[node].ep.pass_to = to + 1;
+}
+
+bool simcheck_passing_to(const struct simcheck *c, uint32_t node, uint32_t to)
+{
+	return node < c->cfg.n && c->m[node].ep.pass_to == to + 1;
+}
+
+/* §5.3: a query unanswered is sent again after heartbeat_ms, then at
+ * doubling intervals up to loss_timeout_ms; once one settles, the next
+ * (a catch-up) waits loss_timeout_ms, so two queries of one life begin at
+ * least that far apart. Late is always allowed: a pause only delays. */
+void simcheck_query_sent(struct simcheck *c, uint32_t node, uint64_t nonce,
+			 uint64_t heartbeat_us, uint64_t loss_us)
+{
+	if (node >= c->cfg.n)
+		return;
+	struct simcheck_ep_member *q = &c->m[node].ep;
+	uint64_t now = c->now;
+	if (q->query_any && nonce == q->query_nonce) {
+		uint32_t k = q->query_resends < 40 ? q->query_resends : 40;
+		uint64_t need = heartbeat_us << k;
+		if (need > loss_us)
+			need = loss_us;
+		if (now - q->query_last < need)
+			simcheck_fail(c, "query", "n%u sent EPOCH_QUERY %" PRIu64 " again %.3f ms "
+				      "after the last, before its backoff of %.3f ms (§5.3)", node,
+				      nonce, (double)(now - q->query_last) / 1e3,
+				      (double)need / 1e3);
+		q->query_resends++;
+		q->query_last = now;
+		return;
+	}
+	if (q->query_any && now - q->query_first < loss_us)
+		simcheck_fail(c, "query", "n%u began EPOCH_QUERY %" PRIu64 " %.3f ms after its "
+			      "query %" PRIu64 " began; one a loss timeout (%.3f ms) at most (§5.3)",
+			      node, nonce, (double)(now - q->query_first) / 1e3, q->query_nonce,
+			      (double)loss_us / 1e3);
+	q->query_any = true;
+	q->query_nonce = nonce;
+	q->query_first = q->query_last = now;
+	q->query_resends = 0;
+}
