@@ -1202,6 +1202,57 @@ static void judge_epochs(struct sim_run *run, uint32_t i, const struct simnet_it
 	}
 }
 
+/* Whether update UP logged LOG with FIELD equal to F (any F when CHECK is false). */
+static bool update_logged(const struct ring_update *up, enum ring_log_event log, int field,
+			  uint64_t f, bool check)
+{
+	for (size_t k = 0; k < up->n; k++)
+		if (up->action[k].type == RING_ACTION_LOG && up->action[k].u.log.event == log &&
+		    (!check || (uint64_t)up->action[k].u.log.field[field] == f))
+			return true;
+	return false;
+}
+
+/* The restart proof's model (simcheck_restart.c) fed one step of member I:
+ * its queries and elections, and what it did with the answer or the token
+ * IT brought (BEFORE: its status before the step, NULL if none). */
+static void judge_restart(struct sim_run *run, uint32_t i, const struct simnet_item *it,
+			  const struct ring_status *before)
+{
+	const struct ring_update *up = &run->cl.upd;
+	struct ring_msg in, m;
+	bool got = it && before && ring_wire_decode(it->buf, it->len, &in) >= 0;
+	struct simcheck_answer ans = {false, false, 0};
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		if (a->type != RING_ACTION_SEND ||
+		    ring_wire_decode(a->u.send.buf, a->u.send.len, &m) < 0)
+			continue;
+		int d = ring_layout_index(&run->cl.layout, a->u.send.to);
+		if (m.type == RING_MSG_EPOCH_QUERY)
+			simcheck_restart_query(&run->chk, i, m.u.epoch_query.nonce);
+		else if (m.type == RING_MSG_ELECTION)
+			simcheck_restart_election(&run->chk, i,
+						  m.u.election.initiator == run->cl.m[i].id,
+						  m.u.election.round,
+						  ring_set_has(&m.u.election.participants, i));
+		else if (got && in.type == RING_MSG_TOKEN && m.type == RING_MSG_JOIN &&
+			 d == (int)it->src && m.u.join.refused.epoch == in.u.token.epoch &&
+			 m.u.join.refused.seq == in.u.token.seq)
+			ans = (struct simcheck_answer){false, true, m.u.join.epoch};
+	}
+	if (got && in.type == RING_MSG_EPOCH_REPLY)
+		simcheck_restart_reply(&run->chk, i, it->src, in.u.epoch_reply.nonce,
+				       in.u.epoch_reply.epoch, before->epoch,
+				       update_logged(up, RING_LOG_EPOCH_LEARNED, 2, 1, true));
+	if (got && in.type == RING_MSG_TOKEN) {
+		ans.taken = update_logged(up, RING_LOG_TOKEN_RECV, 2, in.u.token.seq, true) &&
+			    update_logged(up, RING_LOG_TOKEN_RECV, 1, in.u.token.epoch, true);
+		simcheck_restart_token(&run->chk, i, it->src, in.u.token.epoch, in.u.token.seq,
+				       before->epoch, &ans);
+	}
+}
+
 /* Steps node I with one event and carries out what it asks. IT is the
  * datagram for DATAGRAM, CLIENT the handle for ACQUIRE and RELEASE. */
 static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type,
@@ -1213,6 +1264,9 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	bool had = run->cl.m[i].have_status && !nd->left;
 	cluster_step(&run->cl, i, &ev);
 	judge_epochs(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
+	judge_restart(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
+	if (type == RING_EVENT_LEAVE)
+		simcheck_restart_leaving(&run->chk, i);
 	note_hops(run, i, &run->cl.upd);
 	apply_actions(run, i, &run->cl.upd, 0);
 	if (nd->torn) {
@@ -1228,6 +1282,15 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 
 /* ---- node life: start, crash, restart, pause ---- */
 
+/* The answers a start needs (PROTOCOL.md §5.3): n - n/2 others with an
+ * empty disk, n/2 with a stored epoch; under quorum = none one and none. */
+static size_t restart_needed(const struct ring_layout *L, uint32_t disk)
+{
+	if (L->quorum == RING_QUORUM_MAJORITY)
+		return disk ? L->n / 2 : L->n - L->n / 2;
+	return disk ? 0 : 1;
+}
+
 static void node_start(struct sim_run *run, uint32_t i)
 {
 	struct sim_node *nd = &run->nodes[i];
@@ -1237,6 +1300,8 @@ static void node_start(struct sim_run *run, uint32_t i)
 	nd->life_gen++;
 	run->chk.now = run->cl.now;
 	simcheck_start(&run->chk, i, nd->disk);
+	simcheck_restart_start(&run->chk, i, nd->disk, restart_needed(&run->cl.layout, nd->disk),
+			       2 * run->cl.layout.heartbeat_ms * MS);
 	trace(run, "n%u start (epoch %" PRIu32 " on disk)", i, nd->disk);
 	node_step(run, i, RING_EVENT_START, NULL, 0);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)

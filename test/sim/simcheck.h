@@ -44,6 +44,18 @@ struct simcheck_ep_member {
 	uint32_t query_resends;
 };
 
+/* simcheck_restart.c's model of a member's life: the restart proof (§5.3). */
+struct simcheck_rs_member {
+	bool lost;       /* an answer beyond reach: the model stops following */
+	bool proven, leaving, elected;
+	size_t needed;   /* answers its start query needs */
+	uint32_t start_epoch, top, round;
+	uint64_t first_nonce, start_nonce, last_nonce;
+	uint64_t answered, floor_known; /* bit per ring index */
+	uint32_t floor[SIMCHECK_MAX_N];
+	uint64_t started_at, proven_at, listen_us;
+};
+
 struct simcheck_member {
 	bool up;
 	bool have_status;
@@ -52,6 +64,7 @@ struct simcheck_member {
 	uint32_t last_epoch; /* the highest epoch its status showed this life */
 	uint32_t pass_epoch, pass_seq; /* the hop its last pass carried */
 	struct simcheck_ep_member ep;  /* simcheck_epochs.c */
+	struct simcheck_rs_member rs;  /* simcheck_restart.c */
 };
 
 struct simcheck_grant {
@@ -221,5 +234,34 @@ bool simcheck_passing_to(const struct simcheck *c, uint32_t node, uint32_t to);
  * HEARTBEAT_US to LOSS_US, and queries of one life begin LOSS_US apart. */
 void simcheck_query_sent(struct simcheck *c, uint32_t node, uint64_t nonce,
 			 uint64_t heartbeat_us, uint64_t loss_us);
+
+/* ---- the restart proof as a model of each life (simcheck_restart.c) ---- */
+
+/* NODE starts with DISK_EPOCH; its start query needs NEEDED answers; it
+ * listens LISTEN_US (2 x heartbeat_ms) before any election. After
+ * simcheck_start. */
+void simcheck_restart_start(struct simcheck *c, uint32_t node, uint32_t disk_epoch,
+			    size_t needed, uint64_t listen_us);
+/* NODE sent an EPOCH_QUERY with NONCE (broadcast or to one member). */
+void simcheck_restart_query(struct simcheck *c, uint32_t node, uint64_t nonce);
+/* NODE, knowing BEFORE, got FROM's EPOCH_REPLY; PROVEN_NOW: that step
+ * settled its start query (it logged epoch_learned at start). */
+void simcheck_restart_reply(struct simcheck *c, uint32_t node, uint32_t from, uint64_t nonce,
+			    uint32_t epoch, uint32_t before, bool proven_now);
+
+/* What a member did with a token hop in the step that got it. */
+struct simcheck_answer {
+	bool taken;             /* accepted it (token_recv) */
+	bool refused;           /* refused it by name: a JOIN naming the hop */
+	uint32_t refusal_epoch; /* that JOIN's epoch */
+};
+void simcheck_restart_token(struct simcheck *c, uint32_t node, uint32_t from, uint32_t epoch,
+			    uint32_t seq, uint32_t before, const struct simcheck_answer *ans);
+/* NODE was told to leave. */
+void simcheck_restart_leaving(struct simcheck *c, uint32_t node);
+/* NODE sent an ELECTION: its own of round ROUND (INITIATED) or another's;
+ * SELF: naming itself a participant. */
+void simcheck_restart_election(struct simcheck *c, uint32_t node, bool initiated,
+			       uint32_t round, bool self);
 
 #endif

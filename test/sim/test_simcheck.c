@@ -447,6 +447,79 @@ static void test_query_resends_back_off_and_queries_keep_apart(void)
 	expect_fail_with("query", "one a loss timeout");
 }
 
+/* ---- simcheck_restart.c ---- */
+
+/* n0 of 3 starts on an empty disk (it needs 2 answers) and queries with nonce 7. */
+static void restart_fresh(void)
+{
+	fresh(3, true, false);
+	chk.now = 1000;
+	simcheck_restart_start(&chk, 0, 0, 2, 100000);
+	simcheck_restart_query(&chk, 0, 7);
+}
+
+static void test_a_proof_with_too_few_answers_fails_restart(void)
+{
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	simcheck_restart_reply(&chk, 0, 2, 7, 513, 0, true);
+	CU_ASSERT_FALSE(chk.failed);
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, true);
+	expect_fail_with("restart", "was proven with 1 of the 2");
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 6, 256, 0, true); /* a previous life's nonce */
+	expect_fail_with("restart", "not to a query of this life");
+}
+
+static void test_tokens_against_the_floors_fail_restart(void)
+{
+	struct simcheck_answer took = {true, false, 0}, refused = {false, true, 513};
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	simcheck_restart_reply(&chk, 0, 2, 7, 513, 0, true); /* start epoch 513 */
+	simcheck_restart_token(&chk, 0, 1, 513, 3, 0, &refused);
+	simcheck_restart_token(&chk, 0, 1, 770, 1, 513, &took);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_restart_token(&chk, 0, 2, 513, 4, 0, &took);
+	expect_fail_with("restart", "at or below max(start epoch 513");
+	restart_fresh();
+	simcheck_restart_token(&chk, 0, 1, 256, 2, 0, &took);
+	expect_fail_with("restart", "has not answered");
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	simcheck_restart_token(&chk, 0, 1, 513, 2, 0, &refused);
+	expect_fail_with("restart", "refused hop 513/2 from n1, above");
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	struct simcheck_answer low = {false, true, 0};
+	simcheck_restart_token(&chk, 0, 1, 256, 2, 0, &low);
+	expect_fail_with("restart", "says epoch 0, below");
+}
+
+static void test_elections_of_an_unproven_or_deaf_member_fail_restart(void)
+{
+	restart_fresh();
+	simcheck_restart_election(&chk, 0, false, 9, false); /* carried, not named */
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_restart_election(&chk, 0, false, 9, true);
+	expect_fail_with("restart", "took part in an election before it was proven");
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	chk.now = 5000;
+	simcheck_restart_reply(&chk, 0, 2, 7, 256, 0, true);
+	chk.now = 5000 + 100000;
+	simcheck_restart_election(&chk, 0, true, 1, true);
+	CU_ASSERT_FALSE(chk.failed);
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	chk.now = 5000;
+	simcheck_restart_reply(&chk, 0, 2, 7, 256, 0, true);
+	chk.now = 5000 + 40000;
+	simcheck_restart_election(&chk, 0, true, 1, true);
+	expect_fail_with("restart", "before listening");
+}
+
 CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a good history passes", test_good_history_passes},
 	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
@@ -493,5 +566,10 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a stale token acked unflagged fails stale", test_a_stale_token_acked_unflagged_fails_stale},
 	{"query resends back off, and queries keep apart",
 	 test_query_resends_back_off_and_queries_keep_apart},
+	{"a proof with too few answers fails restart",
+	 test_a_proof_with_too_few_answers_fails_restart},
+	{"tokens against the floors fail restart", test_tokens_against_the_floors_fail_restart},
+	{"elections of an unproven or deaf member fail restart",
+	 test_elections_of_an_unproven_or_deaf_member_fail_restart},
 	CU_TEST_INFO_NULL,
 };
