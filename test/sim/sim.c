@@ -1231,11 +1231,13 @@ static void judge_restart(struct sim_run *run, uint32_t i, const struct simnet_i
 		int d = ring_layout_index(&run->cl.layout, a->u.send.to);
 		if (m.type == RING_MSG_EPOCH_QUERY)
 			simcheck_restart_query(&run->chk, i, m.u.epoch_query.nonce);
-		else if (m.type == RING_MSG_ELECTION)
-			simcheck_restart_election(&run->chk, i,
-						  m.u.election.initiator == run->cl.m[i].id,
-						  m.u.election.round,
-						  ring_set_has(&m.u.election.participants, i));
+		else if (m.type == RING_MSG_ELECTION) /* SELF: it added itself */
+			simcheck_restart_election(
+				&run->chk, i, m.u.election.initiator == run->cl.m[i].id,
+				m.u.election.round,
+				ring_set_has(&m.u.election.participants, i) && got &&
+					in.type == RING_MSG_ELECTION &&
+					!ring_set_has(&in.u.election.participants, i));
 		else if (got && in.type == RING_MSG_TOKEN && m.type == RING_MSG_JOIN &&
 			 d == (int)it->src && m.u.join.refused.epoch == in.u.token.epoch &&
 			 m.u.join.refused.seq == in.u.token.seq)

@@ -49,10 +49,11 @@ struct simcheck_rs_member {
 	bool lost;       /* an answer beyond reach: the model stops following */
 	bool proven, leaving, elected;
 	size_t needed;   /* answers its start query needs */
-	uint32_t start_epoch, top, round;
+	uint32_t start_epoch, round;
 	uint64_t first_nonce, start_nonce, last_nonce;
 	uint64_t answered, floor_known; /* bit per ring index */
-	uint32_t floor[SIMCHECK_MAX_N];
+	uint32_t floor[SIMCHECK_MAX_N];  /* each member's first answer of this life */
+	uint32_t answer[SIMCHECK_MAX_N]; /* its newest answer to the start query */
 	uint64_t started_at, proven_at, listen_us;
 };
 

@@ -46,18 +46,22 @@ void simcheck_restart_query(struct simcheck *c, uint32_t node, uint64_t nonce)
 		r->last_nonce = nonce;
 }
 
-/* Whether this answer settles the start query in the model. */
-static bool reply_settles(struct simcheck_rs_member *r, uint32_t from, uint64_t nonce,
-			  uint32_t epoch, uint32_t before)
+/* Whether this answer settles the start query in the model. A member that
+ * answers the query again (a resend, a duplicate) is counted once, with
+ * its newest answer: the highest of those is what the proof adopts. */
+static bool reply_settles(struct simcheck_rs_member *r, uint32_t n, uint32_t from,
+			  uint64_t nonce, uint32_t epoch, uint32_t before)
 {
-	if (r->proven || nonce != r->start_nonce || (r->answered >> from & 1))
+	if (r->proven || nonce != r->start_nonce)
 		return false;
 	r->answered |= 1ull << from;
-	if (epoch > r->top)
-		r->top = epoch;
+	r->answer[from] = epoch;
 	if ((size_t)__builtin_popcountll(r->answered) < r->needed)
 		return false;
-	uint32_t s = r->top > before ? r->top : before;
+	uint32_t s = before;
+	for (uint32_t j = 0; j < n; j++)
+		if ((r->answered >> j & 1) && r->answer[j] > s)
+			s = r->answer[j];
 	if (s > r->start_epoch)
 		r->start_epoch = s;
 	return true;
@@ -83,7 +87,7 @@ void simcheck_restart_reply(struct simcheck *c, uint32_t node, uint32_t from, ui
 		r->floor_known |= 1ull << from;
 		r->floor[from] = epoch;
 	}
-	bool settles = reply_settles(r, from, nonce, epoch, before);
+	bool settles = reply_settles(r, (uint32_t)c->cfg.n, from, nonce, epoch, before);
 	if (settles != proven_now)
 		simcheck_fail(c, "restart", "n%u %s with %d of the %zu answers its start query "
 			      "needs (§5.3)", node, proven_now ? "was proven" : "was not proven",

@@ -483,6 +483,13 @@ static void test_tokens_against_the_floors_fail_restart(void)
 	CU_ASSERT_FALSE(chk.failed);
 	simcheck_restart_token(&chk, 0, 2, 513, 4, 0, &took);
 	expect_fail_with("restart", "at or below max(start epoch 513");
+	restart_fresh(); /* n1 answers again, higher: its newest answer is the one adopted */
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	simcheck_restart_reply(&chk, 0, 1, 7, 770, 0, false);
+	simcheck_restart_reply(&chk, 0, 2, 7, 256, 0, true);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_restart_token(&chk, 0, 2, 513, 4, 0, &took);
+	expect_fail_with("restart", "at or below max(start epoch 770");
 	restart_fresh();
 	simcheck_restart_token(&chk, 0, 1, 256, 2, 0, &took);
 	expect_fail_with("restart", "has not answered");
