@@ -1152,9 +1152,53 @@ static bool after_actions(struct sim_run *run, uint32_t i)
 	return false;
 }
 
+static bool update_logged(const struct ring_update *up, enum ring_log_event log, int field,
+			  uint64_t f, bool check);
+
+/* Whether update UP sends a datagram of TYPE (to all members, when ALL). */
+static bool update_sent(const struct ring_update *up, enum ring_msg_type type, bool all)
+{
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		if (a->type == RING_ACTION_SEND && (!all || a->u.send.to == 0) &&
+		    ring_wire_peek_type(a->u.send.buf, a->u.send.len) == type)
+			return true;
+	}
+	return false;
+}
+
+/* Heartbeats owed (simcheck_epochs.c) in one step of member I fed event TYPE
+ * and datagram IT: the quiet of a token it took, the heartbeats it sent,
+ * its passes, and whether a timer's step retransmitted one. */
+static void judge_heartbeats(struct sim_run *run, uint32_t i, enum ring_event_type type,
+			     const struct simnet_item *it)
+{
+	const struct ring_update *up = &run->cl.upd;
+	uint64_t hb = run->cl.layout.heartbeat_ms * MS;
+	bool beat = update_sent(up, RING_MSG_HEARTBEAT, true), again = false;
+	struct ring_msg m;
+	simcheck_hb_paused(&run->chk, i, run->nodes[i].pause_gen);
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		int d = a->type == RING_ACTION_SEND ? ring_layout_index(&run->cl.layout, a->u.send.to)
+						    : -1;
+		if (d >= 0 && ring_wire_decode(a->u.send.buf, a->u.send.len, &m) >= 0 &&
+		    m.type == RING_MSG_TOKEN)
+			again |= simcheck_pass_sent(&run->chk, i, (uint32_t)d, m.u.token.epoch,
+						    m.u.token.seq);
+	}
+	if (again && type == RING_EVENT_TICK)
+		simcheck_hb_retransmit(&run->chk, i, beat);
+	if (it && ring_wire_decode(it->buf, it->len, &m) >= 0 && m.type == RING_MSG_TOKEN &&
+	    update_logged(up, RING_LOG_TOKEN_RECV, 2, m.u.token.seq, true))
+		simcheck_hb_took(&run->chk, i, m.u.token.quiet_us, hb);
+	if (beat)
+		simcheck_hb_sent(&run->chk, i, hb);
+}
+
 /* What a step was told and answered (simcheck_epochs.c): the newer epoch a
  * heartbeat, or a STALE ack of the pass it awaits, told it; the ack of a
- * stale token; the pace of its EPOCH_QUERYs; where its passes go. BEFORE is
+ * stale token; the pace of its EPOCH_QUERYs. BEFORE is
  * its status before the step (NULL: none, or it has left), IT the datagram
  * the step was fed, if any. The core's decisions are judged, whatever a torn
  * step or a slow fsync does to carrying them out. */
@@ -1187,19 +1231,16 @@ static void judge_epochs(struct sim_run *run, uint32_t i, const struct simnet_it
 		simcheck_told(&run->chk, i, "a heartbeat", before->epoch, in.u.heartbeat.epoch, after);
 	else if (got && in.type == RING_MSG_TOKEN_ACK && (in.u.token_ack.flags & RING_ACK_STALE) &&
 		 before->has_token && !before->token_held &&
-		 simcheck_passing_to(&run->chk, i, it->src))
+		 simcheck_passing_to(&run->chk, i, it->src)) {
 		simcheck_told(&run->chk, i, "a STALE ack of its pass", before->epoch,
 			      in.u.token_ack.known_epoch, after);
-	else if (got && in.type == RING_MSG_TOKEN)
+		simcheck_stale_ack_old(&run->chk, i, before->token_epoch, in.u.token_ack.epoch,
+				       in.u.token_ack.known_epoch,
+				       run->cl.m[i].status.has_token ||
+					       update_sent(up, RING_MSG_TOKEN, false));
+	} else if (got && in.type == RING_MSG_TOKEN)
 		simcheck_stale_token(&run->chk, i, before->epoch, in.u.token.epoch, in.u.token.seq,
 				     &ack);
-	for (size_t k = 0; k < up->n; k++) {
-		const struct ring_action *a = &up->action[k];
-		int d = a->type == RING_ACTION_SEND ? ring_layout_index(&run->cl.layout, a->u.send.to)
-						    : -1;
-		if (d >= 0 && ring_wire_peek_type(a->u.send.buf, a->u.send.len) == RING_MSG_TOKEN)
-			simcheck_pass_sent(&run->chk, i, (uint32_t)d);
-	}
 }
 
 /* Whether update UP logged LOG with FIELD equal to F (any F when CHECK is false). */
@@ -1267,6 +1308,7 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	cluster_step(&run->cl, i, &ev);
 	judge_epochs(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	judge_restart(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
+	judge_heartbeats(run, i, type, type == RING_EVENT_DATAGRAM ? it : NULL);
 	if (type == RING_EVENT_LEAVE)
 		simcheck_restart_leaving(&run->chk, i);
 	note_hops(run, i, &run->cl.upd);

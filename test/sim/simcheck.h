@@ -42,6 +42,9 @@ struct simcheck_ep_member {
 	uint64_t query_nonce; /* the last one's nonce */
 	uint64_t query_first, query_last; /* when it was first and last sent */
 	uint32_t query_resends;
+	uint32_t pass_epoch, pass_seq; /* the hop its last TOKEN carried */
+	uint64_t hb_due;      /* when it owes the next heartbeat of a token it took, 0 none */
+	uint32_t pause_gen;   /* the caller's count of its pauses, at its last step */
 };
 
 /* simcheck_restart.c's model of a member's life: the restart proof (§5.3). */
@@ -227,9 +230,26 @@ struct simcheck_ack {
 void simcheck_stale_token(struct simcheck *c, uint32_t node, uint32_t known, uint32_t epoch,
 			  uint32_t seq, const struct simcheck_ack *ack);
 
-/* NODE sent a TOKEN to TO; whether its last one went to TO. */
-void simcheck_pass_sent(struct simcheck *c, uint32_t node, uint32_t to);
+/* NODE sent a TOKEN of hop EPOCH/SEQ to TO: true when its last one was the
+ * same (a retransmission); whether its last one went to TO. */
+bool simcheck_pass_sent(struct simcheck *c, uint32_t node, uint32_t to, uint32_t epoch,
+			uint32_t seq);
 bool simcheck_passing_to(const struct simcheck *c, uint32_t node, uint32_t to);
+
+/* NODE, passing a token of TOKEN_EPOCH, got a STALE ack of its older pass in
+ * ACK_EPOCH naming KNOWN_EPOCH: KEPT, it still has a token or passed it on. */
+void simcheck_stale_ack_old(struct simcheck *c, uint32_t node, uint32_t token_epoch,
+			    uint32_t ack_epoch, uint32_t known_epoch, bool kept);
+
+/* Heartbeats (§5.1): NODE took a token with QUIET_US of quiet, sent a
+ * heartbeat, or retransmitted its pass in a timer's step (HEARTBEAT: with
+ * one in that step; one is owed once HEARTBEAT_US have passed). */
+void simcheck_hb_took(struct simcheck *c, uint32_t node, uint64_t quiet_us,
+		      uint64_t heartbeat_us);
+void simcheck_hb_sent(struct simcheck *c, uint32_t node, uint64_t heartbeat_us);
+void simcheck_hb_retransmit(struct simcheck *c, uint32_t node, bool heartbeat);
+/* NODE's pauses, counted by the caller, are GEN: a new one ends what was owed. */
+void simcheck_hb_paused(struct simcheck *c, uint32_t node, uint32_t gen);
 
 /* NODE broadcast an EPOCH_QUERY with NONCE (now): resends back off from
  * HEARTBEAT_US to LOSS_US, and queries of one life begin LOSS_US apart. */

@@ -46,10 +46,17 @@ void simcheck_stale_token(struct simcheck *c, uint32_t node, uint32_t known, uin
 			      ack->stale ? "STALE" : "unflagged", ack->known_epoch);
 }
 
-void simcheck_pass_sent(struct simcheck *c, uint32_t node, uint32_t to)
+bool simcheck_pass_sent(struct simcheck *c, uint32_t node, uint32_t to, uint32_t epoch,
+			uint32_t seq)
 {
-	if (node < c->cfg.n)
-		c->m[node].ep.pass_to = to + 1;
+	if (node >= c->cfg.n)
+		return false;
+	struct simcheck_ep_member *p = &c->m[node].ep;
+	bool again = p->pass_to == to + 1 && p->pass_epoch == epoch && p->pass_seq == seq;
+	p->pass_to = to + 1;
+	p->pass_epoch = epoch;
+	p->pass_seq = seq;
+	return again;
 }
 
 bool simcheck_passing_to(const struct simcheck *c, uint32_t node, uint32_t to)
@@ -91,4 +98,57 @@ void simcheck_query_sent(struct simcheck *c, uint32_t node, uint64_t nonce,
 	q->query_nonce = nonce;
 	q->query_first = q->query_last = now;
 	q->query_resends = 0;
+}
+
+/* §4.3: a STALE ack drops the sender's copy of the epoch it names. One
+ * naming an older hop, from a member that knows nothing newer than the
+ * token now passed, leaves that token where it is: KEPT says the member
+ * still has a token after the step, or passed it on in it. */
+void simcheck_stale_ack_old(struct simcheck *c, uint32_t node, uint32_t token_epoch,
+			    uint32_t ack_epoch, uint32_t known_epoch, bool kept)
+{
+	if (node >= c->cfg.n || ack_epoch == token_epoch || known_epoch > token_epoch || kept)
+		return;
+	simcheck_fail(c, "stale", "n%u dropped its token of epoch %" PRIu32 " for a STALE ack "
+		      "of its older pass in epoch %" PRIu32 " (known_epoch %" PRIu32 ", §4.3)",
+		      node, token_epoch, ack_epoch, known_epoch);
+}
+
+/* §5.1: the token is heard every heartbeat_ms. A member that took it with
+ * QUIET_US of quiet owes a heartbeat HEARTBEAT_US after the last one; */
+void simcheck_hb_took(struct simcheck *c, uint32_t node, uint64_t quiet_us,
+		      uint64_t heartbeat_us)
+{
+	if (node >= c->cfg.n)
+		return;
+	uint64_t base = quiet_us < c->now ? c->now - quiet_us : 0;
+	c->m[node].ep.hb_due = base + heartbeat_us;
+}
+
+/* each heartbeat it sends puts the next one HEARTBEAT_US later; */
+void simcheck_hb_sent(struct simcheck *c, uint32_t node, uint64_t heartbeat_us)
+{
+	if (node < c->cfg.n)
+		c->m[node].ep.hb_due = c->now + heartbeat_us;
+}
+
+/* A pause (GEN, the caller's count of them, moved on) ends what was owed. */
+void simcheck_hb_paused(struct simcheck *c, uint32_t node, uint32_t gen)
+{
+	if (node < c->cfg.n && c->m[node].ep.pause_gen != gen) {
+		c->m[node].ep.pause_gen = gen;
+		c->m[node].ep.hb_due = 0;
+	}
+}
+
+/* and a member retransmitting its pass (its successor may be gone) speaks
+ * for the token: a retransmission when a heartbeat is due comes with one
+ * (HEARTBEAT: the step sent one). */
+void simcheck_hb_retransmit(struct simcheck *c, uint32_t node, bool heartbeat)
+{
+	if (node >= c->cfg.n || heartbeat || !c->m[node].ep.hb_due || c->now < c->m[node].ep.hb_due)
+		return;
+	simcheck_fail(c, "heartbeat", "n%u retransmitted its pass %.3f ms after its heartbeat "
+		      "was due, and sent none (§5.1)", node,
+		      (double)(c->now - c->m[node].ep.hb_due) / 1e3);
 }

@@ -447,6 +447,39 @@ static void test_query_resends_back_off_and_queries_keep_apart(void)
 	expect_fail_with("query", "one a loss timeout");
 }
 
+static void test_a_stale_ack_of_an_older_pass_dropping_the_token_fails_stale(void)
+{
+	fresh(3, true, false);
+	simcheck_stale_ack_old(&chk, 0, 770, 770, 1027, false); /* its own pass: dropped */
+	simcheck_stale_ack_old(&chk, 0, 770, 513, 1027, false); /* a newer epoch: dropped */
+	simcheck_stale_ack_old(&chk, 0, 770, 513, 770, true);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_stale_ack_old(&chk, 0, 770, 513, 770, false);
+	expect_fail_with("stale", "older pass in epoch 513");
+}
+
+static void test_a_retransmission_without_the_heartbeat_due_fails_heartbeat(void)
+{
+	fresh(3, true, false);
+	chk.now = 100000;
+	simcheck_hb_took(&chk, 0, 30000, 50000); /* due at 120 ms */
+	chk.now = 110000;
+	simcheck_hb_retransmit(&chk, 0, false); /* not yet due */
+	chk.now = 130000;
+	simcheck_hb_retransmit(&chk, 0, true);
+	simcheck_hb_sent(&chk, 0, 50000);       /* due at 180 ms */
+	chk.now = 170000;
+	simcheck_hb_retransmit(&chk, 0, false);
+	simcheck_hb_paused(&chk, 0, 1);          /* a pause: nothing owed */
+	chk.now = 250000;
+	simcheck_hb_retransmit(&chk, 0, false);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_hb_sent(&chk, 0, 50000);
+	chk.now = 310000;
+	simcheck_hb_retransmit(&chk, 0, false);
+	expect_fail_with("heartbeat", "10.000 ms after its heartbeat was due");
+}
+
 /* ---- simcheck_restart.c ---- */
 
 /* n0 of 3 starts on an empty disk (it needs 2 answers) and queries with nonce 7. */
@@ -573,6 +606,10 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a stale token acked unflagged fails stale", test_a_stale_token_acked_unflagged_fails_stale},
 	{"query resends back off, and queries keep apart",
 	 test_query_resends_back_off_and_queries_keep_apart},
+	{"a STALE ack of an older pass dropping the token fails stale",
+	 test_a_stale_ack_of_an_older_pass_dropping_the_token_fails_stale},
+	{"a retransmission without the heartbeat due fails heartbeat",
+	 test_a_retransmission_without_the_heartbeat_due_fails_heartbeat},
 	{"a proof with too few answers fails restart",
 	 test_a_proof_with_too_few_answers_fails_restart},
 	{"tokens against the floors fail restart", test_tokens_against_the_floors_fail_restart},
