@@ -1254,6 +1254,33 @@ static bool update_logged(const struct ring_update *up, enum ring_log_event log,
 	return false;
 }
 
+/* Whether datagram M carries epoch E in any of its fields: an epoch a step
+ * persists that its datagram does not carry is one the member minted. */
+static bool msg_carries(const struct ring_msg *m, uint32_t e)
+{
+	switch (m->type) {
+	case RING_MSG_TOKEN:
+		return m->u.token.epoch == e;
+	case RING_MSG_TOKEN_ACK:
+		return m->u.token_ack.epoch == e || m->u.token_ack.known_epoch == e;
+	case RING_MSG_HEARTBEAT:
+		return m->u.heartbeat.epoch == e;
+	case RING_MSG_ELECTION:
+		return m->u.election.max_epoch == e;
+	case RING_MSG_JOIN:
+		return m->u.join.epoch == e || m->u.join.refused.epoch == e;
+	case RING_MSG_LEAVE:
+		return m->u.leave.epoch == e || m->u.leave.accepted.epoch == e ||
+		       m->u.leave.refused.epoch == e;
+	case RING_MSG_EPOCH_REPLY:
+		return m->u.epoch_reply.epoch == e;
+	case RING_MSG_WANT:
+		return m->u.want.epoch == e;
+	default:
+		return false;
+	}
+}
+
 /* The restart proof's model (simcheck_restart.c) fed one step of member I:
  * its queries and elections, and what it did with the answer or the token
  * IT brought (BEFORE: its status before the step, NULL if none). */
@@ -1266,6 +1293,9 @@ static void judge_restart(struct sim_run *run, uint32_t i, const struct simnet_i
 	struct simcheck_answer ans = {false, false, 0};
 	for (size_t k = 0; k < up->n; k++) {
 		const struct ring_action *a = &up->action[k];
+		if (a->type == RING_ACTION_PERSIST && before)
+			simcheck_restart_persist(&run->chk, i, a->u.persist.epoch, before->epoch,
+						 got && msg_carries(&in, a->u.persist.epoch));
 		if (a->type != RING_ACTION_SEND ||
 		    ring_wire_decode(a->u.send.buf, a->u.send.len, &m) < 0)
 			continue;
@@ -2005,6 +2035,27 @@ static void plan_network(struct sim_run *run)
 }
 
 /* Chooses the ring, its timings, its clients and its faults from the seed. */
+/* An old ring (issue 28): a quarter of the runs of the classes that lose
+ * disks begin with every member's disk holding an epoch of one generation
+ * more than a jump (§4.2) above 0, as if the ring had minted 2^16
+ * generations before. A member restarting on a lost disk then hears only
+ * epochs beyond its reach, and must climb to the ring's on two answers that
+ * vouch for it (one on a keyed ring of two, §5.3), then catch up. From a
+ * stream of its own, so that the rest of the run draws as it would. */
+static void plan_old_ring(struct sim_run *run)
+{
+	if (run->cls != SIM_CLASS_DISK && run->cls != SIM_CLASS_MIXED)
+		return;
+	struct simnet_rng rng;
+	simnet_rng_seed(&rng, run->seed, "old-ring");
+	if (!simnet_rng_chance(&rng, 0.25))
+		return;
+	uint32_t gen = 0x10001u + (uint32_t)simnet_rng_below(&rng, 0x10000u);
+	for (uint32_t i = 0; i < run->cl.n; i++)
+		disk_write(&run->nodes[i], gen << 8 | i);
+	trace(run, "  an old ring: every disk starts at generation %" PRIu32, gen);
+}
+
 static void plan(struct sim_run *run)
 {
 	struct simnet_rng *r = &run->cl.rng;
@@ -2117,6 +2168,8 @@ static void plan(struct sim_run *run)
 			run->clients[c].node = (uint32_t)i;
 		nd->start_at = run->contention ? 0 : simnet_rng_range(r, 0, 20 * MS);
 	}
+
+	plan_old_ring(run);
 
 	/* B = 3*loss + 2*n*ack*(retries+1) + 3*n*(cs_max + ack), in µs. */
 	uint64_t ack = L->ack_timeout_ms * MS;

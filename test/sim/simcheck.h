@@ -278,6 +278,10 @@ struct simcheck_answer {
 };
 void simcheck_restart_token(struct simcheck *c, uint32_t node, uint32_t from, uint32_t epoch,
 			    uint32_t seq, uint32_t before, const struct simcheck_answer *ans);
+/* NODE, knowing BEFORE, persisted EPOCH; CARRIED: the step's datagram
+ * carried it (an epoch learned, not minted). */
+void simcheck_restart_persist(struct simcheck *c, uint32_t node, uint32_t epoch,
+			      uint32_t before, bool carried);
 /* NODE was told to leave. */
 void simcheck_restart_leaving(struct simcheck *c, uint32_t node);
 /* NODE sent an ELECTION: its own of round ROUND (INITIATED) or another's;

@@ -159,3 +159,16 @@ void simcheck_restart_election(struct simcheck *c, uint32_t node, bool initiated
 			      r->proven_at > r->started_at ? "proof" : "start",
 			      (double)r->listen_us / 1e3);
 }
+
+/* NODE, knowing BEFORE, persisted EPOCH in a step whose datagram carried it
+ * (CARRIED) or not: one it was not told, with its own low byte, it minted,
+ * and an unproven member mints nothing (§4.2, §5.3). */
+void simcheck_restart_persist(struct simcheck *c, uint32_t node, uint32_t epoch,
+			      uint32_t before, bool carried)
+{
+	struct simcheck_rs_member *r = life(c, node);
+	if (!r || r->proven || carried || epoch <= before || (epoch & 0xffu) != node)
+		return;
+	simcheck_fail(c, "restart", "n%u minted epoch %" PRIu32 " before it was proven (§5.3)",
+		      node, epoch);
+}

@@ -560,6 +560,16 @@ static void test_elections_of_an_unproven_or_deaf_member_fail_restart(void)
 	expect_fail_with("restart", "before listening");
 }
 
+static void test_an_unproven_member_minting_fails_restart(void)
+{
+	restart_fresh();
+	simcheck_restart_persist(&chk, 0, 513, 256, true);  /* told: adopted */
+	simcheck_restart_persist(&chk, 0, 769, 513, false); /* low byte 1: not its own */
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_restart_persist(&chk, 0, 1024, 513, false);
+	expect_fail_with("restart", "minted epoch 1024 before it was proven");
+}
+
 CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a good history passes", test_good_history_passes},
 	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
@@ -615,5 +625,6 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	{"tokens against the floors fail restart", test_tokens_against_the_floors_fail_restart},
 	{"elections of an unproven or deaf member fail restart",
 	 test_elections_of_an_unproven_or_deaf_member_fail_restart},
+	{"an unproven member minting fails restart", test_an_unproven_member_minting_fails_restart},
 	CU_TEST_INFO_NULL,
 };
