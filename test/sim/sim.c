@@ -1326,6 +1326,40 @@ static void judge_restart(struct sim_run *run, uint32_t i, const struct simnet_i
 	}
 }
 
+/* A live token heard, a JOIN of its own sent, and a stale heartbeat answered
+ * (simcheck_epochs.c), in one step of member I fed datagram IT (BEFORE: its
+ * status before the step). A non-STALE ack counts as heard whatever it names:
+ * the check errs towards asking less. */
+static void judge_heard(struct sim_run *run, uint32_t i, const struct simnet_item *it,
+			const struct ring_status *before)
+{
+	const struct ring_update *up = &run->cl.upd;
+	struct ring_msg in, m;
+	bool got = it && before && ring_wire_decode(it->buf, it->len, &in) >= 0;
+	bool joined = false, own_join = false;
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		if (a->type != RING_ACTION_SEND ||
+		    ring_wire_decode(a->u.send.buf, a->u.send.len, &m) < 0 ||
+		    m.type != RING_MSG_JOIN || m.u.join.refused.epoch != 0)
+			continue;
+		own_join = true;
+		joined |= got && ring_layout_index(&run->cl.layout, a->u.send.to) == (int)it->src;
+	}
+	if (got && in.type == RING_MSG_HEARTBEAT && in.u.heartbeat.epoch < before->epoch)
+		simcheck_stale_heartbeat(&run->chk, i, before->has_token,
+					 run->cl.layout.loss_timeout_ms * MS,
+					 run->cl.layout.heartbeat_ms * MS, joined);
+	bool heard = update_logged(up, RING_LOG_TOKEN_RECV, 0, 0, false) ||
+		     update_logged(up, RING_LOG_TOKEN_REGEN, 0, 0, false) ||
+		     (got && in.type == RING_MSG_HEARTBEAT && in.u.heartbeat.epoch >= before->epoch) ||
+		     (got && in.type == RING_MSG_TOKEN_ACK && !(in.u.token_ack.flags & RING_ACK_STALE));
+	if (heard)
+		simcheck_heard(&run->chk, i);
+	if (own_join)
+		simcheck_join_sent(&run->chk, i);
+}
+
 /* Steps node I with one event and carries out what it asks. IT is the
  * datagram for DATAGRAM, CLIENT the handle for ACQUIRE and RELEASE. */
 static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type,
@@ -1339,6 +1373,7 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	judge_epochs(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	judge_restart(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	judge_heartbeats(run, i, type, type == RING_EVENT_DATAGRAM ? it : NULL);
+	judge_heard(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	if (type == RING_EVENT_LEAVE)
 		simcheck_restart_leaving(&run->chk, i);
 	note_hops(run, i, &run->cl.upd);

@@ -45,6 +45,9 @@ struct simcheck_ep_member {
 	uint32_t pass_epoch, pass_seq; /* the hop its last TOKEN carried */
 	uint64_t hb_due;      /* when it owes the next heartbeat of a token it took, 0 none */
 	uint32_t pause_gen;   /* the caller's count of its pauses, at its last step */
+	bool heard_any, joined_any;
+	uint64_t heard_at;    /* it last heard a live token */
+	uint64_t joined_at;   /* it last sent a JOIN of its own */
 };
 
 /* simcheck_restart.c's model of a member's life: the restart proof (§5.3). */
@@ -250,6 +253,14 @@ void simcheck_hb_sent(struct simcheck *c, uint32_t node, uint64_t heartbeat_us);
 void simcheck_hb_retransmit(struct simcheck *c, uint32_t node, bool heartbeat);
 /* NODE's pauses, counted by the caller, are GEN: a new one ends what was owed. */
 void simcheck_hb_paused(struct simcheck *c, uint32_t node, uint32_t gen);
+
+/* NODE heard a live token now; sent a JOIN of its own (not a refusal). */
+void simcheck_heard(struct simcheck *c, uint32_t node);
+void simcheck_join_sent(struct simcheck *c, uint32_t node);
+/* NODE got a heartbeat older than its epoch; HOLDS: it has a token; JOINED:
+ * it sent the heartbeat's sender a JOIN in that step. */
+void simcheck_stale_heartbeat(struct simcheck *c, uint32_t node, bool holds, uint64_t loss_us,
+			      uint64_t heartbeat_us, bool joined);
 
 /* NODE broadcast an EPOCH_QUERY with NONCE (now): resends back off from
  * HEARTBEAT_US to LOSS_US, and queries of one life begin LOSS_US apart. */

@@ -152,3 +152,40 @@ void simcheck_hb_retransmit(struct simcheck *c, uint32_t node, bool heartbeat)
 		      "was due, and sent none (§5.1)", node,
 		      (double)(c->now - c->m[node].ep.hb_due) / 1e3);
 }
+
+/* §5.2, §5.3: NODE heard a live token (took one, regenerated one, a heartbeat
+ * of its epoch or newer, an ack of its pass), or sent a JOIN of its own (not
+ * a refusal), which it does at most once a heartbeat_ms. */
+void simcheck_heard(struct simcheck *c, uint32_t node)
+{
+	if (node < c->cfg.n) {
+		c->m[node].ep.heard_any = true;
+		c->m[node].ep.heard_at = c->now;
+	}
+}
+
+void simcheck_join_sent(struct simcheck *c, uint32_t node)
+{
+	if (node < c->cfg.n) {
+		c->m[node].ep.joined_any = true;
+		c->m[node].ep.joined_at = c->now;
+	}
+}
+
+/* A stale heartbeat is no live token (§5.2): a member that holds none and has
+ * heard no live one for loss_timeout_ms / 2 asks the stale token's holder to
+ * take it in (§5.3), unless it sent a JOIN less than a heartbeat_ms ago or is
+ * leaving. JOINED: the step sent FROM's sender a JOIN. */
+void simcheck_stale_heartbeat(struct simcheck *c, uint32_t node, bool holds, uint64_t loss_us,
+			      uint64_t heartbeat_us, bool joined)
+{
+	if (node >= c->cfg.n || holds || joined || c->m[node].rs.leaving)
+		return;
+	const struct simcheck_ep_member *h = &c->m[node].ep;
+	if ((h->heard_any && c->now - h->heard_at < loss_us / 2) ||
+	    (h->joined_any && c->now - h->joined_at < heartbeat_us))
+		return;
+	simcheck_fail(c, "join", "n%u heard only a stale heartbeat, no live token for %.3f ms, "
+		      "and did not ask its sender to take it in (§5.2, §5.3)", node,
+		      h->heard_any ? (double)(c->now - h->heard_at) / 1e3 : -1.0);
+}

@@ -480,6 +480,25 @@ static void test_a_retransmission_without_the_heartbeat_due_fails_heartbeat(void
 	expect_fail_with("heartbeat", "10.000 ms after its heartbeat was due");
 }
 
+static void test_a_stale_heartbeat_taken_for_a_live_token_fails_join(void)
+{
+	fresh(3, true, false);
+	chk.now = 1000000;
+	simcheck_heard(&chk, 0);
+	chk.now = 1200000; /* heard 200 ms ago: within half of a 600 ms loss timeout */
+	simcheck_stale_heartbeat(&chk, 0, false, 600000, 50000, false);
+	chk.now = 1400000;
+	simcheck_stale_heartbeat(&chk, 0, true, 600000, 50000, false); /* it holds one */
+	simcheck_stale_heartbeat(&chk, 0, false, 600000, 50000, true);
+	simcheck_join_sent(&chk, 0);
+	chk.now = 1420000; /* a JOIN 20 ms ago: the next waits a heartbeat */
+	simcheck_stale_heartbeat(&chk, 0, false, 600000, 50000, false);
+	CU_ASSERT_FALSE(chk.failed);
+	chk.now = 1460000;
+	simcheck_stale_heartbeat(&chk, 0, false, 600000, 50000, false);
+	expect_fail_with("join", "did not ask its sender");
+}
+
 /* ---- simcheck_restart.c ---- */
 
 /* n0 of 3 starts on an empty disk (it needs 2 answers) and queries with nonce 7. */
@@ -620,6 +639,8 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	 test_a_stale_ack_of_an_older_pass_dropping_the_token_fails_stale},
 	{"a retransmission without the heartbeat due fails heartbeat",
 	 test_a_retransmission_without_the_heartbeat_due_fails_heartbeat},
+	{"a stale heartbeat taken for a live token fails join",
+	 test_a_stale_heartbeat_taken_for_a_live_token_fails_join},
 	{"a proof with too few answers fails restart",
 	 test_a_proof_with_too_few_answers_fails_restart},
 	{"tokens against the floors fail restart", test_tokens_against_the_floors_fail_restart},
