@@ -1167,33 +1167,43 @@ static bool update_sent(const struct ring_update *up, enum ring_msg_type type, b
 	return false;
 }
 
-/* Heartbeats owed (simcheck_epochs.c) in one step of member I fed event TYPE
- * and datagram IT: the quiet of a token it took, the heartbeats it sent,
- * its passes, and whether a timer's step retransmitted one. */
+/* Heartbeats owed and the quiet a token carries (simcheck_epochs.c) in one
+ * step of member I fed event TYPE and datagram IT (BEFORE: its status before
+ * the step), in the order of its actions: a token taken, heartbeats sent,
+ * passes (a timer's step may retransmit one), and an ack of its pass, which
+ * measures the hop's round trip. */
 static void judge_heartbeats(struct sim_run *run, uint32_t i, enum ring_event_type type,
-			     const struct simnet_item *it)
+			     const struct simnet_item *it, const struct ring_status *before)
 {
 	const struct ring_update *up = &run->cl.upd;
 	uint64_t hb = run->cl.layout.heartbeat_ms * MS;
-	bool beat = update_sent(up, RING_MSG_HEARTBEAT, true), again = false;
-	struct ring_msg m;
+	bool beat = update_sent(up, RING_MSG_HEARTBEAT, true);
+	struct ring_msg in, m;
+	bool got = it && ring_wire_decode(it->buf, it->len, &in) >= 0;
 	simcheck_hb_paused(&run->chk, i, run->nodes[i].pause_gen);
+	if (got && before && in.type == RING_MSG_TOKEN_ACK && !(in.u.token_ack.flags & RING_ACK_STALE) &&
+	    before->has_token && !before->token_held)
+		simcheck_pass_acked(&run->chk, i, it->src, in.u.token_ack.epoch, in.u.token_ack.seq);
 	for (size_t k = 0; k < up->n; k++) {
 		const struct ring_action *a = &up->action[k];
+		if (a->type == RING_ACTION_LOG && got && in.type == RING_MSG_TOKEN &&
+		    a->u.log.event == RING_LOG_TOKEN_RECV)
+			simcheck_hb_took(&run->chk, i, in.u.token.quiet_us, hb);
 		int d = a->type == RING_ACTION_SEND ? ring_layout_index(&run->cl.layout, a->u.send.to)
 						    : -1;
-		if (d >= 0 && ring_wire_decode(a->u.send.buf, a->u.send.len, &m) >= 0 &&
-		    m.type == RING_MSG_TOKEN)
-			again |= simcheck_pass_sent(&run->chk, i, (uint32_t)d, m.u.token.epoch,
-						    m.u.token.seq);
+		if (a->type != RING_ACTION_SEND ||
+		    ring_wire_decode(a->u.send.buf, a->u.send.len, &m) < 0)
+			continue;
+		if (m.type == RING_MSG_HEARTBEAT && a->u.send.to == 0)
+			simcheck_hb_sent(&run->chk, i, hb);
+		if (m.type != RING_MSG_TOKEN || d < 0)
+			continue;
+		bool timer = type == RING_EVENT_TICK;
+		if (simcheck_pass_sent(&run->chk, i, (uint32_t)d, m.u.token.epoch, m.u.token.seq,
+				       timer) && timer)
+			simcheck_hb_retransmit(&run->chk, i, beat);
+		simcheck_quiet_sent(&run->chk, i, m.u.token.quiet_us, hb);
 	}
-	if (again && type == RING_EVENT_TICK)
-		simcheck_hb_retransmit(&run->chk, i, beat);
-	if (it && ring_wire_decode(it->buf, it->len, &m) >= 0 && m.type == RING_MSG_TOKEN &&
-	    update_logged(up, RING_LOG_TOKEN_RECV, 2, m.u.token.seq, true))
-		simcheck_hb_took(&run->chk, i, m.u.token.quiet_us, hb);
-	if (beat)
-		simcheck_hb_sent(&run->chk, i, hb);
 }
 
 /* What a step was told and answered (simcheck_epochs.c): the newer epoch a
@@ -1372,7 +1382,7 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	cluster_step(&run->cl, i, &ev);
 	judge_epochs(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	judge_restart(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
-	judge_heartbeats(run, i, type, type == RING_EVENT_DATAGRAM ? it : NULL);
+	judge_heartbeats(run, i, type, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	judge_heard(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	if (type == RING_EVENT_LEAVE)
 		simcheck_restart_leaving(&run->chk, i);

@@ -43,6 +43,9 @@ struct simcheck_ep_member {
 	uint64_t query_first, query_last; /* when it was first and last sent */
 	uint32_t query_resends;
 	uint32_t pass_epoch, pass_seq; /* the hop its last TOKEN carried */
+	uint64_t pass_first_at; /* when that pass was first sent */
+	bool pass_resent;     /* an ack timeout sent it again */
+	uint64_t rtt_us;      /* the last hop round trip it could measure */
 	uint64_t hb_due;      /* when it owes the next heartbeat of a token it took, 0 none */
 	uint32_t pause_gen;   /* the caller's count of its pauses, at its last step */
 	bool heard_any, joined_any;
@@ -233,10 +236,19 @@ struct simcheck_ack {
 void simcheck_stale_token(struct simcheck *c, uint32_t node, uint32_t known, uint32_t epoch,
 			  uint32_t seq, const struct simcheck_ack *ack);
 
-/* NODE sent a TOKEN of hop EPOCH/SEQ to TO: true when its last one was the
- * same (a retransmission); whether its last one went to TO. */
+/* NODE sent a TOKEN of hop EPOCH/SEQ to TO (TIMER: in a timer's step): true
+ * when its last one was the same (a retransmission). Whether its last one
+ * went to TO. */
 bool simcheck_pass_sent(struct simcheck *c, uint32_t node, uint32_t to, uint32_t epoch,
-			uint32_t seq);
+			uint32_t seq, bool timer);
+/* NODE got a plain ack of hop EPOCH/SEQ from FROM: if it is of the pass it
+ * awaits, sent once (no TIMER resend), the hop's round trip is measured. */
+void simcheck_pass_acked(struct simcheck *c, uint32_t node, uint32_t from, uint32_t epoch,
+			 uint32_t seq);
+/* NODE passed a token carrying QUIET_US (§5.1): at most the time since its
+ * token's last heartbeat plus half its last measured round trip. */
+void simcheck_quiet_sent(struct simcheck *c, uint32_t node, uint64_t quiet_us,
+			 uint64_t heartbeat_us);
 bool simcheck_passing_to(const struct simcheck *c, uint32_t node, uint32_t to);
 
 /* NODE, passing a token of TOKEN_EPOCH, got a STALE ack of its older pass in

@@ -47,16 +47,56 @@ void simcheck_stale_token(struct simcheck *c, uint32_t node, uint32_t known, uin
 }
 
 bool simcheck_pass_sent(struct simcheck *c, uint32_t node, uint32_t to, uint32_t epoch,
-			uint32_t seq)
+			uint32_t seq, bool timer)
 {
 	if (node >= c->cfg.n)
 		return false;
 	struct simcheck_ep_member *p = &c->m[node].ep;
 	bool again = p->pass_to == to + 1 && p->pass_epoch == epoch && p->pass_seq == seq;
+	if (!again) {
+		p->pass_first_at = c->now;
+		p->pass_resent = false;
+	} else if (timer) {
+		p->pass_resent = true;
+	}
 	p->pass_to = to + 1;
 	p->pass_epoch = epoch;
 	p->pass_seq = seq;
 	return again;
+}
+
+/* §5.1: an ack of the pass a member awaits, from its successor, measures the
+ * hop's round trip, from the pass's first send, unless an ack timeout made
+ * it send the pass again: then nobody knows which copy the ack answers. */
+void simcheck_pass_acked(struct simcheck *c, uint32_t node, uint32_t from, uint32_t epoch,
+			 uint32_t seq)
+{
+	if (node >= c->cfg.n)
+		return;
+	struct simcheck_ep_member *p = &c->m[node].ep;
+	if (p->pass_to != from + 1 || p->pass_epoch != epoch || p->pass_seq != seq)
+		return;
+	if (!p->pass_resent)
+		p->rtt_us = c->now - p->pass_first_at;
+	p->pass_to = 0; /* acked: a later ack of it is a duplicate */
+}
+
+/* §5.1: the quiet a pass carries is the time since the token's last
+ * heartbeat as the member knows it (from the quiet it took the token with,
+ * or its own heartbeat) plus half its last measured hop round trip. */
+void simcheck_quiet_sent(struct simcheck *c, uint32_t node, uint64_t quiet_us,
+			 uint64_t heartbeat_us)
+{
+	if (node >= c->cfg.n || !c->m[node].ep.hb_due)
+		return;
+	const struct simcheck_ep_member *p = &c->m[node].ep;
+	uint64_t base = p->hb_due - heartbeat_us;
+	uint64_t bound = c->now - base + p->rtt_us / 2;
+	if (quiet_us > bound)
+		simcheck_fail(c, "quiet", "n%u passed the token with quiet_us %" PRIu64 ", above "
+			      "%" PRIu64 ": %.3f ms since its last heartbeat and half its measured "
+			      "round trip of %.3f ms (§5.1)", node, quiet_us, bound,
+			      (double)(c->now - base) / 1e3, (double)p->rtt_us / 1e3);
 }
 
 bool simcheck_passing_to(const struct simcheck *c, uint32_t node, uint32_t to)

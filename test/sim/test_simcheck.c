@@ -499,6 +499,29 @@ static void test_a_stale_heartbeat_taken_for_a_live_token_fails_join(void)
 	expect_fail_with("join", "did not ask its sender");
 }
 
+static void test_quiet_above_the_time_since_the_heartbeat_fails_quiet(void)
+{
+	fresh(3, true, false);
+	chk.now = 100000;
+	simcheck_hb_sent(&chk, 0, 50000);               /* its heartbeat at 100 ms */
+	simcheck_pass_sent(&chk, 0, 1, 513, 1, false);  /* first sent at 100 ms */
+	chk.now = 104000;
+	simcheck_pass_acked(&chk, 0, 1, 513, 1);        /* a round trip of 4 ms */
+	chk.now = 120000;
+	simcheck_pass_sent(&chk, 0, 2, 513, 2, false);
+	simcheck_quiet_sent(&chk, 0, 22000, 50000);     /* 20 ms + 2 ms */
+	chk.now = 150000;
+	simcheck_pass_sent(&chk, 0, 2, 513, 2, true);   /* resent by its ack timeout */
+	chk.now = 151000;
+	simcheck_pass_acked(&chk, 0, 2, 513, 2);        /* measures nothing */
+	chk.now = 160000;
+	simcheck_pass_sent(&chk, 0, 1, 513, 3, false);
+	simcheck_quiet_sent(&chk, 0, 62000, 50000);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_quiet_sent(&chk, 0, 62001, 50000);
+	expect_fail_with("quiet", "above 62000");
+}
+
 /* ---- simcheck_restart.c ---- */
 
 /* n0 of 3 starts on an empty disk (it needs 2 answers) and queries with nonce 7. */
@@ -641,6 +664,8 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	 test_a_retransmission_without_the_heartbeat_due_fails_heartbeat},
 	{"a stale heartbeat taken for a live token fails join",
 	 test_a_stale_heartbeat_taken_for_a_live_token_fails_join},
+	{"quiet above the time since the heartbeat fails quiet",
+	 test_quiet_above_the_time_since_the_heartbeat_fails_quiet},
 	{"a proof with too few answers fails restart",
 	 test_a_proof_with_too_few_answers_fails_restart},
 	{"tokens against the floors fail restart", test_tokens_against_the_floors_fail_restart},
