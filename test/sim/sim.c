@@ -1168,12 +1168,12 @@ static bool update_sent(const struct ring_update *up, enum ring_msg_type type, b
 }
 
 /* Heartbeats owed and the quiet a token carries (simcheck_epochs.c) in one
- * step of member I fed event TYPE and datagram IT (BEFORE: its status before
- * the step), in the order of its actions: a token taken, heartbeats sent,
- * passes (a timer's step may retransmit one), and an ack of its pass, which
- * measures the hop's round trip. */
-static void judge_heartbeats(struct sim_run *run, uint32_t i, enum ring_event_type type,
-			     const struct simnet_item *it, const struct ring_status *before)
+ * step of member I fed datagram IT, if any (BEFORE: its status before the
+ * step), in the order of its actions: an ack of its pass, which measures the
+ * hop's round trip; a token taken, heartbeats sent, passes (its ack timeout
+ * may resend one). */
+static void judge_heartbeats(struct sim_run *run, uint32_t i, const struct simnet_item *it,
+			     const struct ring_status *before)
 {
 	const struct ring_update *up = &run->cl.upd;
 	uint64_t hb = run->cl.layout.heartbeat_ms * MS;
@@ -1198,7 +1198,9 @@ static void judge_heartbeats(struct sim_run *run, uint32_t i, enum ring_event_ty
 			simcheck_hb_sent(&run->chk, i, hb);
 		if (m.type != RING_MSG_TOKEN || d < 0)
 			continue;
-		bool timer = type == RING_EVENT_TICK;
+		/* Every step runs the member's timers: a pass resent is its ack
+		 * timeout's, but where a LEAVE crossed it (§5.4: resent at once). */
+		bool timer = !(got && in.type == RING_MSG_LEAVE);
 		if (simcheck_pass_sent(&run->chk, i, (uint32_t)d, m.u.token.epoch, m.u.token.seq,
 				       timer) && timer)
 			simcheck_hb_retransmit(&run->chk, i, beat);
@@ -1382,7 +1384,7 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	cluster_step(&run->cl, i, &ev);
 	judge_epochs(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	judge_restart(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
-	judge_heartbeats(run, i, type, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
+	judge_heartbeats(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	judge_heard(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	if (type == RING_EVENT_LEAVE)
 		simcheck_restart_leaving(&run->chk, i);
