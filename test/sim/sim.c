@@ -1303,6 +1303,11 @@ static void judge_restart(struct sim_run *run, uint32_t i, const struct simnet_i
 	struct ring_msg in, m;
 	bool got = it && before && ring_wire_decode(it->buf, it->len, &in) >= 0;
 	struct simcheck_answer ans = {false, false, 0};
+	/* The answer first: the epoch a proof adopts is no mint. */
+	if (got && in.type == RING_MSG_EPOCH_REPLY)
+		simcheck_restart_reply(&run->chk, i, it->src, in.u.epoch_reply.nonce,
+				       in.u.epoch_reply.epoch, before->epoch,
+				       update_logged(up, RING_LOG_EPOCH_LEARNED, 2, 1, true));
 	for (size_t k = 0; k < up->n; k++) {
 		const struct ring_action *a = &up->action[k];
 		if (a->type == RING_ACTION_PERSIST && before)
@@ -1326,10 +1331,6 @@ static void judge_restart(struct sim_run *run, uint32_t i, const struct simnet_i
 			 m.u.join.refused.seq == in.u.token.seq)
 			ans = (struct simcheck_answer){false, true, m.u.join.epoch};
 	}
-	if (got && in.type == RING_MSG_EPOCH_REPLY)
-		simcheck_restart_reply(&run->chk, i, it->src, in.u.epoch_reply.nonce,
-				       in.u.epoch_reply.epoch, before->epoch,
-				       update_logged(up, RING_LOG_EPOCH_LEARNED, 2, 1, true));
 	if (got && in.type == RING_MSG_TOKEN) {
 		ans.taken = update_logged(up, RING_LOG_TOKEN_RECV, 2, in.u.token.seq, true) &&
 			    update_logged(up, RING_LOG_TOKEN_RECV, 1, in.u.token.epoch, true);
