@@ -1279,6 +1279,227 @@ static bool after_actions(struct sim_run *run, uint32_t i)
 	return false;
 }
 
+static bool update_logged(const struct ring_update *up, enum ring_log_event log, int field,
+			  uint64_t f, bool check);
+
+/* Whether update UP sends a datagram of TYPE (to all members, when ALL). */
+static bool update_sent(const struct ring_update *up, enum ring_msg_type type, bool all)
+{
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		if (a->type == RING_ACTION_SEND && (!all || a->u.send.to == 0) &&
+		    ring_wire_peek_type(a->u.send.buf, a->u.send.len) == type)
+			return true;
+	}
+	return false;
+}
+
+/* Heartbeats owed and the quiet a token carries (simcheck_epochs.c) in one
+ * step of member I fed datagram IT, if any (BEFORE: its status before the
+ * step), in the order of its actions: an ack of its pass, which measures the
+ * hop's round trip; a token taken, heartbeats sent, passes (its ack timeout
+ * may resend one). */
+static void judge_heartbeats(struct sim_run *run, uint32_t i, const struct simnet_item *it,
+			     const struct ring_status *before)
+{
+	const struct ring_update *up = &run->cl.upd;
+	uint64_t hb = run->cl.layout.heartbeat_ms * MS;
+	bool beat = update_sent(up, RING_MSG_HEARTBEAT, true);
+	struct ring_msg in, m;
+	bool got = it && ring_wire_decode(it->buf, it->len, &in) >= 0;
+	simcheck_hb_paused(&run->chk, i, run->nodes[i].pause_gen);
+	if (got && before && in.type == RING_MSG_TOKEN_ACK && !(in.u.token_ack.flags & RING_ACK_STALE) &&
+	    before->has_token && !before->token_held)
+		simcheck_pass_acked(&run->chk, i, it->src, in.u.token_ack.epoch, in.u.token_ack.seq);
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		if (a->type == RING_ACTION_LOG && got && in.type == RING_MSG_TOKEN &&
+		    a->u.log.event == RING_LOG_TOKEN_RECV)
+			simcheck_hb_took(&run->chk, i, in.u.token.quiet_us, hb);
+		int d = a->type == RING_ACTION_SEND ? ring_layout_index(&run->cl.layout, a->u.send.to)
+						    : -1;
+		if (a->type != RING_ACTION_SEND ||
+		    ring_wire_decode(a->u.send.buf, a->u.send.len, &m) < 0)
+			continue;
+		if (m.type == RING_MSG_HEARTBEAT && a->u.send.to == 0)
+			simcheck_hb_sent(&run->chk, i, hb);
+		if (m.type != RING_MSG_TOKEN || d < 0)
+			continue;
+		/* Every step runs the member's timers: a pass resent is its ack
+		 * timeout's, but where a LEAVE crossed it (§5.4: resent at once). */
+		bool timer = !(got && in.type == RING_MSG_LEAVE);
+		if (simcheck_pass_sent(&run->chk, i, (uint32_t)d, m.u.token.epoch, m.u.token.seq,
+				       timer) && timer)
+			simcheck_hb_retransmit(&run->chk, i, beat);
+		simcheck_quiet_sent(&run->chk, i, m.u.token.quiet_us, hb);
+	}
+}
+
+/* What a step was told and answered (simcheck_epochs.c): the newer epoch a
+ * heartbeat, or a STALE ack of the pass it awaits, told it; the ack of a
+ * stale token; the pace of its EPOCH_QUERYs. BEFORE is
+ * its status before the step (NULL: none, or it has left), IT the datagram
+ * the step was fed, if any. The core's decisions are judged, whatever a torn
+ * step or a slow fsync does to carrying them out. */
+static void judge_epochs(struct sim_run *run, uint32_t i, const struct simnet_item *it,
+			 const struct ring_status *before)
+{
+	const struct ring_update *up = &run->cl.upd;
+	uint32_t after = run->cl.m[i].status.epoch;
+	struct ring_msg in, m;
+	bool got = it && before && ring_wire_decode(it->buf, it->len, &in) >= 0;
+	struct simcheck_ack ack = {false, false, 0};
+	run->chk.now = run->cl.now;
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		if (a->type != RING_ACTION_SEND ||
+		    ring_wire_decode(a->u.send.buf, a->u.send.len, &m) < 0)
+			continue;
+		int d = ring_layout_index(&run->cl.layout, a->u.send.to);
+		if (m.type == RING_MSG_EPOCH_QUERY && a->u.send.to == 0)
+			simcheck_query_sent(&run->chk, i, m.u.epoch_query.nonce,
+					    run->cl.layout.heartbeat_ms * MS,
+					    run->cl.layout.loss_timeout_ms * MS);
+		else if (got && in.type == RING_MSG_TOKEN && m.type == RING_MSG_TOKEN_ACK &&
+			 d == (int)it->src && m.u.token_ack.epoch == in.u.token.epoch &&
+			 m.u.token_ack.seq == in.u.token.seq && !ack.sent)
+			ack = (struct simcheck_ack){true, m.u.token_ack.flags & RING_ACK_STALE,
+						    m.u.token_ack.known_epoch};
+	}
+	if (got && in.type == RING_MSG_HEARTBEAT)
+		simcheck_told(&run->chk, i, "a heartbeat", before->epoch, in.u.heartbeat.epoch, after);
+	else if (got && in.type == RING_MSG_TOKEN_ACK && (in.u.token_ack.flags & RING_ACK_STALE) &&
+		 before->has_token && !before->token_held &&
+		 simcheck_passing_to(&run->chk, i, it->src)) {
+		simcheck_told(&run->chk, i, "a STALE ack of its pass", before->epoch,
+			      in.u.token_ack.known_epoch, after);
+		simcheck_stale_ack_old(&run->chk, i, before->token_epoch, in.u.token_ack.epoch,
+				       in.u.token_ack.known_epoch,
+				       run->cl.m[i].status.has_token ||
+					       update_sent(up, RING_MSG_TOKEN, false));
+	} else if (got && in.type == RING_MSG_TOKEN)
+		simcheck_stale_token(&run->chk, i, before->epoch, in.u.token.epoch, in.u.token.seq,
+				     &ack);
+}
+
+/* Whether update UP logged LOG with FIELD equal to F (any F when CHECK is false). */
+static bool update_logged(const struct ring_update *up, enum ring_log_event log, int field,
+			  uint64_t f, bool check)
+{
+	for (size_t k = 0; k < up->n; k++)
+		if (up->action[k].type == RING_ACTION_LOG && up->action[k].u.log.event == log &&
+		    (!check || (uint64_t)up->action[k].u.log.field[field] == f))
+			return true;
+	return false;
+}
+
+/* Whether datagram M carries epoch E in any of its fields: an epoch a step
+ * persists that its datagram does not carry is one the member minted. */
+static bool msg_carries(const struct ring_msg *m, uint32_t e)
+{
+	switch (m->type) {
+	case RING_MSG_TOKEN:
+		return m->u.token.epoch == e;
+	case RING_MSG_TOKEN_ACK:
+		return m->u.token_ack.epoch == e || m->u.token_ack.known_epoch == e;
+	case RING_MSG_HEARTBEAT:
+		return m->u.heartbeat.epoch == e;
+	case RING_MSG_ELECTION:
+		return m->u.election.max_epoch == e;
+	case RING_MSG_JOIN:
+		return m->u.join.epoch == e || m->u.join.refused.epoch == e;
+	case RING_MSG_LEAVE:
+		return m->u.leave.epoch == e || m->u.leave.accepted.epoch == e ||
+		       m->u.leave.refused.epoch == e;
+	case RING_MSG_EPOCH_REPLY:
+		return m->u.epoch_reply.epoch == e;
+	case RING_MSG_WANT:
+		return m->u.want.epoch == e;
+	default:
+		return false;
+	}
+}
+
+/* The restart proof's model (simcheck_restart.c) fed one step of member I:
+ * its queries and elections, and what it did with the answer or the token
+ * IT brought (BEFORE: its status before the step, NULL if none). */
+static void judge_restart(struct sim_run *run, uint32_t i, const struct simnet_item *it,
+			  const struct ring_status *before)
+{
+	const struct ring_update *up = &run->cl.upd;
+	struct ring_msg in, m;
+	bool got = it && before && ring_wire_decode(it->buf, it->len, &in) >= 0;
+	struct simcheck_answer ans = {false, false, 0};
+	/* The answer first: the epoch a proof adopts is no mint. */
+	if (got && in.type == RING_MSG_EPOCH_REPLY)
+		simcheck_restart_reply(&run->chk, i, it->src, in.u.epoch_reply.nonce,
+				       in.u.epoch_reply.epoch, before->epoch,
+				       update_logged(up, RING_LOG_EPOCH_LEARNED, 2, 1, true));
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		if (a->type == RING_ACTION_PERSIST && before)
+			simcheck_restart_persist(&run->chk, i, a->u.persist.epoch, before->epoch,
+						 got && msg_carries(&in, a->u.persist.epoch));
+		if (a->type != RING_ACTION_SEND ||
+		    ring_wire_decode(a->u.send.buf, a->u.send.len, &m) < 0)
+			continue;
+		int d = ring_layout_index(&run->cl.layout, a->u.send.to);
+		if (m.type == RING_MSG_EPOCH_QUERY)
+			simcheck_restart_query(&run->chk, i, m.u.epoch_query.nonce);
+		else if (m.type == RING_MSG_ELECTION) /* SELF: it added itself */
+			simcheck_restart_election(
+				&run->chk, i, m.u.election.initiator == run->cl.m[i].id,
+				m.u.election.round,
+				ring_set_has(&m.u.election.participants, i) && got &&
+					in.type == RING_MSG_ELECTION &&
+					!ring_set_has(&in.u.election.participants, i));
+		else if (got && in.type == RING_MSG_TOKEN && m.type == RING_MSG_JOIN &&
+			 d == (int)it->src && m.u.join.refused.epoch == in.u.token.epoch &&
+			 m.u.join.refused.seq == in.u.token.seq)
+			ans = (struct simcheck_answer){false, true, m.u.join.epoch};
+	}
+	if (got && in.type == RING_MSG_TOKEN) {
+		ans.taken = update_logged(up, RING_LOG_TOKEN_RECV, 2, in.u.token.seq, true) &&
+			    update_logged(up, RING_LOG_TOKEN_RECV, 1, in.u.token.epoch, true);
+		simcheck_restart_token(&run->chk, i, it->src, in.u.token.epoch, in.u.token.seq,
+				       before->epoch, &ans);
+	}
+}
+
+/* A live token heard, a JOIN of its own sent, and a stale heartbeat answered
+ * (simcheck_epochs.c), in one step of member I fed datagram IT (BEFORE: its
+ * status before the step). A non-STALE ack counts as heard whatever it names:
+ * the check errs towards asking less. */
+static void judge_heard(struct sim_run *run, uint32_t i, const struct simnet_item *it,
+			const struct ring_status *before)
+{
+	const struct ring_update *up = &run->cl.upd;
+	struct ring_msg in, m;
+	bool got = it && before && ring_wire_decode(it->buf, it->len, &in) >= 0;
+	bool joined = false, own_join = false;
+	for (size_t k = 0; k < up->n; k++) {
+		const struct ring_action *a = &up->action[k];
+		if (a->type != RING_ACTION_SEND ||
+		    ring_wire_decode(a->u.send.buf, a->u.send.len, &m) < 0 ||
+		    m.type != RING_MSG_JOIN || m.u.join.refused.epoch != 0)
+			continue;
+		own_join = true;
+		joined |= got && ring_layout_index(&run->cl.layout, a->u.send.to) == (int)it->src;
+	}
+	if (got && in.type == RING_MSG_HEARTBEAT && in.u.heartbeat.epoch < before->epoch)
+		simcheck_stale_heartbeat(&run->chk, i, before->has_token,
+					 run->cl.layout.loss_timeout_ms * MS,
+					 run->cl.layout.heartbeat_ms * MS, joined);
+	bool heard = update_logged(up, RING_LOG_TOKEN_RECV, 0, 0, false) ||
+		     update_logged(up, RING_LOG_TOKEN_REGEN, 0, 0, false) ||
+		     (got && in.type == RING_MSG_HEARTBEAT && in.u.heartbeat.epoch >= before->epoch) ||
+		     (got && in.type == RING_MSG_TOKEN_ACK && !(in.u.token_ack.flags & RING_ACK_STALE));
+	if (heard)
+		simcheck_heard(&run->chk, i);
+	if (own_join)
+		simcheck_join_sent(&run->chk, i);
+}
+
 /* Steps node I with one event and carries out what it asks. IT is the
  * datagram for DATAGRAM, CLIENT the handle for ACQUIRE and RELEASE. */
 static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type,
@@ -1291,7 +1512,15 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	if (type == RING_EVENT_LEAVE)
 		simcheck_park_leave(&run->chk, i);
 	note_event(run, i, type == RING_EVENT_DATAGRAM ? it : NULL);
+	struct ring_status before = run->cl.m[i].status;
+	bool had = run->cl.m[i].have_status && !nd->left;
 	cluster_step(&run->cl, i, &ev);
+	judge_epochs(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
+	judge_restart(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
+	judge_heartbeats(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
+	judge_heard(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
+	if (type == RING_EVENT_LEAVE)
+		simcheck_restart_leaving(&run->chk, i);
 	note_hops(run, i, &run->cl.upd);
 	note_parks(run, i, &run->cl.upd);
 	apply_actions(run, i, &run->cl.upd, 0);
@@ -1309,6 +1538,15 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 
 /* ---- node life: start, crash, restart, pause ---- */
 
+/* The answers a start needs (PROTOCOL.md §5.3): n - n/2 others with an
+ * empty disk, n/2 with a stored epoch; under quorum = none one and none. */
+static size_t restart_needed(const struct ring_layout *L, uint32_t disk)
+{
+	if (L->quorum == RING_QUORUM_MAJORITY)
+		return disk ? L->n / 2 : L->n - L->n / 2;
+	return disk ? 0 : 1;
+}
+
 static void node_start(struct sim_run *run, uint32_t i)
 {
 	struct sim_node *nd = &run->nodes[i];
@@ -1321,6 +1559,8 @@ static void node_start(struct sim_run *run, uint32_t i)
 	simcheck_pause_start(&run->chk, i);
 	simcheck_park_start(&run->chk, i);
 	simcheck_visit_start(&run->chk, i);
+	simcheck_restart_start(&run->chk, i, nd->disk, restart_needed(&run->cl.layout, nd->disk),
+			       2 * run->cl.layout.heartbeat_ms * MS);
 	trace(run, "n%u start (epoch %" PRIu32 " on disk)", i, nd->disk);
 	node_step(run, i, RING_EVENT_START, NULL, 0);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)
@@ -1997,6 +2237,27 @@ static void plan_network(struct sim_run *run)
 }
 
 /* Chooses the ring, its timings, its clients and its faults from the seed. */
+/* An old ring (issue 28): a quarter of the runs of the classes that lose
+ * disks begin with every member's disk holding an epoch of one generation
+ * more than a jump (§4.2) above 0, as if the ring had minted 2^16
+ * generations before. A member restarting on a lost disk then hears only
+ * epochs beyond its reach, and must climb to the ring's on two answers that
+ * vouch for it (one on a keyed ring of two, §5.3), then catch up. From a
+ * stream of its own, so that the rest of the run draws as it would. */
+static void plan_old_ring(struct sim_run *run)
+{
+	if (run->cls != SIM_CLASS_DISK && run->cls != SIM_CLASS_MIXED)
+		return;
+	struct simnet_rng rng;
+	simnet_rng_seed(&rng, run->seed, "old-ring");
+	if (!simnet_rng_chance(&rng, 0.25))
+		return;
+	uint32_t gen = 0x10001u + (uint32_t)simnet_rng_below(&rng, 0x10000u);
+	for (uint32_t i = 0; i < run->cl.n; i++)
+		disk_write(&run->nodes[i], gen << 8 | i);
+	trace(run, "  an old ring: every disk starts at generation %" PRIu32, gen);
+}
+
 static void plan(struct sim_run *run)
 {
 	struct simnet_rng *r = &run->cl.rng;
@@ -2109,6 +2370,8 @@ static void plan(struct sim_run *run)
 			run->clients[c].node = (uint32_t)i;
 		nd->start_at = run->contention ? 0 : simnet_rng_range(r, 0, 20 * MS);
 	}
+
+	plan_old_ring(run);
 
 	/* B = 3*loss + 2*n*ack*(retries+1) + 3*n*(cs_max + ack), in µs. */
 	uint64_t ack = L->ack_timeout_ms * MS;

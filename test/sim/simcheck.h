@@ -36,6 +36,37 @@ struct simcheck_status {
 	bool persist_pending;
 };
 
+/* What simcheck_epochs.c keeps of a member's life. */
+struct simcheck_ep_member {
+	uint32_t pass_to;     /* ring index + 1 its last TOKEN went to, 0 none */
+	bool query_any;       /* broadcast an EPOCH_QUERY this life */
+	uint64_t query_nonce; /* the last one's nonce */
+	uint64_t query_first, query_last; /* when it was first and last sent */
+	uint32_t query_resends;
+	uint32_t pass_epoch, pass_seq; /* the hop its last TOKEN carried */
+	uint64_t pass_first_at; /* when that pass was first sent */
+	bool pass_resent;     /* an ack timeout sent it again */
+	uint64_t rtt_us;      /* the last hop round trip it could measure */
+	uint64_t hb_due;      /* when it owes the next heartbeat of a token it took, 0 none */
+	uint32_t pause_gen;   /* the caller's count of its pauses, at its last step */
+	bool heard_any, joined_any;
+	uint64_t heard_at;    /* it last heard a live token */
+	uint64_t joined_at;   /* it last sent a JOIN of its own */
+};
+
+/* simcheck_restart.c's model of a member's life: the restart proof (§5.3). */
+struct simcheck_rs_member {
+	bool lost;       /* an answer beyond reach: the model stops following */
+	bool proven, leaving, elected;
+	size_t needed;   /* answers its start query needs */
+	uint32_t start_epoch, round;
+	uint64_t first_nonce, start_nonce, last_nonce;
+	uint64_t answered, floor_known; /* bit per ring index */
+	uint32_t floor[SIMCHECK_MAX_N];  /* each member's first answer of this life */
+	uint32_t answer[SIMCHECK_MAX_N]; /* its newest answer to the start query */
+	uint64_t started_at, proven_at, listen_us;
+};
+
 struct simcheck_member {
 	bool up;
 	bool have_status;
@@ -43,6 +74,8 @@ struct simcheck_member {
 	uint32_t persisted;  /* its disk this life: the epoch it loaded, then each PERSIST */
 	uint32_t last_epoch; /* the highest epoch its status showed this life */
 	uint32_t pass_epoch, pass_seq; /* the hop its last pass carried */
+	struct simcheck_ep_member ep;  /* simcheck_epochs.c */
+	struct simcheck_rs_member rs;  /* simcheck_restart.c */
 };
 
 struct simcheck_grant {
@@ -338,5 +371,102 @@ void simcheck_visit_rejoin(struct simcheck *c, uint32_t node);
 /* The step ended: PASSING (the token passed, its ack awaited) or not;
  * GAVE_UP: it skipped its successor (§3.2). */
 void simcheck_visit_end(struct simcheck *c, uint32_t node, bool passing, bool gave_up);
+/* ---- epochs told and answered, the restart query's pace (simcheck_epochs.c) ---- */
+
+/* Whether epoch E is within §4.2's jump bound above BASE. */
+bool simcheck_within_reach(uint32_t base, uint32_t e);
+
+/* NODE knew epoch BEFORE, was told TOLD by BY (a heartbeat, a STALE ack of
+ * its pass) and knows AFTER once that step is over: a newer epoch within
+ * reach is adopted at once (§4.3). */
+void simcheck_told(struct simcheck *c, uint32_t node, const char *by, uint32_t before,
+		   uint32_t told, uint32_t after);
+
+/* The ack a member sent back in the step that got a token. */
+struct simcheck_ack {
+	bool sent, stale;
+	uint32_t known_epoch;
+};
+
+/* NODE, knowing epoch KNOWN, got the hop EPOCH/SEQ of a token and answered
+ * its sender with ACK: a stale hop is acked STALE with the newer epoch. */
+void simcheck_stale_token(struct simcheck *c, uint32_t node, uint32_t known, uint32_t epoch,
+			  uint32_t seq, const struct simcheck_ack *ack);
+
+/* NODE sent a TOKEN of hop EPOCH/SEQ to TO (TIMER: in a timer's step): true
+ * when its last one was the same (a retransmission). Whether its last one
+ * went to TO. */
+bool simcheck_pass_sent(struct simcheck *c, uint32_t node, uint32_t to, uint32_t epoch,
+			uint32_t seq, bool timer);
+/* NODE got a plain ack of hop EPOCH/SEQ from FROM: if it is of the pass it
+ * awaits, sent once (no TIMER resend), the hop's round trip is measured. */
+void simcheck_pass_acked(struct simcheck *c, uint32_t node, uint32_t from, uint32_t epoch,
+			 uint32_t seq);
+/* NODE passed a token carrying QUIET_US (§5.1): at most the time since its
+ * token's last heartbeat plus half its last measured round trip. */
+void simcheck_quiet_sent(struct simcheck *c, uint32_t node, uint64_t quiet_us,
+			 uint64_t heartbeat_us);
+bool simcheck_passing_to(const struct simcheck *c, uint32_t node, uint32_t to);
+
+/* NODE, passing a token of TOKEN_EPOCH, got a STALE ack of its older pass in
+ * ACK_EPOCH naming KNOWN_EPOCH: KEPT, it still has a token or passed it on. */
+void simcheck_stale_ack_old(struct simcheck *c, uint32_t node, uint32_t token_epoch,
+			    uint32_t ack_epoch, uint32_t known_epoch, bool kept);
+
+/* Heartbeats (§5.1): NODE took a token with QUIET_US of quiet, sent a
+ * heartbeat, or retransmitted its pass in a timer's step (HEARTBEAT: with
+ * one in that step; one is owed once HEARTBEAT_US have passed). */
+void simcheck_hb_took(struct simcheck *c, uint32_t node, uint64_t quiet_us,
+		      uint64_t heartbeat_us);
+void simcheck_hb_sent(struct simcheck *c, uint32_t node, uint64_t heartbeat_us);
+void simcheck_hb_retransmit(struct simcheck *c, uint32_t node, bool heartbeat);
+/* NODE's pauses, counted by the caller, are GEN: a new one ends what was owed. */
+void simcheck_hb_paused(struct simcheck *c, uint32_t node, uint32_t gen);
+
+/* NODE heard a live token now; sent a JOIN of its own (not a refusal). */
+void simcheck_heard(struct simcheck *c, uint32_t node);
+void simcheck_join_sent(struct simcheck *c, uint32_t node);
+/* NODE got a heartbeat older than its epoch; HOLDS: it has a token; JOINED:
+ * it sent the heartbeat's sender a JOIN in that step. */
+void simcheck_stale_heartbeat(struct simcheck *c, uint32_t node, bool holds, uint64_t loss_us,
+			      uint64_t heartbeat_us, bool joined);
+
+/* NODE broadcast an EPOCH_QUERY with NONCE (now): resends back off from
+ * HEARTBEAT_US to LOSS_US, and queries of one life begin LOSS_US apart. */
+void simcheck_query_sent(struct simcheck *c, uint32_t node, uint64_t nonce,
+			 uint64_t heartbeat_us, uint64_t loss_us);
+
+/* ---- the restart proof as a model of each life (simcheck_restart.c) ---- */
+
+/* NODE starts with DISK_EPOCH; its start query needs NEEDED answers; it
+ * listens LISTEN_US (2 x heartbeat_ms) before any election. After
+ * simcheck_start. */
+void simcheck_restart_start(struct simcheck *c, uint32_t node, uint32_t disk_epoch,
+			    size_t needed, uint64_t listen_us);
+/* NODE sent an EPOCH_QUERY with NONCE (broadcast or to one member). */
+void simcheck_restart_query(struct simcheck *c, uint32_t node, uint64_t nonce);
+/* NODE, knowing BEFORE, got FROM's EPOCH_REPLY; PROVEN_NOW: that step
+ * settled its start query (it logged epoch_learned at start). */
+void simcheck_restart_reply(struct simcheck *c, uint32_t node, uint32_t from, uint64_t nonce,
+			    uint32_t epoch, uint32_t before, bool proven_now);
+
+/* What a member did with a token hop in the step that got it. */
+struct simcheck_answer {
+	bool taken;             /* accepted it (token_recv) */
+	bool refused;           /* refused it by name: a JOIN naming the hop */
+	uint32_t refusal_epoch; /* that JOIN's epoch */
+};
+void simcheck_restart_token(struct simcheck *c, uint32_t node, uint32_t from, uint32_t epoch,
+			    uint32_t seq, uint32_t before, const struct simcheck_answer *ans);
+/* NODE, knowing BEFORE, persisted EPOCH; CARRIED: the step's datagram
+ * carried it (an epoch learned, not minted). */
+void simcheck_restart_persist(struct simcheck *c, uint32_t node, uint32_t epoch,
+			      uint32_t before, bool carried);
+/* NODE was told to leave. */
+void simcheck_restart_leaving(struct simcheck *c, uint32_t node);
+/* NODE sent an ELECTION: its own of round ROUND (INITIATED) or another's;
+ * SELF: naming itself a participant. */
+void simcheck_restart_election(struct simcheck *c, uint32_t node, bool initiated,
+			       uint32_t round, bool self);
 
 #endif

@@ -628,6 +628,229 @@ static void test_a_grant_under_an_old_token_of_a_wake_up_batch_fails(void)
 	expect_fail_with("pause", "tokens last");
 }
 
+/* ---- simcheck_epochs.c ---- */
+
+static void test_a_newer_epoch_told_and_not_adopted_fails_adopt(void)
+{
+	fresh(3, true, false);
+	simcheck_told(&chk, 1, "a heartbeat", 256, 513, 513);
+	simcheck_told(&chk, 1, "a heartbeat", 513, 256, 513);  /* older: nothing to learn */
+	/* beyond the jump bound: refused, so nothing learned */
+	simcheck_told(&chk, 1, "a heartbeat", 256, (0x10002u << 8) | 1, 256);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_told(&chk, 1, "a STALE ack of its pass", 513, 770, 513);
+	expect_fail_with("adopt", "told 770");
+}
+
+static void test_a_stale_token_acked_unflagged_fails_stale(void)
+{
+	fresh(3, true, false);
+	struct simcheck_ack good = {true, true, 770}, plain = {true, false, 770};
+	simcheck_stale_token(&chk, 0, 770, 513, 4, &good);
+	simcheck_stale_token(&chk, 0, 770, 770, 4, &plain); /* current: a plain ack is right */
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_stale_token(&chk, 0, 770, 513, 5, &plain);
+	expect_fail_with("stale", "unflagged");
+	fresh(3, true, false);
+	struct simcheck_ack none = {false, false, 0}, low = {true, true, 513};
+	simcheck_stale_token(&chk, 0, 770, 513, 5, &low);
+	expect_fail_with("stale", "known_epoch 513");
+	fresh(3, true, false);
+	simcheck_stale_token(&chk, 0, 770, 513, 5, &none);
+	expect_fail_with("stale", "sent no ack");
+}
+
+/* Queries of n0 with heartbeat 50 ms and loss timeout 300 ms. */
+static void query_at(uint64_t ms, uint64_t nonce)
+{
+	chk.now = ms * 1000;
+	simcheck_query_sent(&chk, 0, nonce, 50000, 300000);
+}
+
+static void test_query_resends_back_off_and_queries_keep_apart(void)
+{
+	fresh(3, true, false);
+	uint64_t at[] = {0, 50, 150, 350, 650, 950, 2000};
+	for (size_t k = 0; k < sizeof at / sizeof at[0]; k++)
+		query_at(at[k], 1);
+	query_at(2300, 2); /* a catch-up, a loss timeout after the last began */
+	simcheck_start(&chk, 0, 0);
+	query_at(2310, 3); /* a new life starts afresh */
+	CU_ASSERT_FALSE(chk.failed);
+	query_at(2360, 3);
+	query_at(2400, 3); /* 40 ms: the backoff asked for 100 */
+	expect_fail_with("query", "before its backoff");
+	fresh(3, true, false);
+	query_at(0, 1);
+	query_at(200, 2);
+	expect_fail_with("query", "one a loss timeout");
+}
+
+static void test_a_stale_ack_of_an_older_pass_dropping_the_token_fails_stale(void)
+{
+	fresh(3, true, false);
+	simcheck_stale_ack_old(&chk, 0, 770, 770, 1027, false); /* its own pass: dropped */
+	simcheck_stale_ack_old(&chk, 0, 770, 513, 1027, false); /* a newer epoch: dropped */
+	simcheck_stale_ack_old(&chk, 0, 770, 513, 770, true);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_stale_ack_old(&chk, 0, 770, 513, 770, false);
+	expect_fail_with("stale", "older pass in epoch 513");
+}
+
+static void test_a_retransmission_without_the_heartbeat_due_fails_heartbeat(void)
+{
+	fresh(3, true, false);
+	chk.now = 100000;
+	simcheck_hb_took(&chk, 0, 30000, 50000); /* due at 120 ms */
+	chk.now = 110000;
+	simcheck_hb_retransmit(&chk, 0, false); /* not yet due */
+	chk.now = 130000;
+	simcheck_hb_retransmit(&chk, 0, true);
+	simcheck_hb_sent(&chk, 0, 50000);       /* due at 180 ms */
+	chk.now = 170000;
+	simcheck_hb_retransmit(&chk, 0, false);
+	simcheck_hb_paused(&chk, 0, 1);          /* a pause: nothing owed */
+	chk.now = 250000;
+	simcheck_hb_retransmit(&chk, 0, false);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_hb_sent(&chk, 0, 50000);
+	chk.now = 310000;
+	simcheck_hb_retransmit(&chk, 0, false);
+	expect_fail_with("heartbeat", "10.000 ms after its heartbeat was due");
+}
+
+static void test_a_stale_heartbeat_taken_for_a_live_token_fails_join(void)
+{
+	fresh(3, true, false);
+	chk.now = 1000000;
+	simcheck_heard(&chk, 0);
+	chk.now = 1200000; /* heard 200 ms ago: within half of a 600 ms loss timeout */
+	simcheck_stale_heartbeat(&chk, 0, false, 600000, 50000, false);
+	chk.now = 1400000;
+	simcheck_stale_heartbeat(&chk, 0, true, 600000, 50000, false); /* it holds one */
+	simcheck_stale_heartbeat(&chk, 0, false, 600000, 50000, true);
+	simcheck_join_sent(&chk, 0);
+	chk.now = 1420000; /* a JOIN 20 ms ago: the next waits a heartbeat */
+	simcheck_stale_heartbeat(&chk, 0, false, 600000, 50000, false);
+	CU_ASSERT_FALSE(chk.failed);
+	chk.now = 1460000;
+	simcheck_stale_heartbeat(&chk, 0, false, 600000, 50000, false);
+	expect_fail_with("join", "did not ask its sender");
+}
+
+static void test_quiet_above_the_time_since_the_heartbeat_fails_quiet(void)
+{
+	fresh(3, true, false);
+	chk.now = 100000;
+	simcheck_hb_sent(&chk, 0, 50000);               /* its heartbeat at 100 ms */
+	simcheck_pass_sent(&chk, 0, 1, 513, 1, false);  /* first sent at 100 ms */
+	chk.now = 104000;
+	simcheck_pass_acked(&chk, 0, 1, 513, 1);        /* a round trip of 4 ms */
+	chk.now = 120000;
+	simcheck_pass_sent(&chk, 0, 2, 513, 2, false);
+	simcheck_quiet_sent(&chk, 0, 22000, 50000);     /* 20 ms + 2 ms */
+	chk.now = 150000;
+	simcheck_pass_sent(&chk, 0, 2, 513, 2, true);   /* resent by its ack timeout */
+	chk.now = 151000;
+	simcheck_pass_acked(&chk, 0, 2, 513, 2);        /* measures nothing */
+	chk.now = 160000;
+	simcheck_pass_sent(&chk, 0, 1, 513, 3, false);
+	simcheck_quiet_sent(&chk, 0, 62000, 50000);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_quiet_sent(&chk, 0, 62001, 50000);
+	expect_fail_with("quiet", "above 62000");
+}
+
+/* ---- simcheck_restart.c ---- */
+
+/* n0 of 3 starts on an empty disk (it needs 2 answers) and queries with nonce 7. */
+static void restart_fresh(void)
+{
+	fresh(3, true, false);
+	chk.now = 1000;
+	simcheck_restart_start(&chk, 0, 0, 2, 100000);
+	simcheck_restart_query(&chk, 0, 7);
+}
+
+static void test_a_proof_with_too_few_answers_fails_restart(void)
+{
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	simcheck_restart_reply(&chk, 0, 2, 7, 513, 0, true);
+	CU_ASSERT_FALSE(chk.failed);
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, true);
+	expect_fail_with("restart", "was proven with 1 of the 2");
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 6, 256, 0, true); /* a previous life's nonce */
+	expect_fail_with("restart", "not to a query of this life");
+}
+
+static void test_tokens_against_the_floors_fail_restart(void)
+{
+	struct simcheck_answer took = {true, false, 0}, refused = {false, true, 513};
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	simcheck_restart_reply(&chk, 0, 2, 7, 513, 0, true); /* start epoch 513 */
+	simcheck_restart_token(&chk, 0, 1, 513, 3, 0, &refused);
+	simcheck_restart_token(&chk, 0, 1, 770, 1, 513, &took);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_restart_token(&chk, 0, 2, 513, 4, 0, &took);
+	expect_fail_with("restart", "at or below max(start epoch 513");
+	restart_fresh(); /* n1 answers again, higher: its newest answer is the one adopted */
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	simcheck_restart_reply(&chk, 0, 1, 7, 770, 0, false);
+	simcheck_restart_reply(&chk, 0, 2, 7, 256, 0, true);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_restart_token(&chk, 0, 2, 513, 4, 0, &took);
+	expect_fail_with("restart", "at or below max(start epoch 770");
+	restart_fresh();
+	simcheck_restart_token(&chk, 0, 1, 256, 2, 0, &took);
+	expect_fail_with("restart", "has not answered");
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	simcheck_restart_token(&chk, 0, 1, 513, 2, 0, &refused);
+	expect_fail_with("restart", "refused hop 513/2 from n1, above");
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	struct simcheck_answer low = {false, true, 0};
+	simcheck_restart_token(&chk, 0, 1, 256, 2, 0, &low);
+	expect_fail_with("restart", "says epoch 0, below");
+}
+
+static void test_elections_of_an_unproven_or_deaf_member_fail_restart(void)
+{
+	restart_fresh();
+	simcheck_restart_election(&chk, 0, false, 9, false); /* carried, not named */
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_restart_election(&chk, 0, false, 9, true);
+	expect_fail_with("restart", "took part in an election before it was proven");
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	chk.now = 5000;
+	simcheck_restart_reply(&chk, 0, 2, 7, 256, 0, true);
+	chk.now = 5000 + 100000;
+	simcheck_restart_election(&chk, 0, true, 1, true);
+	CU_ASSERT_FALSE(chk.failed);
+	restart_fresh();
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
+	chk.now = 5000;
+	simcheck_restart_reply(&chk, 0, 2, 7, 256, 0, true);
+	chk.now = 5000 + 40000;
+	simcheck_restart_election(&chk, 0, true, 1, true);
+	expect_fail_with("restart", "before listening");
+}
+
+static void test_an_unproven_member_minting_fails_restart(void)
+{
+	restart_fresh();
+	simcheck_restart_persist(&chk, 0, 513, 256, true);  /* told: adopted */
+	simcheck_restart_persist(&chk, 0, 769, 513, false); /* low byte 1: not its own */
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_restart_persist(&chk, 0, 1024, 513, false);
+	expect_fail_with("restart", "minted epoch 1024 before it was proven");
+}
+
 CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a good history passes", test_good_history_passes},
 	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
@@ -685,5 +908,24 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	 test_a_grant_under_an_old_token_of_a_wake_up_batch_fails},
 	{"one token after settling passes, and none fails",
 	 test_one_token_after_settling_passes_and_none_fails},
+	{"a newer epoch told and not adopted fails adopt",
+	 test_a_newer_epoch_told_and_not_adopted_fails_adopt},
+	{"a stale token acked unflagged fails stale", test_a_stale_token_acked_unflagged_fails_stale},
+	{"query resends back off, and queries keep apart",
+	 test_query_resends_back_off_and_queries_keep_apart},
+	{"a STALE ack of an older pass dropping the token fails stale",
+	 test_a_stale_ack_of_an_older_pass_dropping_the_token_fails_stale},
+	{"a retransmission without the heartbeat due fails heartbeat",
+	 test_a_retransmission_without_the_heartbeat_due_fails_heartbeat},
+	{"a stale heartbeat taken for a live token fails join",
+	 test_a_stale_heartbeat_taken_for_a_live_token_fails_join},
+	{"quiet above the time since the heartbeat fails quiet",
+	 test_quiet_above_the_time_since_the_heartbeat_fails_quiet},
+	{"a proof with too few answers fails restart",
+	 test_a_proof_with_too_few_answers_fails_restart},
+	{"tokens against the floors fail restart", test_tokens_against_the_floors_fail_restart},
+	{"elections of an unproven or deaf member fail restart",
+	 test_elections_of_an_unproven_or_deaf_member_fail_restart},
+	{"an unproven member minting fails restart", test_an_unproven_member_minting_fails_restart},
 	CU_TEST_INFO_NULL,
 };
