@@ -270,6 +270,7 @@ struct sim_run {
 
 	/* the invariants (simcheck.c) */
 	struct simcheck chk;
+	struct simcheck_memb memb; /* membership and hand-over (simcheck_members.c) */
 	/* the fenced resource: its own rule, on its own numbers */
 	uint64_t res_high;
 	bool res_any;
@@ -644,6 +645,7 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 		fail(run, "client", "n%u granted c%u which is not waiting", i, c);
 		return;
 	}
+	simcheck_memb_grant(&run->chk, &run->memb, i);
 	size_t gid = simcheck_grant(&run->chk, i, c, a->u.grant.fence, a->u.grant.epoch,
 				    run->cl.m[i].status.epoch);
 	if (gid == SIZE_MAX)
@@ -911,6 +913,70 @@ static void aim_fire(struct sim_run *run, uint32_t i, enum aim_kind kind)
 	}
 }
 
+/* ---- what the membership checks are fed (simcheck_members.c) ---- */
+
+static uint64_t alive_mask(const struct ring_set *s, size_t n)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < n && i < 64; i++)
+		if (ring_set_has(s, i))
+			m |= 1ull << i;
+	return m;
+}
+
+/* Member I is fed IT (a datagram from IT->src), or another event when IT is NULL. */
+static void memb_on_recv(struct sim_run *run, uint32_t i, const struct simnet_item *it)
+{
+	struct simcheck_memb *b = &run->memb;
+	struct ring_msg m;
+	run->chk.now = run->cl.now;
+	if (!it || ring_wire_decode(it->buf, it->len, &m) < 0) {
+		simcheck_memb_step(b, i, run->cl.now, -1, false);
+		return;
+	}
+	simcheck_memb_step(b, i, run->cl.now, (int)it->src, m.type == RING_MSG_LEAVE);
+	if (m.type == RING_MSG_JOIN)
+		simcheck_memb_recv_join(&run->chk, b, i, it->src, m.u.join.epoch,
+					m.u.join.refused.epoch, m.u.join.refused.seq);
+	else if (m.type == RING_MSG_LEAVE)
+		simcheck_memb_recv_leave(&run->chk, b, i, it->src, m.u.leave.epoch,
+					 m.u.leave.accepted.epoch, m.u.leave.accepted.seq,
+					 m.u.leave.refused.epoch, m.u.leave.refused.seq);
+	else if (m.type == RING_MSG_TOKEN_ACK)
+		simcheck_memb_recv_ack(&run->chk, b, i, it->src, m.u.token_ack.epoch,
+				       m.u.token_ack.seq, m.u.token_ack.known_epoch);
+}
+
+/* Member I sent BUF to DST (-1: to all). */
+static void memb_on_send(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf,
+			 uint16_t len)
+{
+	struct simcheck_memb *b = &run->memb;
+	struct ring_msg m;
+	if (ring_wire_decode(buf, len, &m) < 0)
+		return;
+	run->chk.now = run->cl.now;
+	if (m.type == RING_MSG_TOKEN && dst >= 0)
+		simcheck_memb_send_token(&run->chk, b, i, (uint32_t)dst, m.u.token.epoch,
+					 m.u.token.seq, alive_mask(&m.u.token.alive, run->cl.n));
+	else if (m.type == RING_MSG_HEARTBEAT)
+		simcheck_memb_send_heartbeat(&run->chk, b, i, m.u.heartbeat.epoch,
+					     alive_mask(&m.u.heartbeat.alive, run->cl.n));
+	else if (m.type == RING_MSG_JOIN)
+		simcheck_memb_send_join(&run->chk, b, i, m.u.join.refused.epoch != 0);
+}
+
+/* The step that handled a leave request of member I is over: its clients. */
+static void memb_leave_step(struct sim_run *run, uint32_t i)
+{
+	const struct sim_node *nd = &run->nodes[i];
+	uint32_t in_cs = 0;
+	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)
+		in_cs += run->clients[c].state == CL_CS;
+	run->chk.now = run->cl.now;
+	simcheck_memb_leave_step(&run->chk, &run->memb, i, in_cs);
+}
+
 static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a)
 {
 	uint16_t to = a->u.send.to;
@@ -943,6 +1009,7 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 	for (uint32_t j = 0; j < run->cl.n; j++)
 		if (to ? j == (uint32_t)dst : j != i)
 			net_send(run, i, j, a->u.send.buf, len);
+	memb_on_send(run, i, to ? dst : -1, a->u.send.buf, len);
 	aim_at(run, i, to ? dst : -1, a->u.send.buf, len, type);
 }
 
@@ -1076,8 +1143,10 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 			check_suspicion(run, i, a);
 			if (a->u.log.event == RING_LOG_TOKEN_RECV)
 				maybe_leave_after_token(run, i);
-			if (a->u.log.event == RING_LOG_EPOCH_LEARNED && a->u.log.field[2])
+			if (a->u.log.event == RING_LOG_EPOCH_LEARNED && a->u.log.field[2]) {
 				nd->proven = true;
+				simcheck_memb_proven(&run->memb, i);
+			}
 			if (a->u.log.event == RING_LOG_TOKEN_PARK && run->cl.now >= run->t_settle)
 				run->settled_parks++;
 			break;
@@ -1109,9 +1178,11 @@ static void note_hops(struct sim_run *run, uint32_t i, const struct ring_update 
 		const struct ring_action *a = &up->action[k];
 		if (a->type != RING_ACTION_LOG)
 			continue;
-		if (a->u.log.event == RING_LOG_TOKEN_RECV)
+		if (a->u.log.event == RING_LOG_TOKEN_RECV) {
 			simcheck_token_recv(&run->chk, i, (uint32_t)a->u.log.field[1],
 					    (uint32_t)a->u.log.field[2]);
+			simcheck_memb_token_recv(&run->chk, &run->memb, i);
+		}
 		else if (a->u.log.event == RING_LOG_TOKEN_PASS)
 			simcheck_token_pass(&run->chk, i, (uint32_t)a->u.log.field[1],
 					    (uint32_t)a->u.log.field[2]);
@@ -1130,6 +1201,7 @@ static void check_status(struct sim_run *run, uint32_t i)
 				    nd->deferred != NULL};
 	run->chk.now = run->cl.now;
 	simcheck_status(&run->chk, i, &s, run->healed && run->cl.now >= run->t_settle);
+	simcheck_memb_status(&run->chk, &run->memb, i, st->has_token, st->token_held);
 }
 
 /* What a step leaves to do once its actions are carried out: a torn step
@@ -1159,6 +1231,9 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 {
 	struct sim_node *nd = &run->nodes[i];
 	struct ring_event ev = cluster_event(&run->cl, type, it, client);
+	memb_on_recv(run, i, type == RING_EVENT_DATAGRAM ? it : NULL);
+	if (type == RING_EVENT_LEAVE)
+		simcheck_memb_leave(&run->chk, &run->memb, i);
 	cluster_step(&run->cl, i, &ev);
 	note_hops(run, i, &run->cl.upd);
 	apply_actions(run, i, &run->cl.upd, 0);
@@ -1170,6 +1245,8 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	/* A step stalled in its fsync is not over: its disk is checked again
 	 * when its last actions are carried out (node_resume). */
 	check_status(run, i);
+	if (type == RING_EVENT_LEAVE)
+		memb_leave_step(run, i);
 	after_actions(run, i);
 }
 
@@ -1184,6 +1261,7 @@ static void node_start(struct sim_run *run, uint32_t i)
 	nd->life_gen++;
 	run->chk.now = run->cl.now;
 	simcheck_start(&run->chk, i, nd->disk);
+	simcheck_memb_start(&run->memb, i);
 	trace(run, "n%u start (epoch %" PRIu32 " on disk)", i, nd->disk);
 	node_step(run, i, RING_EVENT_START, NULL, 0);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)
@@ -1218,6 +1296,7 @@ static void node_crash(struct sim_run *run, uint32_t i)
 	nd->tear = nd->slow_fsync = false;
 	run->chk.now = run->cl.now;
 	simcheck_stop(&run->chk, i);
+	simcheck_memb_stop(&run->memb, i);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++) {
 		struct sim_client *cl = &run->clients[c];
 		if (cl->state == CL_CS)
@@ -1314,6 +1393,8 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 			nd->hist_n--;
 		nd->disk = older;
 	}
+	if (nd->disk != was)
+		simcheck_memb_disk_damaged(&run->memb);
 	if (nd->disk != was)
 		i2_off(run, "n%u restarted with its disk %s (epoch %" PRIu32 " -> %" PRIu32 ")", i,
 		       fate == DISK_LOST ? "lost" : fate == DISK_WILD ? "gone wild" : "rolled back",
@@ -2135,6 +2216,7 @@ static void run_free(struct sim_run *run)
 	free(run->clients);
 	cluster_free(&run->cl);
 	simcheck_free(&run->chk);
+	simcheck_memb_free(&run->memb);
 }
 
 /* One seed of one class, start to end. */
@@ -2181,6 +2263,9 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 	run->cl.on_fail = cluster_failed_hook;
 	run->cl.fail_arg = run;
 	plan(run);
+	simcheck_memb_init(&run->memb, run->cl.n, run->cl.layout.heartbeat_ms * MS,
+			   run->cl.layout.loss_timeout_ms * MS, run->cl.layout.ack_timeout_ms * MS,
+			   run->cl.layout.retries);
 	if (trace_on && !failed(run))
 		trace_plan(run);
 	uint32_t item;
