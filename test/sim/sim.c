@@ -193,7 +193,9 @@ struct sim_fault {
 	X(LEAVE, "leave")  /* the sender is told to leave, then back */ \
 	X(PAUSE, "pause")  /* the sender, over a random length */      \
 	X(DUP, "dup")      /* the datagram just sent, once more */     \
-	X(LATE, "late")    /* a copy of it, up to 3 loss timeouts late */
+	X(LATE, "late")    /* a copy of it, up to 3 loss timeouts late */ \
+	X(LEAVE_DST, "leave-receiver") /* its receiver leaves, it in flight */ \
+	X(LEAVE_STALL, "leave-stall") /* the sender leaves and stalls around its deadline */
 
 enum aim_kind {
 #define AIM_ENUM_(name, str) AIM_##name,
@@ -792,9 +794,9 @@ static uint32_t aim_kinds_of(enum sim_class cls)
 	case SIM_CLASS_PARTITION:
 		return 1u << AIM_DUP | 1u << AIM_LATE;
 	case SIM_CLASS_CRASH:
-		return 1u << AIM_CRASH | 1u << AIM_LEAVE | 1u << AIM_DUP;
+		return 1u << AIM_CRASH | 1u << AIM_LEAVE | 1u << AIM_DUP | 1u << AIM_LEAVE_DST;
 	case SIM_CLASS_PAUSE:
-		return 1u << AIM_PAUSE | 1u << AIM_DUP;
+		return 1u << AIM_PAUSE | 1u << AIM_DUP | 1u << AIM_LEAVE_STALL;
 	case SIM_CLASS_DISK:
 		return 1u << AIM_CRASH | 1u << AIM_DUP;
 	case SIM_CLASS_MIXED:
@@ -865,6 +867,7 @@ static void aim_at(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf,
 	case AIM_CRASH:
 	case AIM_LEAVE:
 	case AIM_PAUSE:
+	case AIM_LEAVE_STALL:
 		/* Right after this step, or a little later; back before T_heal,
 		 * with a majority up throughout. */
 		if (room < 25 * MS || (nodes_down(run) + 1) * 2 >= run->cl.n)
@@ -872,12 +875,50 @@ static void aim_at(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf,
 		schedule(run, run->cl.now + simnet_rng_range(&a->rng, 1, 1 * MS), EV_AIMED, i,
 			 (uint32_t)kind, run->nodes[i].life_gen);
 		break;
+	case AIM_LEAVE_DST:
+		/* The receiver is told to leave while the datagram travels, or
+		 * right after it lands: a pass to a leaver, its LEAVE crossing
+		 * the pass or naming it (§5.4). */
+		if (dst < 0 || room < 25 * MS || (nodes_down(run) + 1) * 2 >= run->cl.n ||
+		    run->nodes[dst].life != NODE_UP)
+			return;
+		schedule(run, run->cl.now + simnet_rng_range(&a->rng, 1, 2 * MS), EV_AIMED,
+			 (uint32_t)dst, AIM_LEAVE, run->nodes[dst].life_gen);
+		break;
 	case AIM_COUNT_:
 		return;
 	}
 	a->left--;
 	run->res.aimed++;
 	trace(run, "    (aimed: %s n%u, after its %s)", aim_names[kind], i, ring_msg_name(type));
+}
+
+/* The leave deadline of §5.4: a leaver that cannot hand the token on goes anyway. */
+static uint64_t leave_deadline_us(const struct sim_run *run)
+{
+	const struct ring_layout *l = &run->cl.layout;
+	return (uint64_t)run->cl.n * (l->retries + 1) * l->ack_timeout_ms * MS + 1000 * MS;
+}
+
+/* Member I is told to leave and its process stalls at once, for half its
+ * leave deadline to twice it (as room allows): it wakes before, or after,
+ * the moment it must give up its handover. Restarted after it wakes. */
+static void aim_leave_stall(struct sim_run *run, uint32_t i, uint64_t room)
+{
+	struct sim_aim *a = &run->aim;
+	uint64_t d = leave_deadline_us(run);
+	uint64_t hi = 2 * d < room - 15 * MS ? 2 * d : room - 15 * MS;
+	if (hi <= d / 2)
+		return;
+	uint64_t len = simnet_rng_range(&a->rng, d / 2, hi);
+	trace(run, "FAULT aimed leave n%u (SIGTERM), stalled %.3f ms (deadline %.3f ms)", i,
+	      (double)len / 1e3, (double)d / 1e3);
+	node_step(run, i, RING_EVENT_LEAVE, NULL, 0);
+	uint32_t gen = run->nodes[i].life_gen;
+	if (run->nodes[i].life == NODE_UP && !run->nodes[i].paused)
+		node_pause(run, i, len, "aimed, leaving");
+	schedule(run, run->cl.now + len + simnet_rng_range(&a->rng, 5 * MS, 10 * MS), EV_RESTART,
+		 i, DISK_KEPT, gen);
 }
 
 /* An aimed crash, leave or pause fires (EV_AIMED). */
@@ -906,8 +947,12 @@ static void aim_fire(struct sim_run *run, uint32_t i, enum aim_kind kind)
 	case AIM_PAUSE:
 		node_pause(run, i, back - run->cl.now, "aimed");
 		break;
+	case AIM_LEAVE_STALL:
+		aim_leave_stall(run, i, room);
+		break;
 	case AIM_DUP:
 	case AIM_LATE:
+	case AIM_LEAVE_DST:
 	case AIM_COUNT_:
 		break;
 	}
@@ -1247,6 +1292,8 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	check_status(run, i);
 	if (type == RING_EVENT_LEAVE)
 		memb_leave_step(run, i);
+	if (!nd->deferred)
+		simcheck_memb_leave_due(&run->chk, &run->memb, i, nd->left);
 	after_actions(run, i);
 }
 
@@ -2266,6 +2313,7 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 	simcheck_memb_init(&run->memb, run->cl.n, run->cl.layout.heartbeat_ms * MS,
 			   run->cl.layout.loss_timeout_ms * MS, run->cl.layout.ack_timeout_ms * MS,
 			   run->cl.layout.retries);
+	run->memb.leave_us = leave_deadline_us(run);
 	if (trace_on && !failed(run))
 		trace_plan(run);
 	uint32_t item;

@@ -219,6 +219,7 @@ struct simcheck_memb {
 	size_t n;
 	uint64_t heartbeat_us, loss_us, ack_us;
 	uint32_t retries;
+	uint64_t leave_us;        /* the leave deadline, n x (retries + 1) x ack + 1 s */
 	bool epoch_sets;          /* one alive set per epoch: off once a disk was damaged */
 	uint64_t *set_key, *set_val; /* epoch -> the alive set its hops carry */
 	size_t set_cap, set_n;
@@ -246,6 +247,10 @@ void simcheck_memb_step(struct simcheck_memb *b, uint32_t node, uint64_t now, in
 void simcheck_memb_leave(struct simcheck *c, struct simcheck_memb *b, uint32_t node);
 void simcheck_memb_leave_step(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
 			      uint32_t clients_in_cs);
+/* A step of NODE is over; LEFT: it reported LEFT in it. Past its leave
+ * deadline a leaving member goes (§5.4). */
+void simcheck_memb_leave_due(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
+			     bool left);
 void simcheck_memb_grant(struct simcheck *c, struct simcheck_memb *b, uint32_t node);
 void simcheck_memb_token_recv(struct simcheck *c, struct simcheck_memb *b, uint32_t node);
 /* What NODE received (a datagram its core was fed). A hop is epoch/seq, 0/0 none. */

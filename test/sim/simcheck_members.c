@@ -135,6 +135,17 @@ void simcheck_memb_leave_step(struct simcheck *c, struct simcheck_memb *b, uint3
 			      "(§5.4)", node, clients_in_cs);
 }
 
+void simcheck_memb_leave_due(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
+			     bool left)
+{
+	struct simcheck_memb_node *m = node_of(b, node);
+	if (m && m->leaving && !left && b->leave_us && m->step_at > m->leave_at + b->leave_us)
+		simcheck_fail(c, "leave", "n%u is still leaving %.3f ms after it was told to: past "
+			      "n x (retries + 1) x ack_timeout_ms + 1 s (%.3f ms) it goes (§5.4)",
+			      node, (double)(m->step_at - m->leave_at) / 1e3,
+			      (double)b->leave_us / 1e3);
+}
+
 void simcheck_memb_grant(struct simcheck *c, struct simcheck_memb *b, uint32_t node)
 {
 	struct simcheck_memb_node *m = node_of(b, node);
