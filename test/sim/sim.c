@@ -195,7 +195,8 @@ struct sim_fault {
 	X(DUP, "dup")      /* the datagram just sent, once more */     \
 	X(LATE, "late")    /* a copy of it, up to 3 loss timeouts late */ \
 	X(LEAVE_DST, "leave-receiver") /* its receiver leaves, it in flight */ \
-	X(LEAVE_STALL, "leave-stall") /* the sender leaves and stalls around its deadline */
+	X(LEAVE_STALL, "leave-stall") /* the sender leaves and stalls around its deadline */ \
+	X(SLOW_ACK, "slow-ack")  /* its ack is slow, it dies and is back within the retries */
 
 enum aim_kind {
 #define AIM_ENUM_(name, str) AIM_##name,
@@ -832,6 +833,40 @@ static void plan_aims(struct sim_run *run)
 	a->left = (uint32_t)simnet_rng_range(&a->rng, 1, 4);
 }
 
+/* Member I is about to send the ack BUF of a pass to DST: maybe it is slow,
+ * and I dies right after and is back while DST still resends the pass. Its
+ * new life refuses the resend by name, and the old life's ack lands about
+ * when the refusal's one ack timeout of waiting ends (§3.2: the past life
+ * may have taken the pass, its ack "merely slow"). True: the ack is taken
+ * over (its one copy queued here). */
+static bool aim_slow_ack(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf,
+			 uint16_t len)
+{
+	struct sim_aim *a = &run->aim;
+	struct ring_msg m;
+	if (!a->left || run->healed || dst < 0 || !(a->kinds >> AIM_SLOW_ACK & 1) ||
+	    !(a->types >> RING_MSG_TOKEN_ACK & 1) || ring_wire_decode(buf, len, &m) < 0 ||
+	    m.type != RING_MSG_TOKEN_ACK || (m.u.token_ack.flags & RING_ACK_STALE) ||
+	    !simnet_rng_chance(&a->rng, a->p))
+		return false;
+	uint64_t ack = run->cl.layout.ack_timeout_ms * MS;
+	uint64_t budget = run->cl.layout.retries * ack > 2 * MS ? run->cl.layout.retries * ack : 2 * MS;
+	uint64_t back = simnet_rng_range(&a->rng, 1 * MS, budget);
+	uint64_t late = back + simnet_rng_range(&a->rng, 0, 3 * ack);
+	if (run->cl.now + late + 25 * MS >= run->t_heal || (nodes_down(run) + 1) * 2 >= run->cl.n)
+		return false;
+	a->left--;
+	run->res.aimed++;
+	trace(run, "    (aimed: slow-ack n%u, its ack %.3f ms late, back in %.3f ms)", i,
+	      (double)late / 1e3, (double)back / 1e3);
+	aim_copy(run, i, (uint32_t)dst, buf, len, late);
+	i2_off(run, "n%u's ack held back %.3f ms (aimed)", i, (double)late / 1e3);
+	uint32_t gen = run->nodes[i].life_gen;
+	schedule(run, run->cl.now + 1, EV_AIMED, i, AIM_SLOW_ACK, gen);
+	schedule(run, run->cl.now + back, EV_RESTART, i, DISK_KEPT, gen + 1);
+	return true;
+}
+
 /* Member I just sent BUF (to DST, or to all when DST < 0): maybe aim at it. */
 static void aim_at(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf, uint16_t len,
 		   enum ring_msg_type type)
@@ -864,6 +899,8 @@ static void aim_at(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf,
 				aim_copy(run, i, j, buf, len, d);
 		break;
 	}
+	case AIM_SLOW_ACK:
+		return; /* taken over before it was sent (aim_slow_ack) */
 	case AIM_CRASH:
 	case AIM_LEAVE:
 	case AIM_PAUSE:
@@ -949,6 +986,10 @@ static void aim_fire(struct sim_run *run, uint32_t i, enum aim_kind kind)
 		break;
 	case AIM_LEAVE_STALL:
 		aim_leave_stall(run, i, room);
+		break;
+	case AIM_SLOW_ACK:
+		trace(run, "FAULT aimed crash n%u, its ack slow", i);
+		node_crash(run, i); /* its restart is scheduled already */
 		break;
 	case AIM_DUP:
 	case AIM_LATE:
@@ -1051,10 +1092,12 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 		trace(run, "    -> send %.*s to %s:%s", name, text, id_name(run, to, who, sizeof who),
 		      text + name);
 	}
+	memb_on_send(run, i, to ? dst : -1, a->u.send.buf, len);
+	if (type == RING_MSG_TOKEN_ACK && aim_slow_ack(run, i, to ? dst : -1, a->u.send.buf, len))
+		return;
 	for (uint32_t j = 0; j < run->cl.n; j++)
 		if (to ? j == (uint32_t)dst : j != i)
 			net_send(run, i, j, a->u.send.buf, len);
-	memb_on_send(run, i, to ? dst : -1, a->u.send.buf, len);
 	aim_at(run, i, to ? dst : -1, a->u.send.buf, len, type);
 }
 
@@ -1246,7 +1289,8 @@ static void check_status(struct sim_run *run, uint32_t i)
 				    nd->deferred != NULL};
 	run->chk.now = run->cl.now;
 	simcheck_status(&run->chk, i, &s, run->healed && run->cl.now >= run->t_settle);
-	simcheck_memb_status(&run->chk, &run->memb, i, st->has_token, st->token_held);
+	simcheck_memb_status(&run->chk, &run->memb, i, st->has_token, st->token_held,
+			     st->epoch);
 }
 
 /* What a step leaves to do once its actions are carried out: a torn step

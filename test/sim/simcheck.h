@@ -235,9 +235,10 @@ void simcheck_memb_stop(struct simcheck_memb *b, uint32_t node);
 void simcheck_memb_proven(struct simcheck_memb *b, uint32_t node);
 /* A disk lost or rolled back its state: two mints of one epoch are possible (§5.3). */
 void simcheck_memb_disk_damaged(struct simcheck_memb *b);
-/* NODE's status after a step: it has a token, held (not passing it) when HELD. */
+/* NODE's status after a step: it has a token, held (not passing it) when
+ * HELD; EPOCH, the newest it knows. */
 void simcheck_memb_status(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
-			  bool has_token, bool held);
+			  bool has_token, bool held, uint32_t epoch);
 /* NODE begins a step at NOW whose event is a datagram from FROM (-1: another
  * event), a LEAVE when LEAVE. */
 void simcheck_memb_step(struct simcheck_memb *b, uint32_t node, uint64_t now, int from,

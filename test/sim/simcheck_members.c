@@ -81,17 +81,35 @@ static void forget_pending(struct simcheck_memb_node *m)
 	memset(m->leave_heard_at, 0, sizeof m->leave_heard_at);
 }
 
+/* NODE's pass is gone from it, and it learned no newer epoch: it gave the
+ * pass up and dropped the token (it may not mint, or too few are left).
+ * Only as a give-up may (giveup_check), or at its leave deadline. */
+static void vanish_check(struct simcheck *c, struct simcheck_memb *b, uint32_t node)
+{
+	const struct simcheck_memb_node *m = &b->m[node];
+	const struct simcheck_memb_pass *p = &m->pass;
+	if (p->answered || (m->leaving && m->step_at >= m->leave_at + b->leave_us))
+		return;
+	if (p->refused_at ? m->step_at < p->refused_at + b->ack_us : p->sends < b->retries + 1)
+		simcheck_fail(c, "handover", "n%u's pass %" PRIu32 ":%" PRIu32 " to n%u is gone "
+			      "after %u sends in %.3f ms, unanswered%s, and no newer epoch came: "
+			      "only a skip or a refusal ends a pass (§3.2)", node, p->epoch, p->seq,
+			      p->to, p->sends, (double)(m->step_at - p->sent_at) / 1e3,
+			      p->refused_at ? " for an ack timeout after its refusal" : "");
+}
+
 /* The pass is followed only while its sender is passing it throughout;
  * once the token is gone from it (acked, dropped), so are the JOINs and
  * LEAVEs it had not applied to a pass: the token they applied to is gone,
  * and the next one may already say otherwise. */
 void simcheck_memb_status(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
-			  bool has_token, bool held)
+			  bool has_token, bool held, uint32_t epoch)
 {
-	(void)c;
 	struct simcheck_memb_node *m = node_of(b, node);
 	if (!m)
 		return;
+	if (m->has_token && !has_token && m->pass.epoch && epoch == m->pass.epoch)
+		vanish_check(c, b, node);
 	if ((m->has_token || m->took) && !has_token) {
 		memset(&m->pass, 0, sizeof m->pass);
 		forget_pending(m);

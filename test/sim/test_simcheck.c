@@ -518,6 +518,19 @@ static void test_a_leaver_that_accepts_grants_or_keeps_itself_fails(void)
 	simcheck_memb_leave(&chk, &mb, 0);
 	simcheck_memb_grant(&chk, &mb, 0);
 	expect_fail_with("leave", "granted");
+	/* Its deadline: 3 x 4 x 20 ms + 1 s after the leave began. */
+	memb_fresh();
+	mb.leave_us = 1240000;
+	at(0, 2000, -1, false);
+	simcheck_memb_leave(&chk, &mb, 0);
+	at(0, 1242000, -1, false);
+	simcheck_memb_leave_due(&chk, &mb, 0, false);
+	CU_ASSERT_FALSE(chk.failed);
+	at(0, 1242001, -1, false);
+	simcheck_memb_leave_due(&chk, &mb, 0, true);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_memb_leave_due(&chk, &mb, 0, false);
+	expect_fail_with("leave", "it goes");
 }
 
 /* n0 passes hop 513:1 to n1 at 1 ms and holds it while passing. */
@@ -526,7 +539,7 @@ static void passing(void)
 	memb_fresh();
 	at(0, 1000, -1, false);
 	simcheck_memb_send_token(&chk, &mb, 0, 1, 513, 1, 0x7);
-	simcheck_memb_status(&chk, &mb, 0, true, false);
+	simcheck_memb_status(&chk, &mb, 0, true, false, 513);
 }
 
 /* n0 resends its pass at each ack timeout, K times. */
@@ -651,12 +664,32 @@ static void test_a_pass_that_ignores_a_join_or_leave_fails_membership(void)
 	simcheck_memb_send_token(&chk, &mb, 0, 1, 770, 1, 0x7);
 	at(0, 4000, 1, true);
 	simcheck_memb_recv_leave(&chk, &mb, 0, 1, 770, 770, 1, 0, 0);
-	simcheck_memb_status(&chk, &mb, 0, false, false);
+	simcheck_memb_status(&chk, &mb, 0, false, false, 770);
 	at(0, 1300000, -1, false);
 	simcheck_memb_token_recv(&chk, &mb, 0);
 	simcheck_memb_send_token(&chk, &mb, 0, 2, 1026, 1, 0x7);
 	CU_ASSERT_FALSE(chk.failed);
 	simcheck_memb_free(&mb);
+}
+
+static void test_a_pass_dropped_unanswered_fails_handover(void)
+{
+	passing();
+	at(0, 21000, 1, true);
+	simcheck_memb_recv_leave(&chk, &mb, 0, 1, 513, 0, 0, 0, 0); /* crossed the pass */
+	simcheck_memb_status(&chk, &mb, 0, false, false, 513);
+	expect_fail_with("handover", "only a skip or a refusal ends a pass");
+	/* Retries spent, or a newer epoch learned: a skip that dropped the
+	 * token (too few left), or a token made stale. */
+	passing();
+	resends(3);
+	at(0, 81000, -1, false);
+	simcheck_memb_status(&chk, &mb, 0, false, false, 513);
+	CU_ASSERT_FALSE(chk.failed);
+	passing();
+	at(0, 3000, 2, false);
+	simcheck_memb_status(&chk, &mb, 0, false, false, 770);
+	CU_ASSERT_FALSE(chk.failed);
 }
 
 CU_TestInfo ring_test_simcheck_members_tests[] = {
@@ -671,6 +704,7 @@ CU_TestInfo ring_test_simcheck_members_tests[] = {
 	 test_a_pass_given_up_though_answered_fails_handover},
 	{"a take-back too soon or without the refuser fails handover",
 	 test_a_take_back_too_soon_or_without_the_refuser_fails_handover},
+	{"a pass dropped unanswered fails handover", test_a_pass_dropped_unanswered_fails_handover},
 	{"a pass that ignores a JOIN or LEAVE fails membership",
 	 test_a_pass_that_ignores_a_join_or_leave_fails_membership},
 	CU_TEST_INFO_NULL,
