@@ -38,7 +38,8 @@
 	X(trace, DIR)        \
 	X(logview, DIR)      \
 	X(auth, DIR)         \
-	X(simcheck, NONE)
+	X(simcheck, NONE)    \
+	X(simcheck_members, NONE)
 
 /* What HOOKS makes of a suite: its declarations and its init and cleanup. */
 #define RING_SUITE_HOOKS_NONE(name)

@@ -194,7 +194,10 @@ struct sim_fault {
 	X(PAUSE, "pause")  /* the sender, over a random length */      \
 	X(DUP, "dup")      /* the datagram just sent, once more */     \
 	X(LATE, "late")    /* a copy of it, up to 3 loss timeouts late */ \
-	X(HOLD, "hold")    /* its receiver, a token in flight to it, below the pause detector */
+	X(HOLD, "hold")    /* its receiver, a token in flight to it, below the pause detector */ \
+	X(LEAVE_DST, "leave-receiver") /* its receiver leaves, it in flight */ \
+	X(LEAVE_STALL, "leave-stall") /* the sender leaves and stalls around its deadline */ \
+	X(SLOW_ACK, "slow-ack")  /* its ack is slow, it dies and is back within the retries */
 
 enum aim_kind {
 #define AIM_ENUM_(name, str) AIM_##name,
@@ -271,6 +274,7 @@ struct sim_run {
 
 	/* the invariants (simcheck.c) */
 	struct simcheck chk;
+	struct simcheck_memb memb; /* membership and hand-over (simcheck_members.c) */
 	/* the fenced resource: its own rule, on its own numbers */
 	uint64_t res_high;
 	bool res_any;
@@ -646,6 +650,7 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 		return;
 	}
 	simcheck_pause_grant(&run->chk, i, a->u.grant.epoch);
+	simcheck_memb_grant(&run->chk, &run->memb, i);
 	size_t gid = simcheck_grant(&run->chk, i, c, a->u.grant.fence, a->u.grant.epoch,
 				    run->cl.m[i].status.epoch);
 	if (gid == SIZE_MAX)
@@ -792,9 +797,9 @@ static uint32_t aim_kinds_of(enum sim_class cls)
 	case SIM_CLASS_PARTITION:
 		return 1u << AIM_DUP | 1u << AIM_LATE;
 	case SIM_CLASS_CRASH:
-		return 1u << AIM_CRASH | 1u << AIM_LEAVE | 1u << AIM_DUP;
+		return 1u << AIM_CRASH | 1u << AIM_LEAVE | 1u << AIM_DUP | 1u << AIM_LEAVE_DST;
 	case SIM_CLASS_PAUSE:
-		return 1u << AIM_PAUSE | 1u << AIM_DUP | 1u << AIM_HOLD;
+		return 1u << AIM_PAUSE | 1u << AIM_DUP | 1u << AIM_HOLD | 1u << AIM_LEAVE_STALL;
 	case SIM_CLASS_DISK:
 		return 1u << AIM_CRASH | 1u << AIM_DUP;
 	case SIM_CLASS_MIXED:
@@ -849,6 +854,40 @@ static bool aim_hold(struct sim_run *run, enum ring_msg_type type, int dst, uint
 	return true;
 }
 
+/* Member I is about to send the ack BUF of a pass to DST: maybe it is slow,
+ * and I dies right after and is back while DST still resends the pass. Its
+ * new life refuses the resend by name, and the old life's ack lands about
+ * when the refusal's one ack timeout of waiting ends (§3.2: the past life
+ * may have taken the pass, its ack "merely slow"). True: the ack is taken
+ * over (its one copy queued here). */
+static bool aim_slow_ack(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf,
+			 uint16_t len)
+{
+	struct sim_aim *a = &run->aim;
+	struct ring_msg m;
+	if (!a->left || run->healed || dst < 0 || !(a->kinds >> AIM_SLOW_ACK & 1) ||
+	    !(a->types >> RING_MSG_TOKEN_ACK & 1) || ring_wire_decode(buf, len, &m) < 0 ||
+	    m.type != RING_MSG_TOKEN_ACK || (m.u.token_ack.flags & RING_ACK_STALE) ||
+	    !simnet_rng_chance(&a->rng, a->p))
+		return false;
+	uint64_t ack = run->cl.layout.ack_timeout_ms * MS;
+	uint64_t budget = run->cl.layout.retries * ack > 2 * MS ? run->cl.layout.retries * ack : 2 * MS;
+	uint64_t back = simnet_rng_range(&a->rng, 1 * MS, budget);
+	uint64_t late = back + simnet_rng_range(&a->rng, 0, 3 * ack);
+	if (run->cl.now + late + 25 * MS >= run->t_heal || (nodes_down(run) + 1) * 2 >= run->cl.n)
+		return false;
+	a->left--;
+	run->res.aimed++;
+	trace(run, "    (aimed: slow-ack n%u, its ack %.3f ms late, back in %.3f ms)", i,
+	      (double)late / 1e3, (double)back / 1e3);
+	aim_copy(run, i, (uint32_t)dst, buf, len, late);
+	i2_off(run, "n%u's ack held back %.3f ms (aimed)", i, (double)late / 1e3);
+	uint32_t gen = run->nodes[i].life_gen;
+	schedule(run, run->cl.now + 1, EV_AIMED, i, AIM_SLOW_ACK, gen);
+	schedule(run, run->cl.now + back, EV_RESTART, i, DISK_KEPT, gen + 1);
+	return true;
+}
+
 /* Member I just sent BUF (to DST, or to all when DST < 0): maybe aim at it. */
 static void aim_at(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf, uint16_t len,
 		   enum ring_msg_type type)
@@ -885,9 +924,12 @@ static void aim_at(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf,
 		if (!aim_hold(run, type, dst, room))
 			return;
 		break;
+	case AIM_SLOW_ACK:
+		return; /* taken over before it was sent (aim_slow_ack) */
 	case AIM_CRASH:
 	case AIM_LEAVE:
 	case AIM_PAUSE:
+	case AIM_LEAVE_STALL:
 		/* Right after this step, or a little later; back before T_heal,
 		 * with a majority up throughout. */
 		if (room < 25 * MS || (nodes_down(run) + 1) * 2 >= run->cl.n)
@@ -895,12 +937,50 @@ static void aim_at(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf,
 		schedule(run, run->cl.now + simnet_rng_range(&a->rng, 1, 1 * MS), EV_AIMED, i,
 			 (uint32_t)kind, run->nodes[i].life_gen);
 		break;
+	case AIM_LEAVE_DST:
+		/* The receiver is told to leave while the datagram travels, or
+		 * right after it lands: a pass to a leaver, its LEAVE crossing
+		 * the pass or naming it (§5.4). */
+		if (dst < 0 || room < 25 * MS || (nodes_down(run) + 1) * 2 >= run->cl.n ||
+		    run->nodes[dst].life != NODE_UP)
+			return;
+		schedule(run, run->cl.now + simnet_rng_range(&a->rng, 1, 2 * MS), EV_AIMED,
+			 (uint32_t)dst, AIM_LEAVE, run->nodes[dst].life_gen);
+		break;
 	case AIM_COUNT_:
 		return;
 	}
 	a->left--;
 	run->res.aimed++;
 	trace(run, "    (aimed: %s n%u, after its %s)", aim_names[kind], i, ring_msg_name(type));
+}
+
+/* The leave deadline of §5.4: a leaver that cannot hand the token on goes anyway. */
+static uint64_t leave_deadline_us(const struct sim_run *run)
+{
+	const struct ring_layout *l = &run->cl.layout;
+	return (uint64_t)run->cl.n * (l->retries + 1) * l->ack_timeout_ms * MS + 1000 * MS;
+}
+
+/* Member I is told to leave and its process stalls at once, for half its
+ * leave deadline to twice it (as room allows): it wakes before, or after,
+ * the moment it must give up its handover. Restarted after it wakes. */
+static void aim_leave_stall(struct sim_run *run, uint32_t i, uint64_t room)
+{
+	struct sim_aim *a = &run->aim;
+	uint64_t d = leave_deadline_us(run);
+	uint64_t hi = 2 * d < room - 15 * MS ? 2 * d : room - 15 * MS;
+	if (hi <= d / 2)
+		return;
+	uint64_t len = simnet_rng_range(&a->rng, d / 2, hi);
+	trace(run, "FAULT aimed leave n%u (SIGTERM), stalled %.3f ms (deadline %.3f ms)", i,
+	      (double)len / 1e3, (double)d / 1e3);
+	node_step(run, i, RING_EVENT_LEAVE, NULL, 0);
+	uint32_t gen = run->nodes[i].life_gen;
+	if (run->nodes[i].life == NODE_UP && !run->nodes[i].paused)
+		node_pause(run, i, len, "aimed, leaving");
+	schedule(run, run->cl.now + len + simnet_rng_range(&a->rng, 5 * MS, 10 * MS), EV_RESTART,
+		 i, DISK_KEPT, gen);
 }
 
 /* An aimed crash, leave or pause fires (EV_AIMED). */
@@ -929,12 +1009,84 @@ static void aim_fire(struct sim_run *run, uint32_t i, enum aim_kind kind)
 	case AIM_PAUSE:
 		node_pause(run, i, back - run->cl.now, "aimed");
 		break;
+	case AIM_LEAVE_STALL:
+		aim_leave_stall(run, i, room);
+		break;
+	case AIM_SLOW_ACK:
+		trace(run, "FAULT aimed crash n%u, its ack slow", i);
+		node_crash(run, i); /* its restart is scheduled already */
+		break;
 	case AIM_DUP:
 	case AIM_LATE:
 	case AIM_HOLD:
+	case AIM_LEAVE_DST:
 	case AIM_COUNT_:
 		break;
 	}
+}
+
+/* ---- what the membership checks are fed (simcheck_members.c) ---- */
+
+static uint64_t alive_mask(const struct ring_set *s, size_t n)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < n && i < 64; i++)
+		if (ring_set_has(s, i))
+			m |= 1ull << i;
+	return m;
+}
+
+/* Member I is fed IT (a datagram from IT->src), or another event when IT is NULL. */
+static void memb_on_recv(struct sim_run *run, uint32_t i, const struct simnet_item *it)
+{
+	struct simcheck_memb *b = &run->memb;
+	struct ring_msg m;
+	run->chk.now = run->cl.now;
+	if (!it || ring_wire_decode(it->buf, it->len, &m) < 0) {
+		simcheck_memb_step(b, i, run->cl.now, -1, false);
+		return;
+	}
+	simcheck_memb_step(b, i, run->cl.now, (int)it->src, m.type == RING_MSG_LEAVE);
+	if (m.type == RING_MSG_JOIN)
+		simcheck_memb_recv_join(&run->chk, b, i, it->src, m.u.join.epoch,
+					m.u.join.refused.epoch, m.u.join.refused.seq);
+	else if (m.type == RING_MSG_LEAVE)
+		simcheck_memb_recv_leave(&run->chk, b, i, it->src, m.u.leave.epoch,
+					 m.u.leave.accepted.epoch, m.u.leave.accepted.seq,
+					 m.u.leave.refused.epoch, m.u.leave.refused.seq);
+	else if (m.type == RING_MSG_TOKEN_ACK)
+		simcheck_memb_recv_ack(&run->chk, b, i, it->src, m.u.token_ack.epoch,
+				       m.u.token_ack.seq, m.u.token_ack.known_epoch);
+}
+
+/* Member I sent BUF to DST (-1: to all). */
+static void memb_on_send(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf,
+			 uint16_t len)
+{
+	struct simcheck_memb *b = &run->memb;
+	struct ring_msg m;
+	if (ring_wire_decode(buf, len, &m) < 0)
+		return;
+	run->chk.now = run->cl.now;
+	if (m.type == RING_MSG_TOKEN && dst >= 0)
+		simcheck_memb_send_token(&run->chk, b, i, (uint32_t)dst, m.u.token.epoch,
+					 m.u.token.seq, alive_mask(&m.u.token.alive, run->cl.n));
+	else if (m.type == RING_MSG_HEARTBEAT)
+		simcheck_memb_send_heartbeat(&run->chk, b, i, m.u.heartbeat.epoch,
+					     alive_mask(&m.u.heartbeat.alive, run->cl.n));
+	else if (m.type == RING_MSG_JOIN)
+		simcheck_memb_send_join(&run->chk, b, i, m.u.join.refused.epoch != 0);
+}
+
+/* The step that handled a leave request of member I is over: its clients. */
+static void memb_leave_step(struct sim_run *run, uint32_t i)
+{
+	const struct sim_node *nd = &run->nodes[i];
+	uint32_t in_cs = 0;
+	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)
+		in_cs += run->clients[c].state == CL_CS;
+	run->chk.now = run->cl.now;
+	simcheck_memb_leave_step(&run->chk, &run->memb, i, in_cs);
 }
 
 static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a)
@@ -966,6 +1118,9 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 		trace(run, "    -> send %.*s to %s:%s", name, text, id_name(run, to, who, sizeof who),
 		      text + name);
 	}
+	memb_on_send(run, i, to ? dst : -1, a->u.send.buf, len);
+	if (type == RING_MSG_TOKEN_ACK && aim_slow_ack(run, i, to ? dst : -1, a->u.send.buf, len))
+		return;
 	for (uint32_t j = 0; j < run->cl.n; j++)
 		if (to ? j == (uint32_t)dst : j != i)
 			net_send(run, i, j, a->u.send.buf, len);
@@ -1102,8 +1257,10 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 			check_suspicion(run, i, a);
 			if (a->u.log.event == RING_LOG_TOKEN_RECV)
 				maybe_leave_after_token(run, i);
-			if (a->u.log.event == RING_LOG_EPOCH_LEARNED && a->u.log.field[2])
+			if (a->u.log.event == RING_LOG_EPOCH_LEARNED && a->u.log.field[2]) {
 				nd->proven = true;
+				simcheck_memb_proven(&run->memb, i);
+			}
 			if (a->u.log.event == RING_LOG_TOKEN_PARK && run->cl.now >= run->t_settle)
 				run->settled_parks++;
 			break;
@@ -1135,9 +1292,11 @@ static void note_hops(struct sim_run *run, uint32_t i, const struct ring_update 
 		const struct ring_action *a = &up->action[k];
 		if (a->type != RING_ACTION_LOG)
 			continue;
-		if (a->u.log.event == RING_LOG_TOKEN_RECV)
+		if (a->u.log.event == RING_LOG_TOKEN_RECV) {
 			simcheck_token_recv(&run->chk, i, (uint32_t)a->u.log.field[1],
 					    (uint32_t)a->u.log.field[2]);
+			simcheck_memb_token_recv(&run->chk, &run->memb, i);
+		}
 		else if (a->u.log.event == RING_LOG_TOKEN_PASS)
 			simcheck_token_pass(&run->chk, i, (uint32_t)a->u.log.field[1],
 					    (uint32_t)a->u.log.field[2]);
@@ -1257,6 +1416,8 @@ static void check_status(struct sim_run *run, uint32_t i)
 				    nd->deferred != NULL};
 	run->chk.now = run->cl.now;
 	simcheck_status(&run->chk, i, &s, run->healed && run->cl.now >= run->t_settle);
+	simcheck_memb_status(&run->chk, &run->memb, i, st->has_token, st->token_held,
+			     st->epoch);
 }
 
 /* What a step leaves to do once its actions are carried out: a torn step
@@ -1514,6 +1675,9 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	note_event(run, i, type == RING_EVENT_DATAGRAM ? it : NULL);
 	struct ring_status before = run->cl.m[i].status;
 	bool had = run->cl.m[i].have_status && !nd->left;
+	memb_on_recv(run, i, type == RING_EVENT_DATAGRAM ? it : NULL);
+	if (type == RING_EVENT_LEAVE)
+		simcheck_memb_leave(&run->chk, &run->memb, i);
 	cluster_step(&run->cl, i, &ev);
 	judge_epochs(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	judge_restart(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
@@ -1533,6 +1697,10 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	/* A step stalled in its fsync is not over: its disk is checked again
 	 * when its last actions are carried out (node_resume). */
 	check_status(run, i);
+	if (type == RING_EVENT_LEAVE)
+		memb_leave_step(run, i);
+	if (!nd->deferred)
+		simcheck_memb_leave_due(&run->chk, &run->memb, i, nd->left);
 	after_actions(run, i);
 }
 
@@ -1561,6 +1729,7 @@ static void node_start(struct sim_run *run, uint32_t i)
 	simcheck_visit_start(&run->chk, i);
 	simcheck_restart_start(&run->chk, i, nd->disk, restart_needed(&run->cl.layout, nd->disk),
 			       2 * run->cl.layout.heartbeat_ms * MS);
+	simcheck_memb_start(&run->memb, i);
 	trace(run, "n%u start (epoch %" PRIu32 " on disk)", i, nd->disk);
 	node_step(run, i, RING_EVENT_START, NULL, 0);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)
@@ -1595,6 +1764,7 @@ static void node_crash(struct sim_run *run, uint32_t i)
 	nd->tear = nd->slow_fsync = false;
 	run->chk.now = run->cl.now;
 	simcheck_stop(&run->chk, i);
+	simcheck_memb_stop(&run->memb, i);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++) {
 		struct sim_client *cl = &run->clients[c];
 		if (cl->state == CL_CS)
@@ -1691,6 +1861,8 @@ static void node_restart(struct sim_run *run, uint32_t i, enum disk_fate fate)
 			nd->hist_n--;
 		nd->disk = older;
 	}
+	if (nd->disk != was)
+		simcheck_memb_disk_damaged(&run->memb);
 	if (nd->disk != was)
 		i2_off(run, "n%u restarted with its disk %s (epoch %" PRIu32 " -> %" PRIu32 ")", i,
 		       fate == DISK_LOST ? "lost" : fate == DISK_WILD ? "gone wild" : "rolled back",
@@ -2552,6 +2724,7 @@ static void run_free(struct sim_run *run)
 	free(run->clients);
 	cluster_free(&run->cl);
 	simcheck_free(&run->chk);
+	simcheck_memb_free(&run->memb);
 }
 
 /* One seed of one class, start to end. */
@@ -2601,6 +2774,10 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 	simcheck_pause_setup(&run->chk, run->cl.layout.loss_timeout_ms * MS,
 			     run->cl.layout.heartbeat_ms * MS);
 	simcheck_park_setup(&run->chk, run->cl.layout.loss_timeout_ms * MS);
+	simcheck_memb_init(&run->memb, run->cl.n, run->cl.layout.heartbeat_ms * MS,
+			   run->cl.layout.loss_timeout_ms * MS, run->cl.layout.ack_timeout_ms * MS,
+			   run->cl.layout.retries);
+	run->memb.leave_us = leave_deadline_us(run);
 	if (trace_on && !failed(run))
 		trace_plan(run);
 	uint32_t item;

@@ -468,5 +468,93 @@ void simcheck_restart_leaving(struct simcheck *c, uint32_t node);
  * SELF: naming itself a participant. */
 void simcheck_restart_election(struct simcheck *c, uint32_t node, bool initiated,
 			       uint32_t round, bool self);
+/* ---- Membership and hand-over (§3.2, §5.3, §5.4): simcheck_members.c ----
+ * Fed what members sent and received (decoded by the simulator), their
+ * leaves, hops accepted and statuses; it judges the rules a pass, a JOIN and
+ * a LEAVE obey at all times, not only on a settled ring. Alive sets are bit
+ * masks of ring indices (n <= 64). */
+
+/* The pass a member made last: the hop, to whom, and what it heard of it. */
+struct simcheck_memb_pass {
+	uint32_t epoch, seq, to; /* epoch 0: none */
+	uint32_t sends;          /* the first send and the resends at ack timeouts */
+	uint64_t sent_at;        /* its first send */
+	bool answered;           /* an ack of it from TO, or a LEAVE that accepted it */
+	bool heard;              /* a heartbeat of a newer epoch since its first send */
+	uint64_t refused_at;     /* the first refusal naming it from TO, 0: none */
+	bool refused_join;       /* that refusal was a JOIN (a restart), not a LEAVE */
+	uint32_t refused_epoch;  /* the JOIN's epoch: a take-back mints above it */
+	bool left_since;         /* a LEAVE from TO came after the refusal */
+};
+
+struct simcheck_memb_node {
+	bool up, has_token, proven, leaving;
+	bool took;               /* accepted a hop in this step */
+	uint64_t leave_at;
+	uint64_t join_last;      /* its last own JOIN this life, + 1; 0: none */
+	int step_leave_from;     /* this step's event is a LEAVE from it, or -1 */
+	uint64_t step_at;        /* when its step began: what it sends, it decided then */
+	struct simcheck_memb_pass pass;
+	/* JOINs and LEAVEs it heard and has not yet applied to a pass of its
+	 * own: when (0: none), and the lowest JOIN epoch since. */
+	uint64_t join_at[SIMCHECK_MAX_N], leave_heard_at[SIMCHECK_MAX_N];
+	uint64_t join_any[SIMCHECK_MAX_N]; /* every JOIN heard: how many may be pending */
+	uint32_t join_epoch[SIMCHECK_MAX_N];
+};
+
+struct simcheck_memb {
+	size_t n;
+	uint64_t heartbeat_us, loss_us, ack_us;
+	uint32_t retries;
+	uint64_t leave_us;        /* the leave deadline, n x (retries + 1) x ack + 1 s */
+	bool epoch_sets;          /* one alive set per epoch: off once a disk was damaged */
+	uint64_t *set_key, *set_val; /* epoch -> the alive set its hops carry */
+	size_t set_cap, set_n;
+	struct simcheck_memb_node m[SIMCHECK_MAX_N];
+};
+
+void simcheck_memb_init(struct simcheck_memb *b, size_t n, uint64_t heartbeat_us,
+			uint64_t loss_us, uint64_t ack_us, uint32_t retries);
+void simcheck_memb_free(struct simcheck_memb *b);
+void simcheck_memb_start(struct simcheck_memb *b, uint32_t node);
+void simcheck_memb_stop(struct simcheck_memb *b, uint32_t node);
+/* NODE proved its epoch this life (§5.3): it may mint, so it applies joins and leaves. */
+void simcheck_memb_proven(struct simcheck_memb *b, uint32_t node);
+/* A disk lost or rolled back its state: two mints of one epoch are possible (§5.3). */
+void simcheck_memb_disk_damaged(struct simcheck_memb *b);
+/* NODE's status after a step: it has a token, held (not passing it) when
+ * HELD; EPOCH, the newest it knows. */
+void simcheck_memb_status(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
+			  bool has_token, bool held, uint32_t epoch);
+/* NODE begins a step at NOW whose event is a datagram from FROM (-1: another
+ * event), a LEAVE when LEAVE. */
+void simcheck_memb_step(struct simcheck_memb *b, uint32_t node, uint64_t now, int from,
+			bool leave);
+/* NODE is told to leave (SIGTERM); the step that handled it left CLIENTS_IN_CS
+ * of its clients in the critical region. */
+void simcheck_memb_leave(struct simcheck *c, struct simcheck_memb *b, uint32_t node);
+void simcheck_memb_leave_step(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
+			      uint32_t clients_in_cs);
+/* A step of NODE is over; LEFT: it reported LEFT in it. Past its leave
+ * deadline a leaving member goes (§5.4). */
+void simcheck_memb_leave_due(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
+			     bool left);
+void simcheck_memb_grant(struct simcheck *c, struct simcheck_memb *b, uint32_t node);
+void simcheck_memb_token_recv(struct simcheck *c, struct simcheck_memb *b, uint32_t node);
+/* What NODE received (a datagram its core was fed). A hop is epoch/seq, 0/0 none. */
+void simcheck_memb_recv_join(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
+			     uint32_t from, uint32_t epoch, uint32_t ref_e, uint32_t ref_s);
+void simcheck_memb_recv_leave(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
+			      uint32_t from, uint32_t epoch, uint32_t acc_e, uint32_t acc_s,
+			      uint32_t ref_e, uint32_t ref_s);
+void simcheck_memb_recv_ack(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
+			    uint32_t from, uint32_t epoch, uint32_t seq, uint32_t known);
+/* What NODE sent. */
+void simcheck_memb_send_token(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
+			      uint32_t to, uint32_t epoch, uint32_t seq, uint64_t alive);
+void simcheck_memb_send_heartbeat(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
+				  uint32_t epoch, uint64_t alive);
+void simcheck_memb_send_join(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
+			     bool refusal);
 
 #endif

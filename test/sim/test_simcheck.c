@@ -929,3 +929,280 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	{"an unproven member minting fails restart", test_an_unproven_member_minting_fails_restart},
 	CU_TEST_INFO_NULL,
 };
+
+/* ---- membership and hand-over (simcheck_members.c) ---- */
+
+static struct simcheck_memb mb;
+
+/* Three members, heartbeat 50 ms, loss timeout 600 ms, ack 20 ms, 3 retries;
+ * all proven. */
+static void memb_fresh(void)
+{
+	fresh(3, true, false);
+	simcheck_memb_free(&mb);
+	simcheck_memb_init(&mb, 3, 50000, 600000, 20000, 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		simcheck_memb_start(&mb, i);
+		simcheck_memb_proven(&mb, i);
+	}
+}
+
+/* NODE steps at T (µs), fed a datagram from FROM (-1: none), a LEAVE when LEAVE. */
+static void at(uint32_t node, uint64_t t, int from, bool leave)
+{
+	chk.now = t;
+	simcheck_memb_step(&mb, node, t, from, leave);
+}
+
+static void test_joins_more_than_once_a_heartbeat_fail_liveness(void)
+{
+	memb_fresh();
+	at(2, 1000, -1, false);
+	simcheck_memb_send_join(&chk, &mb, 2, false);
+	at(2, 2000, 0, false);
+	simcheck_memb_send_join(&chk, &mb, 2, true); /* a refusal: the pass's budget */
+	at(2, 51000, -1, false);
+	simcheck_memb_send_join(&chk, &mb, 2, false);
+	CU_ASSERT_FALSE(chk.failed);
+	at(2, 60000, -1, false);
+	simcheck_memb_send_join(&chk, &mb, 2, false);
+	expect_fail_with("liveness", "asked to join again");
+}
+
+static void test_two_alive_sets_in_one_epoch_fail_membership(void)
+{
+	memb_fresh();
+	at(0, 1000, -1, false);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 513, 1, 0x7);
+	at(1, 2000, 0, false);
+	simcheck_memb_send_heartbeat(&chk, &mb, 1, 513, 0x7);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_memb_send_token(&chk, &mb, 1, 2, 513, 2, 0x6);
+	expect_fail_with("membership", "gets a new epoch");
+	/* A lost disk may mint one epoch twice (§5.3): not judged then. */
+	memb_fresh();
+	simcheck_memb_disk_damaged(&mb);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 513, 1, 0x7);
+	simcheck_memb_send_token(&chk, &mb, 1, 2, 513, 2, 0x6);
+	CU_ASSERT_FALSE(chk.failed);
+}
+
+static void test_a_leaver_that_accepts_grants_or_keeps_itself_fails(void)
+{
+	memb_fresh();
+	at(0, 1000, -1, false);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 513, 1, 0x7);
+	at(0, 2000, -1, false);
+	simcheck_memb_leave(&chk, &mb, 0);
+	simcheck_memb_leave_step(&chk, &mb, 0, 0);
+	at(0, 21000, -1, false);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 513, 1, 0x7); /* its pass before, resent */
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_memb_token_recv(&chk, &mb, 0);
+	expect_fail_with("leave", "accepted a hop");
+	memb_fresh();
+	at(0, 2000, -1, false);
+	simcheck_memb_leave(&chk, &mb, 0);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 770, 1, 0x7);
+	expect_fail_with("leave", "with itself in the alive set");
+	memb_fresh();
+	at(0, 2000, -1, false);
+	simcheck_memb_leave(&chk, &mb, 0);
+	simcheck_memb_leave_step(&chk, &mb, 0, 1);
+	expect_fail_with("leave", "revokes its grant first");
+	memb_fresh();
+	at(0, 2000, -1, false);
+	simcheck_memb_leave(&chk, &mb, 0);
+	simcheck_memb_grant(&chk, &mb, 0);
+	expect_fail_with("leave", "granted");
+	/* Its deadline: 3 x 4 x 20 ms + 1 s after the leave began. */
+	memb_fresh();
+	mb.leave_us = 1240000;
+	at(0, 2000, -1, false);
+	simcheck_memb_leave(&chk, &mb, 0);
+	at(0, 1242000, -1, false);
+	simcheck_memb_leave_due(&chk, &mb, 0, false);
+	CU_ASSERT_FALSE(chk.failed);
+	at(0, 1242001, -1, false);
+	simcheck_memb_leave_due(&chk, &mb, 0, true);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_memb_leave_due(&chk, &mb, 0, false);
+	expect_fail_with("leave", "it goes");
+}
+
+/* n0 passes hop 513:1 to n1 at 1 ms and holds it while passing. */
+static void passing(void)
+{
+	memb_fresh();
+	at(0, 1000, -1, false);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 513, 1, 0x7);
+	simcheck_memb_status(&chk, &mb, 0, true, false, 513);
+}
+
+/* n0 resends its pass at each ack timeout, K times. */
+static void resends(int k)
+{
+	for (int r = 1; r <= k; r++) {
+		at(0, 1000 + 20000 * (uint64_t)r, -1, false);
+		simcheck_memb_send_token(&chk, &mb, 0, 1, 513, 1, 0x7);
+	}
+}
+
+static void test_a_pass_given_up_early_fails_handover(void)
+{
+	passing();
+	resends(2);
+	at(0, 61000, -1, false);
+	simcheck_memb_send_heartbeat(&chk, &mb, 0, 770, 0x5);
+	simcheck_memb_send_token(&chk, &mb, 0, 2, 770, 1, 0x5);
+	expect_fail_with("handover", "a skip needs retries + 1");
+	passing();
+	resends(3);
+	at(0, 81000, -1, false);
+	simcheck_memb_send_heartbeat(&chk, &mb, 0, 770, 0x5);
+	simcheck_memb_send_token(&chk, &mb, 0, 2, 770, 1, 0x5);
+	CU_ASSERT_FALSE(chk.failed); /* a skip */
+	/* A resend on a LEAVE that crossed the pass spends no retry. */
+	passing();
+	resends(2);
+	at(0, 62000, 1, true);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 513, 1, 0x7);
+	at(0, 82000, -1, false);
+	simcheck_memb_send_heartbeat(&chk, &mb, 0, 770, 0x5);
+	simcheck_memb_send_token(&chk, &mb, 0, 2, 770, 1, 0x5);
+	expect_fail_with("handover", "a skip needs retries + 1");
+	passing();
+	resends(3);
+	at(0, 81000, -1, false);
+	simcheck_memb_send_token(&chk, &mb, 0, 2, 770, 1, 0x5);
+	expect_fail_with("handover", "without heartbeating");
+}
+
+static void test_a_pass_given_up_though_answered_fails_handover(void)
+{
+	passing();
+	at(0, 2000, 1, false);
+	simcheck_memb_recv_ack(&chk, &mb, 0, 1, 513, 1, 513);
+	resends(3);
+	at(0, 81000, -1, false);
+	simcheck_memb_send_heartbeat(&chk, &mb, 0, 770, 0x5);
+	simcheck_memb_send_token(&chk, &mb, 0, 2, 770, 1, 0x5);
+	expect_fail_with("handover", "had acked it");
+	passing();
+	at(0, 2000, 1, true);
+	simcheck_memb_recv_leave(&chk, &mb, 0, 1, 513, 513, 1, 0, 0); /* it took the pass */
+	resends(3);
+	at(0, 81000, -1, false);
+	simcheck_memb_send_heartbeat(&chk, &mb, 0, 770, 0x5);
+	simcheck_memb_send_token(&chk, &mb, 0, 2, 770, 1, 0x5);
+	expect_fail_with("handover", "said by LEAVE");
+}
+
+static void test_a_take_back_too_soon_or_without_the_refuser_fails_handover(void)
+{
+	passing();
+	at(0, 5000, 1, false);
+	simcheck_memb_recv_join(&chk, &mb, 0, 1, 513, 513, 1);
+	at(0, 15000, -1, false);
+	simcheck_memb_send_heartbeat(&chk, &mb, 0, 770, 0x7);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 770, 1, 0x7);
+	expect_fail_with("handover", "waits an ack timeout");
+	passing();
+	at(0, 5000, 1, false);
+	simcheck_memb_recv_join(&chk, &mb, 0, 1, 513, 513, 1);
+	at(0, 25000, -1, false);
+	simcheck_memb_send_heartbeat(&chk, &mb, 0, 770, 0x7);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 770, 1, 0x7);
+	CU_ASSERT_FALSE(chk.failed); /* a take-back */
+	passing();
+	at(0, 5000, 1, false);
+	simcheck_memb_recv_join(&chk, &mb, 0, 1, 513, 513, 1);
+	resends(3);
+	at(0, 81000, -1, false);
+	simcheck_memb_send_heartbeat(&chk, &mb, 0, 770, 0x5);
+	simcheck_memb_send_token(&chk, &mb, 0, 2, 770, 1, 0x5);
+	expect_fail_with("handover", "a take-back readmits");
+	passing();
+	at(0, 5000, 1, false);
+	simcheck_memb_recv_join(&chk, &mb, 0, 1, 900, 513, 1);
+	at(0, 25000, -1, false);
+	simcheck_memb_send_heartbeat(&chk, &mb, 0, 768, 0x7);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 768, 1, 0x7);
+	expect_fail_with("handover", "not above the 900");
+}
+
+static void test_a_pass_that_ignores_a_join_or_leave_fails_membership(void)
+{
+	memb_fresh();
+	at(0, 1000, 2, false);
+	simcheck_memb_recv_join(&chk, &mb, 0, 2, 513, 0, 0);
+	at(0, 2000, -1, false);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 513, 1, 0x3);
+	expect_fail_with("membership", "takes it in");
+	memb_fresh();
+	at(0, 1000, 2, false);
+	simcheck_memb_recv_join(&chk, &mb, 0, 2, 770, 0, 0);
+	at(0, 2000, -1, false);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 770, 1, 0x7);
+	expect_fail_with("membership", "not above the 770");
+	memb_fresh();
+	at(0, 1000, 2, true);
+	simcheck_memb_recv_leave(&chk, &mb, 0, 2, 513, 0, 0, 0, 0);
+	at(0, 2000, -1, false);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 770, 1, 0x7);
+	expect_fail_with("membership", "removes a leaver");
+	/* A JOIN after the LEAVE supersedes it; records expire. */
+	memb_fresh();
+	at(0, 1000, 2, true);
+	simcheck_memb_recv_leave(&chk, &mb, 0, 2, 513, 0, 0, 0, 0);
+	at(0, 2000, 2, false);
+	simcheck_memb_recv_join(&chk, &mb, 0, 2, 513, 0, 0);
+	at(0, 3000, -1, false);
+	simcheck_memb_send_token(&chk, &mb, 0, 1, 770, 1, 0x7);
+	at(0, 4000, 1, true);
+	simcheck_memb_recv_leave(&chk, &mb, 0, 1, 770, 770, 1, 0, 0);
+	simcheck_memb_status(&chk, &mb, 0, false, false, 770);
+	at(0, 1300000, -1, false);
+	simcheck_memb_token_recv(&chk, &mb, 0);
+	simcheck_memb_send_token(&chk, &mb, 0, 2, 1026, 1, 0x7);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_memb_free(&mb);
+}
+
+static void test_a_pass_dropped_unanswered_fails_handover(void)
+{
+	passing();
+	at(0, 21000, 1, true);
+	simcheck_memb_recv_leave(&chk, &mb, 0, 1, 513, 0, 0, 0, 0); /* crossed the pass */
+	simcheck_memb_status(&chk, &mb, 0, false, false, 513);
+	expect_fail_with("handover", "only a skip or a refusal ends a pass");
+	/* Retries spent, or a newer epoch learned: a skip that dropped the
+	 * token (too few left), or a token made stale. */
+	passing();
+	resends(3);
+	at(0, 81000, -1, false);
+	simcheck_memb_status(&chk, &mb, 0, false, false, 513);
+	CU_ASSERT_FALSE(chk.failed);
+	passing();
+	at(0, 3000, 2, false);
+	simcheck_memb_status(&chk, &mb, 0, false, false, 770);
+	CU_ASSERT_FALSE(chk.failed);
+}
+
+CU_TestInfo ring_test_simcheck_members_tests[] = {
+	{"JOINs more than once a heartbeat fail liveness",
+	 test_joins_more_than_once_a_heartbeat_fail_liveness},
+	{"two alive sets in one epoch fail membership",
+	 test_two_alive_sets_in_one_epoch_fail_membership},
+	{"a leaver that accepts, grants or keeps itself fails",
+	 test_a_leaver_that_accepts_grants_or_keeps_itself_fails},
+	{"a pass given up early fails handover", test_a_pass_given_up_early_fails_handover},
+	{"a pass given up though answered fails handover",
+	 test_a_pass_given_up_though_answered_fails_handover},
+	{"a take-back too soon or without the refuser fails handover",
+	 test_a_take_back_too_soon_or_without_the_refuser_fails_handover},
+	{"a pass dropped unanswered fails handover", test_a_pass_dropped_unanswered_fails_handover},
+	{"a pass that ignores a JOIN or LEAVE fails membership",
+	 test_a_pass_that_ignores_a_join_or_leave_fails_membership},
+	CU_TEST_INFO_NULL,
+};
