@@ -72,9 +72,9 @@ RINGCTL_PURE_SRC = $(filter-out $(RINGCTL_SHELL_SRC),$(RINGCTL_SRC))
 # cores on the one test cluster of test/lib/. Test headers are included by
 # folder ("lib/harness.h"), hence -Itest.
 UNIT_SRC = test/lib/unit_main.c test/lib/harness.c test/lib/tmpdir.c test/lib/cluster.c test/lib/simnet.c \
-	   test/sim/simcheck.c test/sim/test_simcheck.c \
+	   test/sim/simcheck.c test/sim/simcheck_elect.c test/sim/test_simcheck.c \
 	   $(sort $(wildcard test/core/*.c)) $(sort $(wildcard test/unit/*.c))
-SIM_SRC  = test/sim/sim.c test/lib/driver.c test/lib/cluster.c test/lib/simnet.c test/sim/simcheck.c
+SIM_SRC  = test/sim/sim.c test/lib/driver.c test/lib/cluster.c test/lib/simnet.c test/sim/simcheck.c test/sim/simcheck_elect.c
 COMPARE_SRC = test/compare/compare.c test/lib/driver.c test/lib/cluster.c test/compare/alg_central.c \
 	      test/compare/alg_ra.c test/lib/simnet.c test/compare/compare_tx.c test/compare/tx_2pc.c \
 	      test/compare/tx_3pc.c test/compare/tx_check.c test/compare/tx_nested.c test/compare/tx_fenced.c
@@ -292,7 +292,7 @@ build/fuzz/fuzz_control: test/fuzz/fuzz_control.c ring/common/control.c ring/com
 
 # The simulator under libFuzzer (test/fuzz/fuzz_sim.c): its run, driven by
 # the input's bytes, with the core's coverage as the guide.
-FUZZ_SIM_SRC = test/lib/driver.c test/lib/cluster.c test/lib/simnet.c test/sim/simcheck.c
+FUZZ_SIM_SRC = test/lib/driver.c test/lib/cluster.c test/lib/simnet.c test/sim/simcheck.c test/sim/simcheck_elect.c
 
 build/fuzz/fuzz_sim: test/fuzz/fuzz_sim.c test/sim/sim.c $(FUZZ_SIM_SRC) $(CORE_SRC)
 	@mkdir -p $(dir $@)
