@@ -929,7 +929,7 @@ static bool elect_of(const struct sim_run *run, const struct ring_msg_election *
 	int ii = ring_layout_index(&run->cl.layout, e->initiator);
 	if (ii < 0)
 		return false;
-	*out = (struct simcheck_election){(uint32_t)ii, e->round, e->max_epoch,
+	*out = (struct simcheck_election){(uint32_t)ii, e->round, e->max_epoch, e->initiator,
 					  set_mask(&e->participants, run->cl.n),
 					  (e->flags & RING_ELECTION_NO_QUORUM) != 0};
 	return true;
@@ -997,7 +997,8 @@ static void elect_feed_status(struct sim_run *run, uint32_t i)
 {
 	const struct ring_status *st = &run->cl.m[i].status;
 	struct simcheck_elect_status es = {st->epoch, st->has_token, st->token_held,
-					   st->state == RING_STATE_NO_QUORUM, st->token_epoch,
+					   st->state == RING_STATE_NO_QUORUM,
+					   st->state == RING_STATE_ELECTING, st->token_epoch,
 					   st->token_seen_ms_ago, run->nodes[i].step_at};
 	simcheck_elect_step(&run->chk, i, &es);
 }

@@ -67,6 +67,7 @@ struct simcheck_request {
 /* An election datagram, its fields in ring indices; PARTICIPANTS a mask. */
 struct simcheck_election {
 	uint32_t initiator, round, max_epoch;
+	uint32_t initiator_id; /* its member id: Chang-Roberts orders by id */
 	uint64_t participants;
 	bool no_quorum;
 };
@@ -97,6 +98,12 @@ struct simcheck_elect_member {
 	struct simcheck_election last;
 	bool have_st;             /* its status after its last step */
 	uint64_t st_at, st_seen_ms;
+	uint32_t st_epoch;
+	bool st_has_token, st_idle; /* idle: not holding, electing or without quorum */
+	bool win_any;             /* the window of the elections it carried */
+	uint64_t win_until;       /* its last carry plus an election's duration */
+	uint32_t win_best;        /* the highest initiator (by id) carried in it */
+	uint32_t win_best_idx;
 	/* The step being fed: the election it is stepping on, its acks, its
 	 * carries, and the heartbeat a regeneration owes. */
 	bool rx;
@@ -249,6 +256,7 @@ struct simcheck_elect_config {
 struct simcheck_elect_status {
 	uint32_t epoch;
 	bool has_token, token_held, no_quorum;
+	bool electing; /* its state: in an election, or in the window of one it carried */
 	uint32_t token_epoch;
 	uint64_t seen_ms; /* since it last heard a live token; UINT64_MAX: never */
 	uint64_t at_us;   /* when the status was taken: its step's time */

@@ -136,6 +136,11 @@ static void elect_start(struct simcheck *c, uint32_t node, struct simcheck_elect
 			      "n%u started an election %.3f ms after its last, sooner than"
 			      " loss_timeout_ms (%.0f ms)", node, (double)(c->now - m->start_at) / 1e3,
 			      (double)c->el.loss_us / 1e3);
+	if (!c->failed && m->win_any && c->now < m->win_until)
+		simcheck_fail(c, "election",
+			      "n%u started an election %.3f ms before the end of the one it"
+			      " carried: a carrier defers its loss timer (§6.1)", node,
+			      (double)(m->win_until - c->now) / 1e3);
 	m->started = true;
 	m->start_round = round;
 	m->start_at = c->now;
@@ -291,6 +296,53 @@ static void elect_carry_check(struct simcheck *c, uint32_t node,
 			      " no-quorum (§6.3)", node, e->initiator);
 }
 
+/* §6.1, Chang-Roberts: a member that carried a higher initiator's election
+ * carries no lower one for that election's duration, and defers its own
+ * loss timer as long. The window ends early where the core's may: the
+ * member heard or took the token (its status left the election) or learned
+ * a newer epoch. */
+static void elect_window(struct simcheck *c, uint32_t node, struct simcheck_elect_member *m,
+			 const struct simcheck_elect_status *st)
+{
+	for (uint32_t k = 0; k < m->carry_n && !c->failed; k++) {
+		uint32_t id = m->carry[k].initiator_id;
+		bool open = m->win_any && c->now < m->win_until;
+		if (open && id < m->win_best)
+			simcheck_fail(c, "election",
+				      "n%u carried n%u's election within the duration of n%u's,"
+				      " a higher initiator's it carried (§6.1)", node,
+				      m->carry[k].initiator, m->win_best_idx);
+		if (!open || id > m->win_best) {
+			m->win_best = id;
+			m->win_best_idx = m->carry[k].initiator;
+		}
+		m->win_until = c->now + c->el.timeout_us;
+		m->win_any = true;
+	}
+	if (st->has_token || !(st->electing || st->no_quorum) ||
+	    (m->have_st && st->epoch != m->st_epoch))
+		m->win_any = false;
+}
+
+/* A member that takes an election in, holds no token, has not heard one
+ * for loss_timeout / 2, has no election of its own and carried none within
+ * an election's duration (its status before the step said idle) carries it:
+ * nothing else may swallow it (§6.1, §6.2). */
+static void elect_must_carry(struct simcheck *c, uint32_t node, const struct simcheck_elect_member *m)
+{
+	if (m->leaving || !m->have_st || m->st_has_token || !m->st_idle ||
+	    (m->st_seen_ms != UINT64_MAX && m->st_seen_ms * 1000 < c->el.loss_us / 2))
+		return;
+	for (uint32_t k = 0; k < m->acks_n; k++)
+		if (m->acks[k].anew && !m->acks[k].carried) {
+			simcheck_fail(c, "election",
+				      "n%u took in n%u's election round %" PRIu32 ", idle and deaf to"
+				      " the token, and neither carried nor ended it (§6.1)", node,
+				      m->acks[k].init, m->acks[k].round);
+			return;
+		}
+}
+
 void simcheck_elect_step(struct simcheck *c, uint32_t node, const struct simcheck_elect_status *st)
 {
 	struct simcheck_elect_member *m = em(c, node);
@@ -309,9 +361,16 @@ void simcheck_elect_step(struct simcheck *c, uint32_t node, const struct simchec
 			      "holder n%u kept its token of epoch %" PRIu32 " under an election"
 			      " that saw epoch %" PRIu32 " (§6.2 rule 1)", node, st->token_epoch,
 			      m->rx_max);
+	if (!c->failed)
+		elect_must_carry(c, node, m);
+	if (!c->failed)
+		elect_window(c, node, m, st);
 	m->rx = false;
 	m->acks_n = m->carry_n = 0;
 	m->have_st = true;
 	m->st_at = st->at_us;
 	m->st_seen_ms = st->seen_ms;
+	m->st_epoch = st->epoch;
+	m->st_has_token = st->has_token;
+	m->st_idle = !st->has_token && !st->electing && !st->no_quorum;
 }

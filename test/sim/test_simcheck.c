@@ -406,6 +406,7 @@ static void estep(uint32_t node, bool has, uint32_t epoch, uint64_t seen_ms, boo
 	simcheck_elect_step(&chk, node,
 			    &(struct simcheck_elect_status){.epoch = epoch, .has_token = has,
 							    .token_held = has, .no_quorum = no_quorum,
+							    .electing = !has && !no_quorum,
 							    .token_epoch = epoch, .seen_ms = seen_ms,
 							    .at_us = chk.now});
 }
@@ -413,7 +414,7 @@ static void estep(uint32_t node, bool has, uint32_t epoch, uint64_t seen_ms, boo
 /* NODE takes in INIT's ROUND and carries it on, in one step. */
 static void carry(uint32_t node, uint32_t init, uint32_t round, uint32_t max, bool noq)
 {
-	struct simcheck_election e = {init, round, max, 1ull << init | 1ull << node, noq};
+	struct simcheck_election e = {init, round, max, 100 + init, 1ull << init | 1ull << node, noq};
 	simcheck_elect_rx(&chk, node, &e);
 	simcheck_elect_acked(&chk, node, init, round);
 	simcheck_elect_sent(&chk, node, (node + 1) % (uint32_t)chk.cfg.n, &e);
@@ -490,7 +491,7 @@ static void test_a_carry_below_its_epoch_or_hiding_no_quorum_fails(void)
 /* NODE wins ROUND: its own election comes back with MAX and PARTS. */
 static void win(uint32_t node, uint32_t round, uint32_t max, uint64_t parts, uint32_t epoch)
 {
-	struct simcheck_election e = {node, round, max, parts, false};
+	struct simcheck_election e = {node, round, max, 100 + node, parts, false};
 	simcheck_elect_rx(&chk, node, &e);
 	simcheck_elect_log(&chk, node, SIMCHECK_ELECTION_WON, epoch, round,
 			   (uint32_t)__builtin_popcountll(parts));
@@ -558,7 +559,7 @@ static void test_a_token_below_quorum_or_a_holder_not_reepoching_fails(void)
 	simcheck_elect_token(&chk, 0, 2);
 	expect_fail_with("quorum", "fewer than the quorum");
 	efresh(3, 2);
-	struct simcheck_election e = {0, 5, 1024, 1, false};
+	struct simcheck_election e = {0, 5, 1024, 100, 1, false};
 	simcheck_elect_rx(&chk, 1, &e);
 	simcheck_elect_acked(&chk, 1, 0, 5);
 	estep(1, true, 1280, UINT64_MAX, false); /* re-epoched above it */
@@ -574,7 +575,7 @@ static void test_a_pause_ends_the_election_carried_before_it(void)
 	efresh(3, 2);
 	carry(1, 0, 5, 0, false);
 	estep(1, false, 0, UINT64_MAX, false);
-	struct simcheck_election e = {0, 5, 0, 3, false};
+	struct simcheck_election e = {0, 5, 0, 100, 3, false};
 	simcheck_elect_sent(&chk, 1, 2, &e); /* a retransmission */
 	CU_ASSERT_FALSE(chk.failed);
 	simcheck_elect_log(&chk, 1, SIMCHECK_PAUSE_DETECTED, 0, 0, 0);
