@@ -583,6 +583,42 @@ static void test_a_pause_ends_the_election_carried_before_it(void)
 	expect_fail_with("election", "after a pause");
 }
 
+static void test_a_lower_carry_or_an_own_start_in_a_carried_window_fails(void)
+{
+	efresh(4, 3);
+	carry(2, 1, 5, 0, false); /* n1 (id 101) */
+	estep(2, false, 0, UINT64_MAX, false);
+	chk.now += 10000;
+	carry(2, 0, 6, 0, false); /* n0 (id 100) is lower */
+	estep(2, false, 0, UINT64_MAX, false);
+	expect_fail_with("election", "a higher initiator's");
+	efresh(4, 3);
+	carry(2, 1, 5, 0, false);
+	estep(2, false, 0, UINT64_MAX, false);
+	chk.now += 10000;
+	/* heard the regenerated token: out of the election, the window ends */
+	simcheck_elect_step(&chk, 2, &(struct simcheck_elect_status){.seen_ms = 0,
+								     .at_us = chk.now});
+	estep(2, false, 0, UINT64_MAX, false);
+	chk.now += ELOSS;
+	carry(2, 0, 6, 0, false);
+	estep(2, false, 0, UINT64_MAX, false);
+	CU_ASSERT_FALSE(chk.failed);
+	chk.now += 10000;
+	simcheck_elect_log(&chk, 2, SIMCHECK_ELECTION_START, 9, 0, 0);
+	expect_fail_with("election", "defers its loss timer");
+}
+
+static void test_an_idle_member_swallowing_an_election_fails(void)
+{
+	efresh(3, 2);
+	simcheck_elect_step(&chk, 1, &(struct simcheck_elect_status){.seen_ms = UINT64_MAX,
+								     .at_us = chk.now});
+	simcheck_elect_acked(&chk, 1, 0, 5);
+	estep(1, false, 0, UINT64_MAX, false);
+	expect_fail_with("election", "neither carried nor ended");
+}
+
 CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a good history passes", test_good_history_passes},
 	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
@@ -637,5 +673,9 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	 test_a_token_below_quorum_or_a_holder_not_reepoching_fails},
 	{"a pause ends the election carried before it",
 	 test_a_pause_ends_the_election_carried_before_it},
+	{"a lower carry or an own start in a carried window fails",
+	 test_a_lower_carry_or_an_own_start_in_a_carried_window_fails},
+	{"an idle member swallowing an election fails",
+	 test_an_idle_member_swallowing_an_election_fails},
 	CU_TEST_INFO_NULL,
 };
