@@ -972,6 +972,9 @@ static void elect_feed_log(struct sim_run *run, uint32_t i, const struct ring_ac
 	case RING_LOG_PAUSE_DETECTED:
 		simcheck_elect_log(&run->chk, i, SIMCHECK_PAUSE_DETECTED, 0, 0, 0);
 		break;
+	case RING_LOG_TOKEN_RECV:
+		simcheck_elect_log(&run->chk, i, SIMCHECK_TOKEN_TAKEN, 0, 0, 0);
+		break;
 	default:
 		break;
 	}
@@ -990,6 +993,13 @@ static void elect_feed_event(struct sim_run *run, uint32_t i, enum ring_event_ty
 	    ring_wire_peek_type(it->buf, it->len) == RING_MSG_ELECTION &&
 	    ring_wire_decode(it->buf, it->len, &m) >= 0 && elect_of(run, &m.u.election, &e))
 		simcheck_elect_rx(&run->chk, i, &e);
+	if (type == RING_EVENT_DATAGRAM && it &&
+	    ring_wire_peek_type(it->buf, it->len) == RING_MSG_ELECTION_ACK &&
+	    ring_wire_decode(it->buf, it->len, &m) >= 0) {
+		int ii = ring_layout_index(&run->cl.layout, m.u.election_ack.initiator);
+		if (ii >= 0)
+			simcheck_elect_ack_rx(&run->chk, i, (uint32_t)ii, m.u.election_ack.round);
+	}
 }
 
 /* Member I's status after its step. */

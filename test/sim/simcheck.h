@@ -104,6 +104,9 @@ struct simcheck_elect_member {
 	uint64_t win_until;       /* its last carry plus an election's duration */
 	uint32_t win_best;        /* the highest initiator (by id) carried in it */
 	uint32_t win_best_idx;
+	bool took_token;          /* accepted a token in the step being fed */
+	bool pend;                /* its last carry, not yet acked: resends are no carry */
+	uint32_t pend_init, pend_round;
 	/* The step being fed: the election it is stepping on, its acks, its
 	 * carries, and the heartbeat a regeneration owes. */
 	bool rx;
@@ -263,7 +266,7 @@ struct simcheck_elect_status {
 };
 
 enum simcheck_elog { SIMCHECK_ELECTION_START, SIMCHECK_ELECTION_WON, SIMCHECK_TOKEN_REGEN,
-		     SIMCHECK_PAUSE_DETECTED };
+		     SIMCHECK_PAUSE_DETECTED, SIMCHECK_TOKEN_TAKEN };
 
 /* The configuration the bounds come from; off until it is given. */
 void simcheck_elect_config(struct simcheck *c, const struct simcheck_elect_config *cfg);
@@ -273,6 +276,8 @@ void simcheck_elect_life(struct simcheck *c, uint32_t node);
 void simcheck_elect_leaving(struct simcheck *c, uint32_t node);
 /* NODE is about to step on election E. */
 void simcheck_elect_rx(struct simcheck *c, uint32_t node, const struct simcheck_election *e);
+/* NODE received an election_ack for INITIATOR's ROUND (its forward's). */
+void simcheck_elect_ack_rx(struct simcheck *c, uint32_t node, uint32_t initiator, uint32_t round);
 /* NODE acked (so took in) an election of INITIATOR's ROUND. */
 void simcheck_elect_acked(struct simcheck *c, uint32_t node, uint32_t initiator, uint32_t round);
 /* NODE sent election E to member TO. */

@@ -78,6 +78,13 @@ void simcheck_elect_acked(struct simcheck *c, uint32_t node, uint32_t initiator,
 	m->acks_n++;
 }
 
+void simcheck_elect_ack_rx(struct simcheck *c, uint32_t node, uint32_t initiator, uint32_t round)
+{
+	struct simcheck_elect_member *m = em(c, node);
+	if (m && m->pend && m->pend_init == initiator && m->pend_round == round)
+		m->pend = false;
+}
+
 /* The ack sent in this step for INIT's ROUND, or NULL: a send in the step
  * that took the election in is its carry, any other a retransmission. */
 static struct simcheck_elect_ack *step_ack(struct simcheck_elect_member *m, uint32_t init,
@@ -102,6 +109,10 @@ void simcheck_elect_sent(struct simcheck *c, uint32_t node, uint32_t to,
 				       : step_ack(m, e->initiator, e->round);
 	if (a && !a->carried) {
 		a->carried = true;
+		/* The forward still waiting for its ack is resent by its timer,
+		 * in whatever step it fires: that is no second carry. */
+		if (!a->anew && m->pend && m->pend_init == e->initiator && m->pend_round == e->round)
+			return;
 		if (!a->anew) {
 			simcheck_fail(c, "election",
 				      "n%u carried n%u's round %" PRIu32 " again, a retransmission"
@@ -111,6 +122,9 @@ void simcheck_elect_sent(struct simcheck *c, uint32_t node, uint32_t to,
 		}
 		if (m->carry_n < 4)
 			m->carry[m->carry_n++] = *e;
+		m->pend = true;
+		m->pend_init = e->initiator;
+		m->pend_round = e->round;
 		m->fwd_any = true;
 		m->fwd_init = e->initiator;
 		m->fwd_round = e->round;
@@ -222,6 +236,10 @@ void simcheck_elect_log(struct simcheck *c, uint32_t node, enum simcheck_elog ki
 	case SIMCHECK_PAUSE_DETECTED:
 		m->paused_since_start = true;
 		m->fwd_dead = true;
+		m->pend = false;
+		break;
+	case SIMCHECK_TOKEN_TAKEN:
+		m->took_token = true;
 		break;
 	}
 }
@@ -319,7 +337,9 @@ static void elect_window(struct simcheck *c, uint32_t node, struct simcheck_elec
 		m->win_until = c->now + c->el.timeout_us;
 		m->win_any = true;
 	}
-	if (st->has_token || !(st->electing || st->no_quorum) ||
+	/* A token taken in the step ends it too, even one dropped at once
+	 * (no quorum left): the core forgets what it carried. */
+	if (m->took_token || st->has_token || !(st->electing || st->no_quorum) ||
 	    (m->have_st && st->epoch != m->st_epoch))
 		m->win_any = false;
 }
@@ -366,6 +386,7 @@ void simcheck_elect_step(struct simcheck *c, uint32_t node, const struct simchec
 	if (!c->failed)
 		elect_window(c, node, m, st);
 	m->rx = false;
+	m->took_token = false;
 	m->acks_n = m->carry_n = 0;
 	m->have_st = true;
 	m->st_at = st->at_us;
