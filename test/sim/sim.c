@@ -124,6 +124,7 @@ struct sim_node {
 	bool damaged;           /* restarted on a lost or rolled-back disk */
 	uint32_t wild;          /* the wild epoch on its disk until the operator deletes it */
 	bool proven;            /* logged epoch_learned since its last start */
+	uint64_t step_at;       /* when its last step began: its status's time */
 };
 
 enum client_state { CL_DOWN, CL_THINK, CL_WAIT, CL_CS };
@@ -1089,6 +1090,98 @@ static void memb_leave_step(struct sim_run *run, uint32_t i)
 	simcheck_memb_leave_step(&run->chk, &run->memb, i, in_cs);
 }
 
+/* ---- the elections' checks (simcheck_elect.c): what they are fed ---- */
+
+static bool elect_of(const struct sim_run *run, const struct ring_msg_election *e,
+		     struct simcheck_election *out)
+{
+	int ii = ring_layout_index(&run->cl.layout, e->initiator);
+	if (ii < 0)
+		return false;
+	*out = (struct simcheck_election){(uint32_t)ii, e->round, e->max_epoch, e->initiator,
+					  alive_mask(&e->participants, run->cl.n),
+					  (e->flags & RING_ELECTION_NO_QUORUM) != 0};
+	return true;
+}
+
+/* Member I sent BUF to DST (-1: to all). */
+static void elect_feed_send(struct sim_run *run, uint32_t i, int dst, const uint8_t *buf,
+			    uint16_t len)
+{
+	struct ring_msg m;
+	struct simcheck_election e;
+	if (ring_wire_decode(buf, len, &m) < 0)
+		return;
+	run->chk.now = run->cl.now;
+	if (m.type == RING_MSG_ELECTION && dst >= 0 && elect_of(run, &m.u.election, &e))
+		simcheck_elect_sent(&run->chk, i, (uint32_t)dst, &e);
+	else if (m.type == RING_MSG_ELECTION_ACK) {
+		int ii = ring_layout_index(&run->cl.layout, m.u.election_ack.initiator);
+		if (ii >= 0)
+			simcheck_elect_acked(&run->chk, i, (uint32_t)ii, m.u.election_ack.round);
+	} else if (m.type == RING_MSG_HEARTBEAT && dst < 0)
+		simcheck_elect_heartbeat(&run->chk, i, alive_mask(&m.u.heartbeat.alive, run->cl.n));
+	else if (m.type == RING_MSG_TOKEN)
+		simcheck_elect_token(&run->chk, i, ring_set_count(&m.u.token.alive));
+}
+
+/* Member I logged A. */
+static void elect_feed_log(struct sim_run *run, uint32_t i, const struct ring_action *a)
+{
+	const uint64_t *f = a->u.log.field;
+	run->chk.now = run->cl.now;
+	switch (a->u.log.event) {
+	case RING_LOG_ELECTION_START:
+		simcheck_elect_log(&run->chk, i, SIMCHECK_ELECTION_START, (uint32_t)f[0], 0, 0);
+		break;
+	case RING_LOG_ELECTION_WON:
+		simcheck_elect_log(&run->chk, i, SIMCHECK_ELECTION_WON, (uint32_t)f[0], (uint32_t)f[1],
+				   (uint32_t)f[2]);
+		break;
+	case RING_LOG_PAUSE_DETECTED:
+		simcheck_elect_log(&run->chk, i, SIMCHECK_PAUSE_DETECTED, 0, 0, 0);
+		break;
+	case RING_LOG_TOKEN_RECV:
+		simcheck_elect_log(&run->chk, i, SIMCHECK_TOKEN_TAKEN, 0, 0, 0);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Member I is about to step on TYPE (IT its datagram). */
+static void elect_feed_event(struct sim_run *run, uint32_t i, enum ring_event_type type,
+			     const struct simnet_item *it)
+{
+	struct ring_msg m;
+	struct simcheck_election e;
+	run->chk.now = run->cl.now;
+	if (type == RING_EVENT_LEAVE)
+		simcheck_elect_leaving(&run->chk, i);
+	if (type == RING_EVENT_DATAGRAM && it &&
+	    ring_wire_peek_type(it->buf, it->len) == RING_MSG_ELECTION &&
+	    ring_wire_decode(it->buf, it->len, &m) >= 0 && elect_of(run, &m.u.election, &e))
+		simcheck_elect_rx(&run->chk, i, &e);
+	if (type == RING_EVENT_DATAGRAM && it &&
+	    ring_wire_peek_type(it->buf, it->len) == RING_MSG_ELECTION_ACK &&
+	    ring_wire_decode(it->buf, it->len, &m) >= 0) {
+		int ii = ring_layout_index(&run->cl.layout, m.u.election_ack.initiator);
+		if (ii >= 0)
+			simcheck_elect_ack_rx(&run->chk, i, (uint32_t)ii, m.u.election_ack.round);
+	}
+}
+
+/* Member I's status after its step. */
+static void elect_feed_status(struct sim_run *run, uint32_t i)
+{
+	const struct ring_status *st = &run->cl.m[i].status;
+	struct simcheck_elect_status es = {st->epoch, st->has_token, st->token_held,
+					   st->state == RING_STATE_NO_QUORUM,
+					   st->state == RING_STATE_ELECTING, st->token_epoch,
+					   st->token_seen_ms_ago, run->nodes[i].step_at};
+	simcheck_elect_step(&run->chk, i, &es);
+}
+
 static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a)
 {
 	uint16_t to = a->u.send.to;
@@ -1124,6 +1217,7 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 	for (uint32_t j = 0; j < run->cl.n; j++)
 		if (to ? j == (uint32_t)dst : j != i)
 			net_send(run, i, j, a->u.send.buf, len);
+	elect_feed_send(run, i, to ? dst : -1, a->u.send.buf, len);
 	aim_at(run, i, to ? dst : -1, a->u.send.buf, len, type);
 }
 
@@ -1255,6 +1349,7 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 			if (run->cl.trace)
 				trace_log(run, a);
 			check_suspicion(run, i, a);
+			elect_feed_log(run, i, a);
 			if (a->u.log.event == RING_LOG_TOKEN_RECV)
 				maybe_leave_after_token(run, i);
 			if (a->u.log.event == RING_LOG_EPOCH_LEARNED && a->u.log.field[2]) {
@@ -1418,6 +1513,7 @@ static void check_status(struct sim_run *run, uint32_t i)
 	simcheck_status(&run->chk, i, &s, run->healed && run->cl.now >= run->t_settle);
 	simcheck_memb_status(&run->chk, &run->memb, i, st->has_token, st->token_held,
 			     st->epoch);
+	elect_feed_status(run, i);
 }
 
 /* What a step leaves to do once its actions are carried out: a torn step
@@ -1678,6 +1774,8 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	memb_on_recv(run, i, type == RING_EVENT_DATAGRAM ? it : NULL);
 	if (type == RING_EVENT_LEAVE)
 		simcheck_memb_leave(&run->chk, &run->memb, i);
+	elect_feed_event(run, i, type, it);
+	nd->step_at = run->cl.now;
 	cluster_step(&run->cl, i, &ev);
 	judge_epochs(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
 	judge_restart(run, i, type == RING_EVENT_DATAGRAM ? it : NULL, had ? &before : NULL);
@@ -2478,6 +2576,9 @@ static void plan(struct sim_run *run)
 	run->sparse = !run->contention && simnet_rng_chance(r, 0.4);
 	run->chk.cfg.floor = L->quorum == RING_QUORUM_MAJORITY;
 	run->chk.cfg.ring_order = run->contention;
+	simcheck_elect_config(&run->chk, &(struct simcheck_elect_config){
+		L->loss_timeout_ms * MS, L->ack_timeout_ms * MS, L->retries,
+		L->quorum == RING_QUORUM_MAJORITY ? n / 2 + 1 : 0});
 	run->overrun = run->cls != SIM_CLASS_HEALTHY && !big;
 	uint64_t cap_ms = big ? 20 : 60;
 	if (cap_ms > L->lease_ms)

@@ -147,6 +147,7 @@ void simcheck_start(struct simcheck *c, uint32_t node, uint32_t disk_epoch)
 	 * back its state is the disk it has now, not an error of the member. */
 	m->persisted = disk_epoch;
 	m->last_epoch = disk_epoch;
+	simcheck_elect_life(c, node);
 }
 
 void simcheck_stop(struct simcheck *c, uint32_t node)

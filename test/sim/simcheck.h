@@ -158,6 +158,70 @@ struct simcheck_visit_member {
 	uint32_t ack_epoch, ack_seq, rejoins;
 };
 
+/* An election datagram, its fields in ring indices; PARTICIPANTS a mask. */
+struct simcheck_election {
+	uint32_t initiator, round, max_epoch;
+	uint32_t initiator_id; /* its member id: Chang-Roberts orders by id */
+	uint64_t participants;
+	bool no_quorum;
+};
+
+/* The elections' record (simcheck_elect.c), per member: what it started,
+ * carried and took in, and its status after its last step. */
+struct simcheck_elect_rec { /* member M's view of initiator I's elections */
+	uint32_t round;       /* the last round of I that M took in */
+	uint64_t handled_at;  /* when M took it in (a copy after is acked only) */
+};
+
+struct simcheck_elect_ack {
+	uint32_t init, round;
+	bool anew;    /* taken in, not a retransmission of one taken in */
+	bool carried; /* sent on in the same step */
+};
+
+struct simcheck_elect_member {
+	bool leaving;
+	bool started;             /* its own elections this life */
+	uint32_t start_round;
+	uint64_t start_at;
+	bool paused_since_start;  /* a pause detected since its last start */
+	bool fwd_any;             /* the election it last started or carried */
+	uint32_t fwd_init, fwd_round;
+	bool fwd_dead;            /* a pause ended that one */
+	bool last_any;            /* the last election it sent */
+	struct simcheck_election last;
+	bool have_st;             /* its status after its last step */
+	uint64_t st_at, st_seen_ms;
+	uint32_t st_epoch;
+	bool st_has_token, st_idle; /* idle: not holding, electing or without quorum */
+	bool win_any;             /* the window of the elections it carried */
+	uint64_t win_until;       /* its last carry plus an election's duration */
+	uint32_t win_best;        /* the highest initiator (by id) carried in it */
+	uint32_t win_best_idx;
+	bool took_token;          /* accepted a token in the step being fed */
+	bool pend;                /* its last carry, not yet acked: resends are no carry */
+	uint32_t pend_init, pend_round;
+	/* The step being fed: the election it is stepping on, its acks, its
+	 * carries, and the heartbeat a regeneration owes. */
+	bool rx;
+	uint32_t rx_init, rx_max;
+	uint64_t rx_parts;
+	uint32_t acks_n, carry_n;
+	struct simcheck_elect_ack acks[4];
+	struct simcheck_election carry[4];
+	bool regen_hb;
+	uint64_t regen_parts;
+	struct simcheck_elect_rec rec[SIMCHECK_MAX_N];
+};
+
+struct simcheck_elect {
+	bool on;
+	uint64_t loss_us, ack_us, timeout_us; /* timeout: an election's duration */
+	uint32_t retries;
+	size_t quorum; /* 0: quorum = none */
+	struct simcheck_elect_member m[SIMCHECK_MAX_N];
+};
+
 struct simcheck {
 	struct simcheck_config cfg;
 	uint64_t now; /* the caller's clock (µs), set before each event: for the messages */
@@ -204,6 +268,7 @@ struct simcheck {
 
 	/* §3.2, §7 (simcheck_visit.c) */
 	struct simcheck_visit_member visit[SIMCHECK_MAX_N];
+	struct simcheck_elect el; /* simcheck_elect.c */
 };
 
 void simcheck_init(struct simcheck *c, const struct simcheck_config *cfg);
@@ -556,5 +621,51 @@ void simcheck_memb_send_heartbeat(struct simcheck *c, struct simcheck_memb *b, u
 				  uint32_t epoch, uint64_t alive);
 void simcheck_memb_send_join(struct simcheck *c, struct simcheck_memb *b, uint32_t node,
 			     bool refusal);
+/* ---- elections and quorum (§6), simcheck_elect.c ---- */
+
+struct simcheck_elect_config {
+	uint64_t loss_us, ack_us;
+	uint32_t retries;
+	size_t quorum; /* members a regeneration and a token need; 0: quorum = none */
+};
+
+/* A member's status after a step, the part the election checks read. */
+struct simcheck_elect_status {
+	uint32_t epoch;
+	bool has_token, token_held, no_quorum;
+	bool electing; /* its state: in an election, or in the window of one it carried */
+	uint32_t token_epoch;
+	uint64_t seen_ms; /* since it last heard a live token; UINT64_MAX: never */
+	uint64_t at_us;   /* when the status was taken: its step's time */
+};
+
+enum simcheck_elog { SIMCHECK_ELECTION_START, SIMCHECK_ELECTION_WON, SIMCHECK_TOKEN_REGEN,
+		     SIMCHECK_PAUSE_DETECTED, SIMCHECK_TOKEN_TAKEN };
+
+/* The configuration the bounds come from; off until it is given. */
+void simcheck_elect_config(struct simcheck *c, const struct simcheck_elect_config *cfg);
+/* NODE (re)starts: a fresh life, rounds and records forgotten. */
+void simcheck_elect_life(struct simcheck *c, uint32_t node);
+/* NODE is told to leave (a leaver swallows elections, §5.4). */
+void simcheck_elect_leaving(struct simcheck *c, uint32_t node);
+/* NODE is about to step on election E. */
+void simcheck_elect_rx(struct simcheck *c, uint32_t node, const struct simcheck_election *e);
+/* NODE received an election_ack for INITIATOR's ROUND (its forward's). */
+void simcheck_elect_ack_rx(struct simcheck *c, uint32_t node, uint32_t initiator, uint32_t round);
+/* NODE acked (so took in) an election of INITIATOR's ROUND. */
+void simcheck_elect_acked(struct simcheck *c, uint32_t node, uint32_t initiator, uint32_t round);
+/* NODE sent election E to member TO. */
+void simcheck_elect_sent(struct simcheck *c, uint32_t node, uint32_t to,
+			 const struct simcheck_election *e);
+/* NODE logged KIND: START (A the round), WON (A the epoch, B the round, HAVE
+ * participants), TOKEN_REGEN, PAUSE_DETECTED. */
+void simcheck_elect_log(struct simcheck *c, uint32_t node, enum simcheck_elog kind, uint32_t a,
+			uint32_t b, uint32_t have);
+/* NODE broadcast a heartbeat naming ALIVE (a mask); sent a token naming
+ * ALIVE_N members alive. */
+void simcheck_elect_heartbeat(struct simcheck *c, uint32_t node, uint64_t alive);
+void simcheck_elect_token(struct simcheck *c, uint32_t node, size_t alive_n);
+/* NODE's step is over: its status after it. */
+void simcheck_elect_step(struct simcheck *c, uint32_t node, const struct simcheck_elect_status *st);
 
 #endif

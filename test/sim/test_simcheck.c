@@ -851,6 +851,240 @@ static void test_an_unproven_member_minting_fails_restart(void)
 	expect_fail_with("restart", "minted epoch 1024 before it was proven");
 }
 
+/* ---- the elections' checks (simcheck_elect.c) ---- */
+
+#define ELOSS (600 * 1000ull)
+
+static void efresh(size_t n, size_t quorum)
+{
+	fresh(n, false, false);
+	simcheck_elect_config(&chk, &(struct simcheck_elect_config){ELOSS, 20000, 3, quorum});
+	chk.now = 1000000;
+}
+
+/* NODE's step ends with this status (never heard the token unless SEEN). */
+static void estep(uint32_t node, bool has, uint32_t epoch, uint64_t seen_ms, bool no_quorum)
+{
+	simcheck_elect_step(&chk, node,
+			    &(struct simcheck_elect_status){.epoch = epoch, .has_token = has,
+							    .token_held = has, .no_quorum = no_quorum,
+							    .electing = !has && !no_quorum,
+							    .token_epoch = epoch, .seen_ms = seen_ms,
+							    .at_us = chk.now});
+}
+
+/* NODE takes in INIT's ROUND and carries it on, in one step. */
+static void carry(uint32_t node, uint32_t init, uint32_t round, uint32_t max, bool noq)
+{
+	struct simcheck_election e = {init, round, max, 100 + init, 1ull << init | 1ull << node, noq};
+	simcheck_elect_rx(&chk, node, &e);
+	simcheck_elect_acked(&chk, node, init, round);
+	simcheck_elect_sent(&chk, node, (node + 1) % (uint32_t)chk.cfg.n, &e);
+}
+
+static void test_a_repeated_round_or_an_eager_start_fails(void)
+{
+	efresh(3, 2);
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 5, 0, 0);
+	chk.now += ELOSS;
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 6, 0, 0);
+	CU_ASSERT_FALSE(chk.failed);
+	chk.now += 20000; /* a no-quorum retry after an ack timeout */
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 7, 0, 0);
+	expect_fail_with("election", "sooner than loss_timeout_ms");
+	efresh(3, 2);
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 5, 0, 0);
+	chk.now += 2 * ELOSS;
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 5, 0, 0);
+	expect_fail_with("election", "fresh round");
+}
+
+static void test_a_retransmission_carried_again_fails(void)
+{
+	efresh(3, 2);
+	carry(1, 0, 5, 0, false);
+	estep(1, false, 0, UINT64_MAX, false);
+	chk.now += 30000; /* a copy, its ack lost: acked, not carried */
+	simcheck_elect_acked(&chk, 1, 0, 5);
+	estep(1, false, 0, UINT64_MAX, false);
+	chk.now += ELOSS + 3 * 4 * 20000; /* an election's duration later: anew */
+	carry(1, 0, 5, 0, false);
+	estep(1, false, 0, UINT64_MAX, false);
+	chk.now += 20000; /* a copy while its forward waits: the resend is no carry */
+	carry(1, 0, 5, 0, false);
+	estep(1, false, 0, UINT64_MAX, false);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_elect_ack_rx(&chk, 1, 0, 5); /* the forward is acked */
+	chk.now += 30000;
+	carry(1, 0, 5, 0, false);
+	expect_fail_with("election", "a retransmission");
+}
+
+static void test_a_holder_or_a_member_that_heard_the_token_carrying_fails(void)
+{
+	efresh(3, 2);
+	carry(1, 0, 5, 0, false);
+	estep(1, true, 0, UINT64_MAX, false);
+	expect_fail_with("election", "rule 1");
+	efresh(3, 2);
+	estep(1, false, 0, 400, false); /* heard 400 ms ago: carrying is right */
+	carry(1, 0, 5, 0, false);
+	estep(1, false, 0, 400, false);
+	CU_ASSERT_FALSE(chk.failed);
+	chk.now += 200000;
+	estep(2, false, 0, 10, false); /* heard 10 ms ago */
+	chk.now += 50000;
+	carry(2, 0, 6, 0, false);
+	estep(2, false, 0, 60, false);
+	expect_fail_with("election", "rule 2");
+}
+
+static void test_a_carry_below_its_epoch_or_hiding_no_quorum_fails(void)
+{
+	efresh(3, 2);
+	carry(1, 0, 5, 513, true);
+	estep(1, false, 513, UINT64_MAX, true);
+	CU_ASSERT_FALSE(chk.failed);
+	carry(2, 0, 5, 256, false);
+	estep(2, false, 513, UINT64_MAX, false);
+	expect_fail_with("election", "below its own epoch");
+	efresh(3, 2);
+	carry(1, 0, 5, 513, true);
+	estep(1, false, 513, UINT64_MAX, false);
+	expect_fail_with("quorum", "no-quorum");
+}
+
+/* NODE wins ROUND: its own election comes back with MAX and PARTS. */
+static void win(uint32_t node, uint32_t round, uint32_t max, uint64_t parts, uint32_t epoch)
+{
+	struct simcheck_election e = {node, round, max, 100 + node, parts, false};
+	simcheck_elect_rx(&chk, node, &e);
+	simcheck_elect_log(&chk, node, SIMCHECK_ELECTION_WON, epoch, round,
+			   (uint32_t)__builtin_popcountll(parts));
+}
+
+static void test_a_win_of_a_stale_or_paused_election_fails(void)
+{
+	efresh(3, 2);
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 5, 0, 0);
+	chk.now += 10000;
+	win(0, 5, 513, 7, 768);
+	simcheck_elect_heartbeat(&chk, 0, 7);
+	CU_ASSERT_FALSE(chk.failed);
+	win(0, 4, 513, 7, 1024);
+	expect_fail_with("election", "not the round of its latest");
+	efresh(3, 2);
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 5, 0, 0);
+	chk.now += ELOSS + 3 * 4 * 20000 + 1;
+	win(0, 5, 513, 7, 768);
+	expect_fail_with("election", "longer than an election may take");
+	efresh(3, 2);
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 5, 0, 0);
+	simcheck_elect_log(&chk, 0, SIMCHECK_PAUSE_DETECTED, 0, 0, 0);
+	win(0, 5, 513, 7, 768);
+	expect_fail_with("election", "before a pause");
+	efresh(3, 2);
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 5, 0, 0);
+	win(0, 5, 768, 7, 512);
+	expect_fail_with("election", "not above the max_epoch");
+}
+
+static void test_a_regeneration_against_its_election_or_a_live_token_fails(void)
+{
+	efresh(3, 2);
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 5, 0, 0);
+	win(0, 5, 513, 3, 768);
+	simcheck_elect_heartbeat(&chk, 0, 7); /* names n2, who took no part */
+	expect_fail_with("election", "participants were {0,1}");
+	efresh(3, 2);
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 5, 0, 0);
+	win(0, 5, 513, 1, 768);
+	expect_fail_with("quorum", "fewer than the quorum");
+	efresh(3, 2);
+	persisted_all(3);
+	simcheck_status(&chk, 2, &(struct simcheck_status){.epoch = 513, .has_token = true,
+							    .token_epoch = 513}, false);
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 5, 0, 0);
+	win(0, 5, 513, 7, 768);
+	expect_fail_with("election", "holds a live token");
+	efresh(3, 2); /* the same off a clean network is no failure */
+	simcheck_i2_off(&chk, "a datagram lost");
+	persisted_all(3);
+	simcheck_status(&chk, 2, &(struct simcheck_status){.epoch = 513, .has_token = true,
+							    .token_epoch = 513}, false);
+	simcheck_elect_log(&chk, 0, SIMCHECK_ELECTION_START, 5, 0, 0);
+	win(0, 5, 513, 7, 768);
+	CU_ASSERT_FALSE(chk.failed);
+}
+
+static void test_a_token_below_quorum_or_a_holder_not_reepoching_fails(void)
+{
+	efresh(5, 3);
+	simcheck_elect_token(&chk, 0, 3);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_elect_token(&chk, 0, 2);
+	expect_fail_with("quorum", "fewer than the quorum");
+	efresh(3, 2);
+	struct simcheck_election e = {0, 5, 1024, 100, 1, false};
+	simcheck_elect_rx(&chk, 1, &e);
+	simcheck_elect_acked(&chk, 1, 0, 5);
+	estep(1, true, 1280, UINT64_MAX, false); /* re-epoched above it */
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_elect_rx(&chk, 2, &e);
+	simcheck_elect_acked(&chk, 2, 0, 5);
+	estep(2, true, 513, UINT64_MAX, false);
+	expect_fail_with("election", "kept its token");
+}
+
+static void test_a_pause_ends_the_election_carried_before_it(void)
+{
+	efresh(3, 2);
+	carry(1, 0, 5, 0, false);
+	estep(1, false, 0, UINT64_MAX, false);
+	struct simcheck_election e = {0, 5, 0, 100, 3, false};
+	simcheck_elect_sent(&chk, 1, 2, &e); /* a retransmission */
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_elect_log(&chk, 1, SIMCHECK_PAUSE_DETECTED, 0, 0, 0);
+	simcheck_elect_sent(&chk, 1, 2, &e);
+	expect_fail_with("election", "after a pause");
+}
+
+static void test_a_lower_carry_or_an_own_start_in_a_carried_window_fails(void)
+{
+	efresh(4, 3);
+	carry(2, 1, 5, 0, false); /* n1 (id 101) */
+	estep(2, false, 0, UINT64_MAX, false);
+	chk.now += 10000;
+	carry(2, 0, 6, 0, false); /* n0 (id 100) is lower */
+	estep(2, false, 0, UINT64_MAX, false);
+	expect_fail_with("election", "a higher initiator's");
+	efresh(4, 3);
+	carry(2, 1, 5, 0, false);
+	estep(2, false, 0, UINT64_MAX, false);
+	chk.now += 10000;
+	/* heard the regenerated token: out of the election, the window ends */
+	simcheck_elect_step(&chk, 2, &(struct simcheck_elect_status){.seen_ms = 0,
+								     .at_us = chk.now});
+	estep(2, false, 0, UINT64_MAX, false);
+	chk.now += ELOSS;
+	carry(2, 0, 6, 0, false);
+	estep(2, false, 0, UINT64_MAX, false);
+	CU_ASSERT_FALSE(chk.failed);
+	chk.now += 10000;
+	simcheck_elect_log(&chk, 2, SIMCHECK_ELECTION_START, 9, 0, 0);
+	expect_fail_with("election", "defers its loss timer");
+}
+
+static void test_an_idle_member_swallowing_an_election_fails(void)
+{
+	efresh(3, 2);
+	simcheck_elect_step(&chk, 1, &(struct simcheck_elect_status){.seen_ms = UINT64_MAX,
+								     .at_us = chk.now});
+	simcheck_elect_acked(&chk, 1, 0, 5);
+	estep(1, false, 0, UINT64_MAX, false);
+	expect_fail_with("election", "neither carried nor ended");
+}
+
 CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a good history passes", test_good_history_passes},
 	{"a duplicate fence fails I1", test_duplicate_fence_fails_i1},
@@ -1204,5 +1438,22 @@ CU_TestInfo ring_test_simcheck_members_tests[] = {
 	{"a pass dropped unanswered fails handover", test_a_pass_dropped_unanswered_fails_handover},
 	{"a pass that ignores a JOIN or LEAVE fails membership",
 	 test_a_pass_that_ignores_a_join_or_leave_fails_membership},
+	{"a repeated round or an eager start fails", test_a_repeated_round_or_an_eager_start_fails},
+	{"a retransmission carried again fails", test_a_retransmission_carried_again_fails},
+	{"a holder or a member that heard the token carrying fails",
+	 test_a_holder_or_a_member_that_heard_the_token_carrying_fails},
+	{"a carry below its epoch or hiding no-quorum fails",
+	 test_a_carry_below_its_epoch_or_hiding_no_quorum_fails},
+	{"a win of a stale or paused election fails", test_a_win_of_a_stale_or_paused_election_fails},
+	{"a regeneration against its election or a live token fails",
+	 test_a_regeneration_against_its_election_or_a_live_token_fails},
+	{"a token below quorum or a holder not re-epoching fails",
+	 test_a_token_below_quorum_or_a_holder_not_reepoching_fails},
+	{"a pause ends the election carried before it",
+	 test_a_pause_ends_the_election_carried_before_it},
+	{"a lower carry or an own start in a carried window fails",
+	 test_a_lower_carry_or_an_own_start_in_a_carried_window_fails},
+	{"an idle member swallowing an election fails",
+	 test_an_idle_member_swallowing_an_election_fails},
 	CU_TEST_INFO_NULL,
 };
