@@ -712,6 +712,77 @@ static void test_initiator_swallows_a_lower_election_and_carries_a_higher_one(vo
 	hring_free(s);
 }
 
+/* Member 0 (id 10, the lowest) alone is up in a ring of N, just started:
+ * it has heard no token, so it carries any election, and its own (if it
+ * calls one) gives way to every other initiator, all higher. */
+static struct hring *lowest_lone_carrier(struct ring_layout *l, size_t n)
+{
+	make_resting_layout(l, n);
+	struct hring *s = hring_new(l);
+	for (size_t i = 1; i < n; i++)
+		s->up[i] = false; /* scripted by hand */
+	hring_start(s, 0);
+	return s;
+}
+
+/* §6.1: a carrier swallows lower initiators only while the election it
+ * carried runs, and compares them with that election's initiator. Member 0
+ * carries member 4's election (id 50); it dies (everyone else is down) and
+ * its time passes. Then member 1's (id 20) comes, and is carried: member 1
+ * is now the best this member carried. Then member 2's (id 30), above it:
+ * carried too, and it is the one that may complete (Chang-Roberts). Were
+ * the highest initiator ever carried remembered past its election, id 30
+ * would be swallowed for an id 50 election that no longer runs, while id
+ * 20's dies at member 2: neither completes and the ring waits another
+ * loss timeout. Kills best-initiator-sticky. */
+static void test_a_carrier_forgets_a_higher_initiator_once_its_election_is_over(void)
+{
+	struct ring_layout l;
+	struct hring *s = lowest_lone_carrier(&l, 5);
+	inject_election(s, 0, 4, 4, 50, 0);
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_ELECTION, id_of(1), NULL) >= 0);
+	uint64_t duration = (l.loss_timeout_ms + 5 * (l.retries + 1) * l.ack_timeout_ms) * MS;
+	hring_run_for(s, duration + 10 * MS); /* member 4's election is over */
+	uint64_t mark = s->seq;
+	inject_election(s, 0, 1, 1, 60, 0);
+	CU_ASSERT_FATAL(elections_sent(s, 0, mark, 1) == 1);
+	s->now += 5 * MS;
+	inject_election(s, 0, 1, 2, 70, 0);
+	CU_ASSERT(last_send(s, RING_MSG_ELECTION_ACK, id_of(1), NULL) >= 0);
+	CU_ASSERT_EQUAL(elections_sent(s, 0, mark, 2), 1);
+	hring_free(s);
+}
+
+/* §6.1: an election hop ends with its receiver's ack, no other. Member 0
+ * carries member 3's election to member 1, which is silent: after its
+ * retries member 0 skips it and sends the hop to member 2, with the same
+ * hops count (the skip counts no hop). Member 1's ack of the first hop
+ * then arrives late. Taken for member 2's, it would end the forward: were
+ * member 2's hop lost, nobody would resend it and the election would die
+ * there. Member 0 must go on resending to member 2 until member 2 acks.
+ * Kills election-ack-any-member. */
+static void test_a_late_ack_of_a_skipped_member_does_not_end_the_next_hop(void)
+{
+	struct ring_layout l;
+	struct hring *s = lowest_lone_carrier(&l, 4);
+	inject_election(s, 0, 3, 3, 40, 0);
+	struct ring_msg hop;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_ELECTION, id_of(1), &hop) >= 0);
+	CU_ASSERT_FATAL(run_until_send(s, 0, RING_MSG_ELECTION, id_of(2), 500 * MS));
+	struct ring_msg next;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_ELECTION, id_of(2), &next) >= 0);
+	CU_ASSERT_FATAL(next.u.election.hops == hop.u.election.hops);
+	struct ring_msg ack = {.type = RING_MSG_ELECTION_ACK};
+	ack.u.election_ack.initiator = hop.u.election.initiator;
+	ack.u.election_ack.round = hop.u.election.round;
+	ack.u.election_ack.hops = hop.u.election.hops;
+	uint64_t mark = s->seq;
+	hring_inject(s, 0, 1, ack); /* member 1's, late */
+	hring_run_for(s, (l.ack_timeout_ms + 1) * MS);
+	CU_ASSERT_EQUAL(count_sends(s, 0, mark, RING_MSG_ELECTION, id_of(2)), 1);
+	hring_free(s);
+}
+
 /* §5.5: after a pause a member grants nothing for 2 x heartbeat_ms, and
  * grants again once that is over. The holder H of four stops for longer
  * than the pause threshold while it rests the token (too short for the
@@ -929,6 +1000,8 @@ CU_TestInfo ring_test_election_tests[] = {
 	T_(test_carrier_of_a_higher_election_swallows_a_lower_one),
 	T_(test_carrier_defers_its_own_election_while_the_carried_one_runs),
 	T_(test_initiator_swallows_a_lower_election_and_carries_a_higher_one),
+	T_(test_a_carrier_forgets_a_higher_initiator_once_its_election_is_over),
+	T_(test_a_late_ack_of_a_skipped_member_does_not_end_the_next_hop),
 	T_(test_woken_member_grants_nothing_for_two_heartbeats_then_grants),
 	T_(test_holder_reepochs_above_an_election_so_a_member_ahead_takes_its_token),
 	T_(test_heartbeat_ends_the_initiators_election_at_once),

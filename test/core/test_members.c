@@ -592,6 +592,127 @@ static void test_stale_join_does_not_take_a_pass_back(void)
 	assert_safe_and_free(s);
 }
 
+/* §5.3: a take-back readmits the refuser, and settles its JOIN: the new
+ * epoch is its readmission, and costs no second one. Holder H (member 10
+ * of 12) passes to R (member 11), which has just restarted and refuses the
+ * pass by name. Meanwhile eight members ask to be readmitted above the
+ * ring's epoch, so that the readmissions of the take-back's own pass use
+ * up a step's eight and leave R's JOIN unlooked at. R then goes down again
+ * and H skips it. Left pending, R's JOIN would readmit R at that skip
+ * (a second re-epoch for a member the take-back already let in) and send
+ * the token back to a dead member for a whole retry budget. Kills
+ * takeback-join-pending. */
+static void test_a_take_back_settles_the_refusers_join(void)
+{
+	struct ring_layout l = resting_layout(12);
+	struct hring *s = hring_settled(&l, NULL);
+	size_t h = 10, r = 11;
+	for (int k = 0; k < 100 && !status_of(s, h).token_held; k++)
+		CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_TOKEN_RECV, 2000 * MS));
+	CU_ASSERT_FATAL(status_of(s, h).token_held);
+	uint32_t e = status_of(s, r).epoch;
+	uint64_t mark = s->seq;
+	hring_restart(s, r, e);
+	hring_start(s, r);
+	CU_ASSERT_FATAL(run_until_send(s, (int)r, RING_MSG_JOIN, id_of(h), 500 * MS));
+	struct ring_msg refusal;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_JOIN, id_of(h), &refusal) >= 0);
+	CU_ASSERT_FATAL(refusal.u.join.refused.epoch != 0);
+	s->up[r] = false; /* R's refusal is on its way; R is gone again */
+	for (size_t i = 0; i < 8; i++) {
+		struct ring_msg j = {.type = RING_MSG_JOIN};
+		j.u.join.epoch = e + (16u << 8);
+		hring_inject(s, h, i, j);
+	}
+	CU_ASSERT_FATAL(status_of(s, h).has_token && !status_of(s, h).token_held);
+	hring_run_for(s, 300 * MS);
+	size_t rejoins = 0, skips = 0;
+	for (size_t k = 0; k < s->n_rec[h]; k++) {
+		const struct rec *rc = &s->rec[h][k];
+		if (rc->seq <= mark || rc->a.type != RING_ACTION_LOG ||
+		    rc->a.u.log.field[0] != id_of(r))
+			continue;
+		rejoins += rc->a.u.log.event == RING_LOG_MEMBER_REJOIN;
+		skips += rc->a.u.log.event == RING_LOG_SUCCESSOR_SKIP;
+	}
+	CU_ASSERT_EQUAL(rejoins, 1); /* the take-back's */
+	CU_ASSERT_EQUAL(skips, 1);
+	assert_safe_and_free(s);
+}
+
+/* §5.4: a LEAVE skips the leaver at once only when it refused this very
+ * pass, its epoch and its seq. H passes to L (down: the pass is lost);
+ * then a LEAVE from L arrives that refused a pass of an older epoch with
+ * the same seq (a late one, from before a re-epoch) and accepted nothing
+ * as new as this pass. It says nothing of this pass: L may hold it (the
+ * LEAVE crossed it), so H resends at once and lets L's answer or the
+ * retry budget decide. Matched on the seq alone, H would skip L one ack
+ * timeout later and pass on a token L may be passing too. Kills
+ * leave-refusal-seq-only. */
+static void test_a_leave_refusing_an_older_epochs_pass_is_no_refusal_of_this_one(void)
+{
+	struct ring_layout l = resting_layout(3);
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
+	size_t x = successor_of(s, h);
+	s->up[x] = false;
+	CU_ASSERT_FATAL(run_until_send(s, (int)h, RING_MSG_TOKEN, id_of(x), 500 * MS));
+	struct ring_msg t;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_TOKEN, id_of(x), &t) >= 0);
+	CU_ASSERT_FATAL(t.u.token.epoch > 1 && t.u.token.seq > 0);
+	struct ring_msg lv = {.type = RING_MSG_LEAVE};
+	lv.u.leave.epoch = t.u.token.epoch - 1;
+	lv.u.leave.accepted.epoch = t.u.token.epoch - 1;
+	lv.u.leave.accepted.seq = t.u.token.seq - 1;
+	lv.u.leave.refused.epoch = t.u.token.epoch - 1;
+	lv.u.leave.refused.seq = t.u.token.seq;
+	uint64_t mark = s->seq;
+	hring_inject(s, h, x, lv);
+	CU_ASSERT(last_send(s, RING_MSG_TOKEN, id_of(x), NULL) >= 0); /* resent at once */
+	hring_run_for(s, (l.ack_timeout_ms + 1) * MS);
+	CU_ASSERT_EQUAL(count_logs(s, h, mark, RING_LOG_SUCCESSOR_SKIP), 0);
+	CU_ASSERT(status_of(s, h).has_token);
+	hring_free(s);
+}
+
+/* §5.4: a leaving holder's own removal cannot wait for a proven holder.
+ * A wiped R has one answer of the two it needs (B's are lost), so it is
+ * unproven, and takes a token A readmitted it with; then it leaves.
+ * Removing itself needs a new epoch, which R may not mint (§5.3): it drops
+ * the token, and the others regenerate. Deferring its removal like any
+ * other change, it would pass the token on under the old epoch with itself
+ * still in the alive set, and the ring would keep passing to a member that
+ * is gone. */
+static void test_an_unproven_leaver_drops_the_token_rather_than_pass_it_with_itself_in(void)
+{
+	struct ring_layout l = resting_layout(3);
+	struct hring *s = hring_new(&l);
+	size_t r = 1, b = 2;
+	hring_boot(s);
+	hring_settle(s);
+	struct loss loss = {0};
+	lose_add(s, &loss, RING_MSG_EPOCH_REPLY, id_of(b), id_of(r));
+	hring_restart(s, r, 0);
+	uint64_t mark = s->seq;
+	hring_start(s, r);
+	for (int k = 0; k < 100 && !status_of(s, r).token_held; k++)
+		CU_ASSERT_FATAL(run_until_log(s, (int)r, RING_LOG_TOKEN_RECV, 2000 * MS));
+	CU_ASSERT_FATAL(status_of(s, r).token_held);
+	CU_ASSERT_EQUAL_FATAL(count_logs(s, r, mark, RING_LOG_EPOCH_LEARNED), 0);
+	uint64_t left = s->seq;
+	hring_leave(s, r);
+	hring_run_for(s, 100 * MS);
+	for (size_t k = 0; k < s->n_rec[r]; k++) {
+		struct ring_msg m;
+		const struct rec *rc = &s->rec[r][k];
+		if (rc->seq > left && decode_send(&rc->a, &m) && m.type == RING_MSG_TOKEN)
+			CU_ASSERT(!ring_set_has(&m.u.token.alive, r));
+	}
+	CU_ASSERT_EQUAL(count_sends(s, r, left, RING_MSG_TOKEN, id_of(b)), 0);
+	CU_ASSERT(!status_of(s, r).has_token);
+	assert_safe_and_free(s);
+}
+
 #define T_(f) {#f, f}
 CU_TestInfo ring_test_members_tests[] = {
 	T_(test_leaving_holder_passes_the_token_and_the_ring_goes_on_without_it),
@@ -611,6 +732,9 @@ CU_TestInfo ring_test_members_tests[] = {
 	T_(test_leave_after_a_reepoch_still_names_the_hop_it_took),
 	T_(test_leaving_member_refuses_a_new_pass_by_name),
 	T_(test_stale_join_does_not_take_a_pass_back),
+	T_(test_a_take_back_settles_the_refusers_join),
+	T_(test_a_leave_refusing_an_older_epochs_pass_is_no_refusal_of_this_one),
+	T_(test_an_unproven_leaver_drops_the_token_rather_than_pass_it_with_itself_in),
 	CU_TEST_INFO_NULL,
 };
 #undef T_

@@ -677,6 +677,101 @@ static void test_a_member_far_behind_catches_up_once_two_answer(void)
 	hring_free(s);
 }
 
+/* An epoch of generation GEN minted by member I. */
+#define EP(gen, i) ((uint32_t)(gen) << 8 | (uint32_t)(i))
+
+/* Member 0 of five, stored epoch EP(0x500, 0), proven by members 1 and 2
+ * (scripted by hand, like 3 and 4) answering EP(0x500, 1) and EP(0x500, 2);
+ * a loss timeout later a heartbeat beyond its reach comes from member 3,
+ * and it starts a catch-up query. *START and *CATCHUP: the two nonces. */
+static struct hring *catching_up(uint64_t *start, uint64_t *catchup)
+{
+	struct ring_layout l = resting_layout(5);
+	struct hring *s = hring_new(&l);
+	for (size_t i = 1; i < 5; i++)
+		s->up[i] = false;
+	hring_restart(s, 0, EP(0x500, 0));
+	hring_start(s, 0);
+	struct ring_msg q;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_EPOCH_QUERY, 0, &q) >= 0);
+	*start = q.u.epoch_query.nonce;
+	inject_reply(s, 0, 1, *start, EP(0x500, 1));
+	inject_reply(s, 0, 2, *start, EP(0x500, 2));
+	CU_ASSERT_FATAL(last_log(s, RING_LOG_EPOCH_LEARNED) >= 0);
+	CU_ASSERT_FATAL(status_of(s, 0).epoch == EP(0x500, 2));
+	hring_run_for(s, (l.loss_timeout_ms + 10) * MS); /* catch-ups are paced */
+	struct ring_msg hb = {.type = RING_MSG_HEARTBEAT};
+	hb.u.heartbeat.epoch = EP(0x500 + GEN_JUMP + 0x10, 3);
+	for (size_t i = 0; i < 5; i++)
+		ring_set_add(&hb.u.heartbeat.alive, i);
+	hring_inject(s, 0, 3, hb);
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_EPOCH_QUERY, 0, &q) >= 0);
+	*catchup = q.u.epoch_query.nonce;
+	CU_ASSERT_FATAL(*catchup > *start);
+	return s;
+}
+
+/* §5.3: every query starts with no answers; only answers to it settle it.
+ * Member 0 catches up (catching_up) and member 3 alone answers: one of
+ * the two a catch-up needs. Members 1 and 2 answered the start query a
+ * loss timeout ago, of where the ring was then. Were their answers kept,
+ * one answer would settle the catch-up with two stale ones: what member 0
+ * adopts would rest on what two members said before the ring moved, not
+ * on two members now (and the rule "two vouch for a jump" would count
+ * answers of the past). Kills query-replies-kept. */
+static void test_a_catch_up_query_is_settled_only_by_answers_to_it(void)
+{
+	uint64_t start, catchup;
+	struct hring *s = catching_up(&start, &catchup);
+	uint64_t mark = s->seq;
+	inject_reply(s, 0, 3, catchup, EP(0x600, 3));
+	CU_ASSERT_EQUAL(count_logs(s, 0, mark, RING_LOG_EPOCH_LEARNED), 0);
+	CU_ASSERT_EQUAL(status_of(s, 0).epoch, EP(0x500, 2));
+	inject_reply(s, 0, 4, catchup, EP(0x600, 4)); /* the second answer */
+	CU_ASSERT_EQUAL(count_logs(s, 0, mark, RING_LOG_EPOCH_LEARNED), 1);
+	hring_free(s);
+}
+
+/* §5.3: a query is settled only by answers carrying its own nonce; a late
+ * answer to an earlier query of this life is adopted (it is within reach
+ * and we are proven), never counted. During member 0's catch-up, member
+ * 3's answer to the START query arrives late, then member 4 answers the
+ * catch-up. Counted, the late answer would make two and settle the
+ * catch-up: an answer sent before the ring moved (the one the catch-up is
+ * about) would vouch for where it is now. Kills reply-old-query-counts. */
+static void test_a_late_answer_to_the_start_query_is_adopted_not_counted(void)
+{
+	uint64_t start, catchup;
+	struct hring *s = catching_up(&start, &catchup);
+	uint64_t mark = s->seq;
+	inject_reply(s, 0, 3, start, EP(0x600, 3));
+	CU_ASSERT_EQUAL(status_of(s, 0).epoch, EP(0x600, 3)); /* adopted */
+	inject_reply(s, 0, 4, catchup, EP(0x601, 4));
+	CU_ASSERT_EQUAL(count_logs(s, 0, mark, RING_LOG_EPOCH_LEARNED), 0);
+	CU_ASSERT_EQUAL(status_of(s, 0).epoch, EP(0x600, 3));
+	hring_free(s);
+}
+
+/* §5.3: catching up, a member adopts the second highest answer where
+ * there are two: one answer, forged or from a wild disk, cannot move it.
+ * Member 0's catch-up is answered EP(0x900, 3) by member 3 and EP(0x700,
+ * 4) by member 4: it adopts EP(0x700, 4), which two members know of. The
+ * highest would let member 3 alone push member 0 0x400 generations
+ * (up to a whole jump) nobody else vouched for. (The start query takes
+ * the highest: there a majority that persisted an epoch shares a member
+ * with those who answered.) Kills settle-catchup-highest. */
+static void test_a_catch_up_adopts_the_second_highest_answer(void)
+{
+	uint64_t start, catchup;
+	struct hring *s = catching_up(&start, &catchup);
+	uint64_t mark = s->seq;
+	inject_reply(s, 0, 3, catchup, EP(0x900, 3));
+	inject_reply(s, 0, 4, catchup, EP(0x700, 4));
+	CU_ASSERT_EQUAL(count_logs(s, 0, mark, RING_LOG_EPOCH_LEARNED), 1);
+	CU_ASSERT_EQUAL(status_of(s, 0).epoch, EP(0x700, 4));
+	hring_free(s);
+}
+
 /* ---- one member's wild disk ---- */
 
 /* §5.3: one member's epoch file is wild (a bad disk; a key does not help)
@@ -1454,6 +1549,9 @@ CU_TestInfo ring_test_restart_tests[] = {
 	T_(test_a_forged_floor_costs_one_take_back_at_most),
 	T_(test_an_unproven_member_names_the_floor_it_refuses_by),
 	T_(test_a_member_far_behind_catches_up_once_two_answer),
+	T_(test_a_catch_up_query_is_settled_only_by_answers_to_it),
+	T_(test_a_late_answer_to_the_start_query_is_adopted_not_counted),
+	T_(test_a_catch_up_adopts_the_second_highest_answer),
 	T_(test_one_wild_epoch_file_moves_nobody_and_is_deleted),
 	T_(test_a_wiped_peer_makes_an_honest_disk_distrusted_and_fences_go_back),
 	T_(test_a_wiped_peer_and_a_peer_behind_make_an_honest_disk_distrusted),
