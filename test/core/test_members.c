@@ -607,9 +607,7 @@ static void test_a_take_back_settles_the_refusers_join(void)
 	struct ring_layout l = resting_layout(12);
 	struct hring *s = hring_settled(&l, NULL);
 	size_t h = 10, r = 11;
-	for (int k = 0; k < 100 && !status_of(s, h).token_held; k++)
-		CU_ASSERT_FATAL(run_until_log(s, (int)h, RING_LOG_TOKEN_RECV, 2000 * MS));
-	CU_ASSERT_FATAL(status_of(s, h).token_held);
+	run_until_held(s, h);
 	uint32_t e = status_of(s, r).epoch;
 	uint64_t mark = s->seq;
 	hring_restart(s, r, e);
@@ -695,9 +693,7 @@ static void test_an_unproven_leaver_drops_the_token_rather_than_pass_it_with_its
 	hring_restart(s, r, 0);
 	uint64_t mark = s->seq;
 	hring_start(s, r);
-	for (int k = 0; k < 100 && !status_of(s, r).token_held; k++)
-		CU_ASSERT_FATAL(run_until_log(s, (int)r, RING_LOG_TOKEN_RECV, 2000 * MS));
-	CU_ASSERT_FATAL(status_of(s, r).token_held);
+	run_until_held(s, r);
 	CU_ASSERT_EQUAL_FATAL(count_logs(s, r, mark, RING_LOG_EPOCH_LEARNED), 0);
 	uint64_t left = s->seq;
 	hring_leave(s, r);

@@ -48,14 +48,6 @@ static size_t grants_at_or_below(const struct hring *s, size_t i, uint64_t since
 	return c;
 }
 
-/* Runs until member I holds the token (it accepted a hop, or minted). */
-static void run_until_held_by(struct hring *s, size_t i)
-{
-	for (int k = 0; k < 100 && !status_of(s, i).token_held; k++)
-		CU_ASSERT_FATAL(run_until_log(s, (int)i, RING_LOG_TOKEN_RECV, 2000 * MS));
-	CU_ASSERT_FATAL(status_of(s, i).token_held);
-}
-
 /* ---- §5.3: restarting ---- */
 
 /* §5.3, a restart refuses every token of an epoch <= the one it loaded.
@@ -218,7 +210,7 @@ static void test_unproven_member_is_no_participant_so_no_epoch_below_a_granted_o
 	size_t a = 0, b = 1, r = 2;
 	hring_boot(s);
 	hring_settle(s);
-	run_until_held_by(s, r);
+	run_until_held(s, r);
 	uint32_t e = status_of(s, r).token_epoch;
 	CU_ASSERT_FATAL(status_of(s, a).epoch == e);
 	s->up[a] = false;
@@ -265,7 +257,7 @@ static void test_unproven_holder_drops_the_token_rather_than_mint_for_a_skip(voi
 	hring_restart(s, r, 0);
 	uint64_t mark = s->seq;
 	hring_start(s, r);
-	run_until_held_by(s, r);
+	run_until_held(s, r);
 	CU_ASSERT_EQUAL_FATAL(count_logs(s, r, mark, RING_LOG_EPOCH_LEARNED), 0);
 	s->up[b] = false;
 	uint64_t held = s->seq;
@@ -631,9 +623,7 @@ static void test_an_unproven_member_names_the_floor_it_refuses_by(void)
 	struct hring *s = hring_settled(&l, NULL);
 	size_t v = 0, down = 1, p = 2;
 	CU_ASSERT_FATAL(successor_of(s, p) == v);
-	for (int k = 0; k < 100 && !status_of(s, p).token_held; k++)
-		CU_ASSERT_FATAL(run_until_log(s, (int)p, RING_LOG_TOKEN_RECV, 2000 * MS));
-	CU_ASSERT_FATAL(status_of(s, p).token_held);
+	run_until_held(s, p);
 	uint32_t before = status_of(s, p).epoch;
 	s->up[down] = false;
 	hring_restart(s, v, 0);

@@ -421,6 +421,13 @@ bool run_until_log(struct hring *s, int node, enum ring_log_event ev, uint64_t l
 	return hring_run(s, s->now + limit_us, want_met, &w);
 }
 
+void run_until_held(struct hring *s, size_t i)
+{
+	for (int k = 0; k < 100 && !status_of(s, i).token_held; k++)
+		CU_ASSERT_FATAL(run_until_log(s, (int)i, RING_LOG_TOKEN_RECV, 2000 * MS));
+	CU_ASSERT_FATAL(status_of(s, i).token_held);
+}
+
 bool run_until_send(struct hring *s, int node, enum ring_msg_type type, int to,
 			   uint64_t limit_us)
 {

@@ -134,6 +134,9 @@ bool run_until_send(struct hring *s, int node, enum ring_msg_type type, int to,
 			   uint64_t limit_us);
 bool run_until_action(struct hring *s, int node, enum ring_action_type type,
 			     uint64_t limit_us);
+/* Runs until member I holds the token (it accepted a hop, or minted);
+ * fails the test if it does not within 100 receipts. */
+void run_until_held(struct hring *s, size_t i);
 size_t count_logs(const struct hring *s, size_t i, uint64_t since, enum ring_log_event ev);
 size_t count_logs_all(const struct hring *s, uint64_t since, enum ring_log_event ev);
 size_t count_actions(const struct hring *s, size_t i, uint64_t since, enum ring_action_type type);

@@ -1444,11 +1444,12 @@ static void note_send(struct sim_run *run, uint32_t i, const struct ring_action 
 /* The step's parks, summons, grants and passes, in the order it made them,
  * for the rules of §3.2 and §3.4 (simcheck_park.c, simcheck_visit.c): like
  * note_hops, from what the core decided, whatever a torn step or a slow
- * fsync does to carrying it out. Returns whether the step skipped. */
+ * fsync does to carrying it out. Returns whether the step gave its pass up
+ * without an ack (a skip, or a leave that ended). */
 static bool note_step_actions(struct sim_run *run, uint32_t i, const struct ring_update *up)
 {
 	struct simcheck *c = &run->chk;
-	bool skipped = false;
+	bool gave_up = false;
 	for (size_t k = 0; k < up->n; k++) {
 		const struct ring_action *a = &up->action[k];
 		const uint64_t *f = a->u.log.field;
@@ -1483,24 +1484,24 @@ static bool note_step_actions(struct sim_run *run, uint32_t i, const struct ring
 			/* A skip gives the pass up; a leave whose deadline
 			 * passed ends it with the member (pause seed 1037185:
 			 * an unrelated ack came in the same step). */
-			skipped = true;
+			gave_up = true;
 			break;
 		default:
 			break;
 		}
 	}
-	return skipped;
+	return gave_up;
 }
 
 static void note_parks(struct sim_run *run, uint32_t i, const struct ring_update *up)
 {
 	struct simcheck *c = &run->chk;
 	simcheck_park_step(c, i, c->pause.m[i].detecting);
-	bool skipped = note_step_actions(run, i, up);
+	bool gave_up = note_step_actions(run, i, up);
 	const struct ring_status *st = &run->cl.m[i].status;
 	simcheck_park_end(c, i, st->parked, st->queued, st->has_token);
 	simcheck_park_summons_end(c, i, st->queued, st->has_token, st->epoch);
-	simcheck_visit_end(c, i, st->has_token && !st->token_held, skipped);
+	simcheck_visit_end(c, i, st->has_token && !st->token_held, gave_up);
 }
 
 /* I3 on the node just stepped; the others' statuses are as of their own
