@@ -94,22 +94,23 @@ int ring_ctl_parse(const char *line, struct ring_ctl_request *req, char *err, si
 		snprintf(err, errlen, "empty command");
 		return -RING_EFIELD;
 	}
-	if (strcmp(words[0], "ACQUIRE") == 0) {
-		req->cmd = RING_CTL_ACQUIRE;
+	if (strcmp(words[0], "ACQUIRE") == 0 || strcmp(words[0], "TRY") == 0) {
+		req->cmd = words[0][0] == 'A' ? RING_CTL_ACQUIRE : RING_CTL_TRY;
 		if (n == 1)
 			return 0;
 		if (n == 2 && ring_parse_u64(words[1], UINT32_MAX, &req->timeout_ms)) {
 			req->has_timeout = true;
 			return 0;
 		}
-		snprintf(err, errlen, "usage: ACQUIRE [timeout_ms]");
+		snprintf(err, errlen, "usage: %s [timeout_ms]", words[0]);
 		return -RING_EFIELD;
 	}
 	if (strcmp(words[0], "RELEASE") == 0 || strcmp(words[0], "STATUS") == 0 ||
-	    strcmp(words[0], "METRICS") == 0) {
-		req->cmd = words[0][0] == 'R'	? RING_CTL_RELEASE
-			   : words[0][0] == 'S' ? RING_CTL_STATUS
-						: RING_CTL_METRICS;
+	    strcmp(words[0], "METRICS") == 0 || strcmp(words[0], "RENEW") == 0) {
+		req->cmd = strcmp(words[0], "RELEASE") == 0  ? RING_CTL_RELEASE
+			   : strcmp(words[0], "RENEW") == 0  ? RING_CTL_RENEW
+			   : words[0][0] == 'S'		     ? RING_CTL_STATUS
+							     : RING_CTL_METRICS;
 		if (n == 1)
 			return 0;
 		snprintf(err, errlen, "%s takes no argument", words[0]);

@@ -19,6 +19,8 @@ enum ring_ctl_cmd {
 	RING_CTL_STATUS,  /* STATUS -> one JSON line */
 	RING_CTL_INJECT,  /* INJECT what [arg] -> OK | ERR reason */
 	RING_CTL_METRICS, /* METRICS -> Prometheus text, lines up to RING_CTL_METRICS_END | ERR reason */
+	RING_CTL_RENEW,   /* RENEW -> RENEWED fence ms_left | ERR not holding */
+	RING_CTL_TRY,     /* TRY [timeout_ms] -> GRANTED fence epoch | BUSY | TIMEOUT | ERR reason */
 };
 
 /* The last line of a METRICS reply. A comment to Prometheus (format
@@ -42,7 +44,7 @@ enum ring_inject {
 
 struct ring_ctl_request {
 	enum ring_ctl_cmd cmd;
-	bool has_timeout;    /* ACQUIRE */
+	bool has_timeout;    /* ACQUIRE, TRY */
 	uint64_t timeout_ms;
 	enum ring_inject inject; /* INJECT */
 	uint32_t arg;

@@ -176,7 +176,8 @@ void act_send_heartbeat(struct ring_node *node, struct ring_update *up, uint64_t
 	m.u.heartbeat.seq = node->token.seq;
 	m.u.heartbeat.counter = node->token.counter;
 	/* Summoned, the park is ending: it draws no more summons. */
-	m.u.heartbeat.flags = node->parked && !node->summoned ? RING_HB_PARKED : 0;
+	m.u.heartbeat.flags = (node->parked && !node->summoned ? RING_HB_PARKED : 0) |
+			      (node->granted || node->q_len > 0 ? RING_HB_BUSY : 0);
 	m.u.heartbeat.alive = node->token.alive;
 	act_send(node, up, 0, &m);
 	node->hb_base = now;

@@ -1,5 +1,5 @@
 /* The local clients: the queue of requests, the grant with its fencing
- * token, the lease, releases and denials. */
+ * token, the lease and its renewals, try-locks, releases and denials. */
 #include "core/internal.h"
 
 static bool queue_has(const struct ring_node *node, uint64_t client)
@@ -19,16 +19,51 @@ static uint64_t queue_pop(struct ring_node *node)
 	return c;
 }
 
-static void queue_remove(struct ring_node *node, uint64_t client)
+/* Keeps the requests for which KEEP says so, in order. */
+static void queue_filter(struct ring_node *node, bool (*keep)(uint64_t c, bool is_try, uint64_t arg),
+			 uint64_t arg)
 {
 	size_t out = 0;
 	for (size_t k = 0; k < node->q_len; k++) {
-		uint64_t c = node->queue[(node->q_head + k) % RING_QUEUE_MAX];
-		if (c != client)
-			node->queue[(node->q_head + out++) % RING_QUEUE_MAX] = c;
+		size_t from = (node->q_head + k) % RING_QUEUE_MAX;
+		if (!keep(node->queue[from], node->queue_try[from], arg))
+			continue;
+		size_t to = (node->q_head + out++) % RING_QUEUE_MAX;
+		node->queue[to] = node->queue[from];
+		node->queue_try[to] = node->queue_try[from];
 	}
 	node->q_len = out;
+}
+
+static bool not_client(uint64_t c, bool is_try, uint64_t client)
+{
+	(void)is_try;
+	return c != client;
+}
+
+static void queue_remove(struct ring_node *node, uint64_t client)
+{
+	queue_filter(node, not_client, client);
 	RING_ASSERT(!queue_has(node, client));
+}
+
+static void queue_push(struct ring_node *node, uint64_t client, bool is_try)
+{
+	RING_ASSERT(node->q_len < RING_QUEUE_MAX);
+	size_t at = (node->q_head + node->q_len) % RING_QUEUE_MAX;
+	node->queue[at] = client;
+	node->queue_try[at] = is_try;
+	node->q_len++;
+}
+
+/* When the grant ends unless renewed again: a lease from NOW, never past
+ * max_hold_ms from the grant (§3.3). */
+static uint64_t lease_end(const struct ring_node *node, uint64_t now)
+{
+	uint64_t end = now + ms(node->layout.lease_ms);
+	if (node->layout.max_hold_ms)
+		end = min_u64(end, node->grant_started + ms(node->layout.max_hold_ms));
+	return end;
 }
 
 /* Ends the grant: REVOKE to its client, logged as EV. */
@@ -62,7 +97,8 @@ void clients_grant(struct ring_node *node, struct ring_update *up, uint64_t now)
 	node->granted = true;
 	node->grant_client = client;
 	node->grant_fence = ring_fence(node->token.epoch, node->token.counter);
-	node->lease_deadline = now + ms(node->layout.lease_ms);
+	node->grant_started = now;
+	node->lease_deadline = lease_end(node, now);
 	/* Fences only grow (I1): strictly above every one this member granted. */
 	RING_ASSERT(node->grant_fence > before);
 	node->last_fence = node->grant_fence;
@@ -88,26 +124,94 @@ static void deny(struct ring_node *node, struct ring_update *up, uint64_t client
 	}
 }
 
+/* Why CLIENT may not queue, or 0. */
+static int acquire_refused(const struct ring_node *node, uint64_t client)
+{
+	if (node->leaving || node->left)
+		return -RING_ELEAVING;
+	if (client == 0 || (node->granted && node->grant_client == client) ||
+	    queue_has(node, client))
+		return -RING_EBUSY;
+	if (node->q_len == RING_QUEUE_MAX)
+		return -RING_EFULL;
+	return 0;
+}
+
+static void enqueue(struct ring_node *node, struct ring_update *up, uint64_t client,
+		    bool is_try, uint64_t now)
+{
+	int why = acquire_refused(node, client);
+	if (why) {
+		deny(node, up, client, why);
+		return;
+	}
+	queue_push(node, client, is_try);
+	visit_serve(node, up, now);
+	park_summon(node, up, now);
+}
+
 void clients_on_acquire(struct ring_node *node, struct ring_update *up, uint64_t client,
 			uint64_t now)
 {
-	if (node->leaving || node->left) {
-		deny(node, up, client, -RING_ELEAVING);
+	enqueue(node, up, client, false, now);
+}
+
+/* A try-lock in the sense of flock -n: refused while the region is taken
+ * or asked for, here or (as the holder's heartbeats say) elsewhere;
+ * otherwise an ordinary request, which summons a parked token: a free
+ * lock is taken wherever the token rests. */
+void clients_on_try(struct ring_node *node, struct ring_update *up, uint64_t client,
+		    uint64_t now)
+{
+	bool busy = node->granted || node->q_len > 0 ||
+		    (node->phase == PHASE_NONE && now < node->busy_elsewhere_until);
+	if (busy && acquire_refused(node, client) == 0) {
+		deny(node, up, client, -RING_ECONFLICT);
 		return;
 	}
-	if (client == 0 || (node->granted && node->grant_client == client) ||
-	    queue_has(node, client)) {
-		deny(node, up, client, -RING_EBUSY);
+	enqueue(node, up, client, true, now);
+}
+
+static bool not_try(uint64_t c, bool is_try, uint64_t arg)
+{
+	(void)c;
+	(void)arg;
+	return !is_try;
+}
+
+/* A heartbeat says another member's client holds or waits (§3.3): the
+ * region is taken, so every TRY still waiting here is refused now, and
+ * new ones for as long as the holder would heartbeat twice. */
+void clients_busy_elsewhere(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	node->busy_elsewhere_until = now + 2 * ms(node->layout.heartbeat_ms);
+	for (size_t k = 0; k < node->q_len; k++) {
+		size_t at = (node->q_head + k) % RING_QUEUE_MAX;
+		if (node->queue_try[at])
+			deny(node, up, node->queue[at], -RING_ECONFLICT);
+	}
+	queue_filter(node, not_try, 0);
+}
+
+/* RENEW: the grant's lease starts again from now, within max_hold_ms.
+ * Nothing else changes: the token stays, heartbeats go on, and the fence
+ * is the one granted (a renewal is no new grant). */
+void clients_on_renew(struct ring_node *node, struct ring_update *up, uint64_t client,
+		      uint64_t now)
+{
+	if (!node->granted || node->grant_client != client) {
+		deny(node, up, client, -RING_ENOTHOLDING);
 		return;
 	}
-	if (node->q_len == RING_QUEUE_MAX) {
-		deny(node, up, client, -RING_EFULL);
-		return;
+	uint64_t end = lease_end(node, now);
+	if (end > node->lease_deadline)
+		node->lease_deadline = end;
+	struct ring_action *a = act_push(node, up, RING_ACTION_RENEWED);
+	if (a) {
+		a->u.renewed.client = client;
+		a->u.renewed.fence = node->grant_fence;
+		a->u.renewed.deadline_us = node->lease_deadline;
 	}
-	node->queue[(node->q_head + node->q_len) % RING_QUEUE_MAX] = client;
-	node->q_len++;
-	visit_serve(node, up, now);
-	park_summon(node, up, now);
 }
 
 void clients_on_release(struct ring_node *node, struct ring_update *up, uint64_t client,

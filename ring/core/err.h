@@ -32,7 +32,9 @@
 	X(EREPLAY, "replayed or stale datagram") \
 	X(EJUMP, "epoch too far ahead of ours") \
 	X(EEXHAUSTED, "epoch space exhausted") \
-	X(EOVERFLOW, "too many actions in one step")
+	X(EOVERFLOW, "too many actions in one step") \
+	X(ECONFLICT, "another client holds the region or waits for it") \
+	X(ENOTHOLDING, "not holding")
 
 enum {
 	RING_OK = 0,

@@ -96,9 +96,14 @@ struct ring_node {
 	uint64_t grant_client;
 	uint64_t grant_fence;
 	uint64_t lease_deadline;
+	uint64_t grant_started; /* max_hold_ms counts from here, renewals or not */
 	uint64_t last_fence;
 	uint64_t queue[RING_QUEUE_MAX];
+	bool queue_try[RING_QUEUE_MAX]; /* the request is a TRY: it yields to a busy holder */
 	size_t q_head, q_len;
+	/* A heartbeat said a client holds the region at another member, or
+	 * waits for it there: a TRY here is refused until then. */
+	uint64_t busy_elsewhere_until;
 
 	/* Liveness and membership. */
 	bool heard_ever;
@@ -252,6 +257,11 @@ void clients_on_acquire(struct ring_node *node, struct ring_update *up, uint64_t
 void clients_on_release(struct ring_node *node, struct ring_update *up, uint64_t client,
 			uint64_t now);
 void clients_check_lease(struct ring_node *node, struct ring_update *up, uint64_t now);
+void clients_on_renew(struct ring_node *node, struct ring_update *up, uint64_t client,
+		      uint64_t now);
+void clients_on_try(struct ring_node *node, struct ring_update *up, uint64_t client,
+		    uint64_t now);
+void clients_busy_elsewhere(struct ring_node *node, struct ring_update *up, uint64_t now);
 
 /* members.c (§5.3-5.4) */
 bool members_apply(struct ring_node *node, struct ring_update *up, uint64_t now);

@@ -71,6 +71,10 @@ uint64_t ring_layout_fingerprint(const struct ring_layout *layout)
 	h = fnv_u64(h, layout->heartbeat_ms);
 	h = fnv_u64(h, layout->loss_timeout_ms);
 	h = fnv_u64(h, layout->idle_pass_ms);
+	/* Only when set, so that a file without it keeps the fingerprint it
+	 * had before the key existed (a rolling upgrade stays one ring). */
+	if (layout->max_hold_ms)
+		h = fnv_u64(fnv_str(h, "max_hold_ms", 16), layout->max_hold_ms);
 	h = fnv_u64(h, (uint64_t)layout->quorum);
 	h = fnv_u64(h, layout->n);
 	for (size_t i = 0; i < layout->n; i++) {
@@ -119,6 +123,12 @@ int ring_layout_check(const struct ring_layout *layout, char *err, size_t errlen
 	 * idle ring from looking stuck to its users. */
 	if (layout->idle_pass_ms > 60000) {
 		snprintf(err, errlen, "idle_pass_ms is at most 60000");
+		return -RING_ECONFIG;
+	}
+	/* A bound below one lease would end grants that never renewed. */
+	if (layout->max_hold_ms != 0 && layout->max_hold_ms < layout->lease_ms) {
+		snprintf(err, errlen, "max_hold_ms (%u) must be 0 or at least lease_ms (%u)",
+			 layout->max_hold_ms, layout->lease_ms);
 		return -RING_ECONFIG;
 	}
 	if (layout->retries > 100) {

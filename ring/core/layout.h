@@ -29,6 +29,9 @@ struct ring_layout {
 	uint32_t heartbeat_ms;
 	uint32_t loss_timeout_ms;
 	uint32_t idle_pass_ms;
+	/* The longest one visit may keep the region however often its client
+	 * renews (RENEW); 0: no bound beyond the lease itself. */
+	uint32_t max_hold_ms;
 	enum ring_quorum quorum;
 	/* Every datagram is authenticated (secret_file, or the ring's own key),
 	 * so none from a stranger reaches the core. Set by the daemon, not read

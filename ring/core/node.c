@@ -184,6 +184,12 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 	case RING_EVENT_RELEASE:
 		clients_on_release(node, up, ev->u.client.client, now);
 		break;
+	case RING_EVENT_RENEW:
+		clients_on_renew(node, up, ev->u.client.client, now);
+		break;
+	case RING_EVENT_TRY:
+		clients_on_try(node, up, ev->u.client.client, now);
+		break;
 	case RING_EVENT_LEAVE:
 		members_on_leave_request(node, up, now);
 		break;

@@ -82,6 +82,9 @@ enum ring_event_type {
 	RING_EVENT_DATAGRAM, /* a datagram arrived */
 	RING_EVENT_ACQUIRE,  /* a local client asks for the critical region */
 	RING_EVENT_RELEASE,  /* a local client releases, cancels or disconnects */
+	RING_EVENT_RENEW,    /* a holder asks for its lease to start again from now */
+	RING_EVENT_TRY,      /* ACQUIRE, but refused (ECONFLICT) while another client
+			      * holds the region or waits for it */
 	RING_EVENT_LEAVE,    /* graceful stop (SIGTERM) */
 	RING_EVENT_DROP_TOKEN, /* drill: the token here vanishes, as if lost after its ack */
 };
@@ -108,7 +111,8 @@ enum ring_action_type {
 	RING_ACTION_SEND,    /* send buf to member `to`, or to every other member when to == 0 */
 	RING_ACTION_GRANT,   /* tell client it holds the critical region */
 	RING_ACTION_REVOKE,  /* tell client its grant is over (lease, pause, lost token) */
-	RING_ACTION_DENY,    /* refuse an ACQUIRE (reason) */
+	RING_ACTION_DENY,    /* refuse an ACQUIRE, TRY or RENEW (reason) */
+	RING_ACTION_RENEWED, /* a RENEW took: the grant now ends at deadline_us */
 	RING_ACTION_LOG,     /* one log event */
 	RING_ACTION_LEFT,    /* a graceful leave is complete: the shell may exit */
 	RING_ACTION_FATAL,   /* the member cannot go on (reason): carry out nothing
@@ -139,6 +143,11 @@ struct ring_action {
 			uint64_t client;
 			int reason; /* -RING_E* */
 		} deny;
+		struct {
+			uint64_t client;
+			uint64_t fence;
+			uint64_t deadline_us; /* the step's clock */
+		} renewed;
 		struct {
 			enum ring_log_event event;
 			uint64_t field[3];

@@ -321,6 +321,10 @@ void visit_on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t
 	node->last_heard = now;
 	node->alive_view = h->alive;
 	node->park_known = (h->flags & RING_HB_PARKED) != 0;
+	if (h->flags & RING_HB_BUSY && node->phase == PHASE_NONE)
+		clients_busy_elsewhere(node, up, now);
+	else
+		node->busy_elsewhere_until = 0;
 	if (node->park_known) {
 		node->park_at = (size_t)ring_layout_index(&node->layout, from);
 		node->park_hop = (struct ring_hop){h->epoch, h->seq};

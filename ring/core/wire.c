@@ -94,7 +94,7 @@ static int check_fields(const struct ring_msg *msg)
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_HEARTBEAT:
-		if (msg->u.heartbeat.epoch == 0 || (msg->u.heartbeat.flags & ~RING_HB_PARKED))
+		if (msg->u.heartbeat.epoch == 0 || (msg->u.heartbeat.flags & ~(RING_HB_PARKED | RING_HB_BUSY)))
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_ELECTION:

@@ -17,8 +17,9 @@
  * version (version_mismatch, a rolling upgrade gone wrong) from noise.
  * 2: JOIN and LEAVE name the hops they refused or accepted, and
  * EPOCH_QUERY/EPOCH_REPLY. 3: a parked token (TOKEN's idle, HEARTBEAT's
- * flags) and WANT, which summons it (PROTOCOL.md §2, §3.4). */
-#define RING_WIRE_VERSION 3
+ * flags) and WANT, which summons it (PROTOCOL.md §2, §3.4). 4: HEARTBEAT's
+ * BUSY flag, which a try-lock elsewhere yields to (§3.3). */
+#define RING_WIRE_VERSION 4
 #define RING_WIRE_HEADER 16  /* magic(2) version(1) type(1) from(2) to(2) fingerprint(8) */
 #define RING_WIRE_MAX 256    /* room for the longest encoded message */
 
@@ -62,8 +63,11 @@ struct ring_msg_token_ack {
 	uint32_t flags;       /* RING_ACK_* */
 };
 
-/* HEARTBEAT flag: the token is parked at the sender until summoned. */
+/* HEARTBEAT flags: the token is parked at the sender until summoned; a
+ * client of the sender holds the region or waits for it there (what a
+ * try-lock elsewhere is refused on). A bit not defined here is refused. */
 #define RING_HB_PARKED 0x1u
+#define RING_HB_BUSY 0x2u
 
 struct ring_msg_heartbeat {
 	uint32_t epoch; /* never 0 */

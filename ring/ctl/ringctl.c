@@ -45,6 +45,8 @@ enum {
 	EXIT_CONFIG = 78,
 };
 
+#define RUN_USAGE "run [-t MS] [--try] [--kill-after MS] [--conflict-exit-code N] -- CMD [ARG...]"
+
 static void usage(FILE *out)
 {
 	char injects[1024];
@@ -54,7 +56,7 @@ static void usage(FILE *out)
 		"       ringctl -c CONFIG ring [--json]               every member's state, over UDP\n"
 		"       ringctl -c CONFIG watch [--interval MS] [--count N] [--plain] [--stats]\n"
 		"                                   live view of every member, over UDP\n"
-		"       ringctl -c CONFIG -n ID run [-t MS] [--kill-after MS] -- CMD [ARG...]\n"
+		"       ringctl -c CONFIG -n ID " RUN_USAGE "\n"
 		"                                   run CMD inside the critical region at member ID\n"
 		"       ringctl fenced-append FILE TEXT [--fence N]   the reference fenced resource\n"
 		"       ringctl -c CONFIG -n ID inject WHAT [ARG]     fault drills (allow_inject = true)\n"
@@ -70,8 +72,12 @@ static void usage(FILE *out)
 		"\n"
 		"run: waits (at most MS milliseconds with -t) for the critical region, runs CMD\n"
 		"in its own process group with RING_FENCE, RING_EPOCH, RING_NODE, RING_LEASE_MS\n"
-		"and RING_DEADLINE_MS (Unix ms when the grant ends) set, releases when CMD\n"
-		"exits and exits with its status. If the grant ends first, the group gets\n"
+		"and RING_DEADLINE_MS (Unix ms when the first lease ends) set, renews the grant\n"
+		"every lease_ms/3 while CMD runs (up to max_hold_ms where the ring sets it),\n"
+		"releases when CMD exits and exits with its status. --try fails at once when\n"
+		"another client holds the region or waits for it, and otherwise takes it\n"
+		"wherever the token rests. \"Not granted\" (-t ran out, or --try lost) exits 75,\n"
+		"or N with --conflict-exit-code N. If the grant ends first, the group gets\n"
 		"SIGTERM, SIGKILL --kill-after MS later (default lease_ms/10, at most 1000;\n"
 		"0: SIGKILL at once), and run exits 70. Processes CMD leaves behind are\n"
 		"stopped the same way before the release. SIGINT, SIGTERM and SIGHUP are\n"
@@ -108,7 +114,8 @@ static void usage(FILE *out)
 		"inject WHAT:\n%s"
 		"\n"
 		"Exit codes: 0 ok, 1 failure, 2 usage, 3 stale fence, 69 member unreachable,\n"
-		"70 lease lost, 75 not granted within -t, 78 configuration error.\n",
+		"70 lease lost, 75 not granted (-t ran out, --try found it taken; or N with\n"
+		"--conflict-exit-code N), 78 configuration error.\n",
 		injects);
 }
 
@@ -487,17 +494,28 @@ static const char *why_not_granted(int fd, uint16_t id, struct line_reader *r)
 	return why;
 }
 
+/* What `run` was asked for on its command line. */
+struct run_opts {
+	bool has_t;
+	uint64_t t_ms;
+	bool try_lock;        /* --try: TRY, which yields to a client that holds or waits */
+	bool has_kill_after;
+	uint32_t kill_after_ms;
+	int conflict_code;    /* exit code of "not granted": 75, or --conflict-exit-code */
+};
+
 /* Asks member ID for the lock on FD and waits for its answer; a signal
  * meanwhile gives up (closing the socket cancels the request at the
  * member). Returns 0 with the grant's fence and epoch, or an exit code. */
-static int wait_grant(int fd, uint16_t id, bool has_t, uint64_t t_ms, struct line_reader *r,
+static int wait_grant(int fd, uint16_t id, const struct run_opts *o, struct line_reader *r,
 		      unsigned long long *fence, unsigned *epoch)
 {
 	char req[64], line[1024];
-	if (has_t)
-		snprintf(req, sizeof req, "ACQUIRE %llu\n", (unsigned long long)t_ms);
+	const char *verb = o->try_lock ? "TRY" : "ACQUIRE";
+	if (o->has_t)
+		snprintf(req, sizeof req, "%s %llu\n", verb, (unsigned long long)o->t_ms);
 	else
-		snprintf(req, sizeof req, "ACQUIRE\n");
+		snprintf(req, sizeof req, "%s\n", verb);
 	if (send_line(fd, req) < 0) {
 		fprintf(stderr, "ringctl: member %u closed the control socket\n", id);
 		return EXIT_UNREACHABLE;
@@ -525,9 +543,14 @@ static int wait_grant(int fd, uint16_t id, bool has_t, uint64_t t_ms, struct lin
 		break;
 	}
 	if (strcmp(line, "TIMEOUT") == 0) {
-		fprintf(stderr, "ringctl: not granted within %llu ms%s\n", (unsigned long long)t_ms,
-			why_not_granted(fd, id, r));
-		return EXIT_TIMEOUT;
+		fprintf(stderr, "ringctl: not granted within %llu ms%s\n",
+			(unsigned long long)o->t_ms, why_not_granted(fd, id, r));
+		return o->conflict_code;
+	}
+	if (strcmp(line, "BUSY") == 0) {
+		fprintf(stderr, "ringctl: not granted (--try): another client holds the critical "
+			"region or waits for it\n");
+		return o->conflict_code;
 	}
 	if (sscanf(line, "GRANTED %llu %u", fence, epoch) != 2) {
 		fprintf(stderr, "ringctl: member %u: %s\n", id, line);
@@ -543,7 +566,12 @@ struct grant {
 	uint16_t node;
 	uint32_t lease_ms;
 	uint64_t lease_end;   /* CLOCK_MONOTONIC ms: our own timer ends the grant here */
-	uint64_t deadline_ms; /* the same instant on the wall clock, Unix ms */
+	uint64_t deadline_ms; /* the first lease's end on the wall clock, Unix ms */
+	uint64_t granted_at;  /* CLOCK_MONOTONIC ms */
+	uint32_t max_hold_ms; /* the ring's bound on the whole grant, 0: none */
+	/* Renewal: RENEW every renew_every ms, the next at renew_at; the
+	 * last one sent at renew_sent (0: none unanswered). */
+	uint64_t renew_every, renew_at, renew_sent;
 };
 
 /* Starts CMD as a job (job.c) with RING_FENCE, RING_EPOCH, RING_NODE,
@@ -583,23 +611,54 @@ static void grant_over(struct ring_job *j, const char *why, const char *name, ui
 	ring_job_stop(j, SIGTERM, now);
 }
 
-/* Takes in what the member says while the job runs. Returns whether the
- * grant is over: REVOKED, or the member went away. */
-static bool member_says(int fd, struct line_reader *r, char *why, size_t whylen)
+/* Takes in what the member says while the job runs: a renewal moves our
+ * own end of the lease. Returns whether the grant is over: REVOKED, or the
+ * member went away. */
+static bool member_says(int fd, struct line_reader *r, struct grant *g, char *why,
+			size_t whylen)
 {
 	char line[1024];
-	int n = read_line(fd, r, line, sizeof line);
-	if (n == -2)
-		return false;
-	if (n <= 0) {
-		snprintf(why, whylen, "lease lost (member went away)");
-		return true;
+	for (;;) {
+		int n = read_line(fd, r, line, sizeof line);
+		if (n == -2)
+			return false;
+		if (n <= 0) {
+			snprintf(why, whylen, "lease lost (member went away)");
+			return true;
+		}
+		unsigned long long fence, left;
+		if (sscanf(line, "RENEWED %llu %llu", &fence, &left) == 2 && fence == g->fence &&
+		    g->renew_sent) {
+			/* Counted from when we asked, not when the answer came:
+			 * the member's lease began no sooner, so ours ends first. */
+			g->lease_end = g->renew_sent + left;
+			g->renew_sent = 0;
+			continue;
+		}
+		if (strncmp(line, "REVOKED", 7) == 0) {
+			uint64_t held = mono_ms() - g->granted_at;
+			if (g->max_hold_ms && held + 50 >= g->max_hold_ms)
+				snprintf(why, whylen, "lease lost (%s: max_hold_ms = %u reached)", line,
+					 g->max_hold_ms);
+			else
+				snprintf(why, whylen, "lease lost (%s)", line);
+			return true;
+		}
+		/* ERR not holding: a RENEW that crossed the REVOKED, next. */
 	}
-	if (strncmp(line, "REVOKED", 7) == 0) {
-		snprintf(why, whylen, "lease lost (%s)", line);
-		return true;
-	}
-	return false;
+}
+
+/* Sends the next RENEW when it is due. A renewal is asked for every third
+ * of a lease, so that a loaded machine that runs us late still renews in
+ * time; a ringctl that is stopped or stalled renews nothing and loses the
+ * grant within one lease, as it should. */
+static void renew_due(int fd, struct grant *g, uint64_t now)
+{
+	if (now < g->renew_at)
+		return;
+	g->renew_at = now + g->renew_every;
+	if (send_line(fd, "RENEW\n") == 0 && !g->renew_sent)
+		g->renew_sent = now;
 }
 
 /* Runs the job to its end: until CMD has exited and no process of its
@@ -608,7 +667,7 @@ static bool member_says(int fd, struct line_reader *r, char *why, size_t whylen)
  * one kills it), and when CMD exits leaving processes behind, since once
  * we release they would work without the lock. Returns whether the grant
  * ended before CMD exited. */
-static bool watch_job(const struct grant *g, int fd, struct line_reader *r, struct ring_job *j,
+static bool watch_job(struct grant *g, int fd, struct line_reader *r, struct ring_job *j,
 		      const char *name)
 {
 	bool lost = false, over = false;
@@ -638,9 +697,13 @@ static bool watch_job(const struct grant *g, int fd, struct line_reader *r, stru
 			grant_over(j, why, name, now);
 		}
 		ring_job_tick(j, now);
+		if (!over && !j->cmd_done)
+			renew_due(fd, g, now);
 		int wait_ms = ring_job_wait_ms(j, now, 1000);
 		if (!over && g->lease_end - now < (uint64_t)wait_ms)
 			wait_ms = (int)(g->lease_end - now);
+		if (!over && !j->cmd_done && g->renew_at - now < (uint64_t)wait_ms)
+			wait_ms = (int)(g->renew_at - now);
 		struct pollfd p[2] = {{.fd = fd, .events = over ? 0 : POLLIN},
 				      {.fd = sig_pipe[0], .events = POLLIN}};
 		if (poll(p, 2, wait_ms) < 0 && errno != EINTR)
@@ -653,7 +716,7 @@ static bool watch_job(const struct grant *g, int fd, struct line_reader *r, stru
 			ring_job_stop(j, s, mono_ms());
 		}
 		if (!over && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
-		    member_says(fd, r, why, sizeof why)) {
+		    member_says(fd, r, g, why, sizeof why)) {
 			over = true;
 			lost = !j->cmd_done;
 			grant_over(j, why, name, mono_ms());
@@ -683,8 +746,8 @@ static void release(int fd, struct line_reader *r)
 	}
 }
 
-static int cmd_run(const struct ring_conf *conf, uint16_t id, bool has_t, uint64_t t_ms,
-		   bool has_kill_after, uint32_t kill_after_ms, char **cmd)
+static int cmd_run(const struct ring_conf *conf, uint16_t id, const struct run_opts *o,
+		   char **cmd)
 {
 	int fd, rc = catch_signals();
 	if (rc || (rc = control_connect(conf, id, &fd)))
@@ -692,17 +755,21 @@ static int cmd_run(const struct ring_conf *conf, uint16_t id, bool has_t, uint64
 	struct line_reader r = {.len = 0};
 	unsigned long long fence;
 	unsigned epoch;
-	if ((rc = wait_grant(fd, id, has_t, t_ms, &r, &fence, &epoch)) != 0)
+	if ((rc = wait_grant(fd, id, o, &r, &fence, &epoch)) != 0)
 		return rc;
-	uint32_t lease_ms = conf->layout.lease_ms;
+	uint32_t lease_ms = conf->layout.lease_ms, kill_after_ms = o->kill_after_ms;
+	uint64_t now = mono_ms();
 	struct grant g = {.fence = fence, .epoch = epoch, .node = id, .lease_ms = lease_ms,
-			  .lease_end = mono_ms() + lease_ms,
-			  .deadline_ms = ring_wall_us() / 1000u + lease_ms};
+			  .lease_end = now + lease_ms,
+			  .deadline_ms = ring_wall_us() / 1000u + lease_ms,
+			  .granted_at = now, .max_hold_ms = conf->layout.max_hold_ms,
+			  .renew_every = lease_ms / 3 ? lease_ms / 3 : 1};
+	g.renew_at = now + g.renew_every;
 	/* The default grace: a tenth of the lease, at most a second. The next
 	 * holder may be granted as soon as the member revokes, so whatever of
 	 * the job outlives that is a second writer: the grace must be short
 	 * next to the lease, yet long enough for a prompt cleanup. */
-	if (!has_kill_after)
+	if (!o->has_kill_after)
 		kill_after_ms = lease_ms / 10 < 1000 ? lease_ms / 10 : 1000;
 	struct ring_job job;
 	if (start_job(&job, cmd, fd, &g, kill_after_ms) < 0) {
@@ -1083,22 +1150,33 @@ static int main_status(const struct globals *g, int argc, char **argv)
 	return rc ? rc : cmd_status(&conf, g->id, json);
 }
 
-static int main_run(const struct globals *g, int argc, char **argv)
+/* Reads run's options up to "--" or CMD into O. Returns the index of CMD,
+ * or -1 after a message. */
+static int run_options(int argc, char **argv, struct run_opts *o)
 {
-	bool has_t = false, has_kill_after = false;
-	uint64_t t_ms = 0, kill_after = 0;
 	int k = 0;
 	for (; k < argc && strcmp(argv[k], "--") != 0; k++) {
-		if (strcmp(argv[k], "-t") == 0 && k + 1 < argc &&
-		    ring_parse_u64(argv[k + 1], UINT32_MAX, &t_ms)) {
-			has_t = true;
+		uint64_t v;
+		const char *next = k + 1 < argc ? argv[k + 1] : NULL;
+		if (strcmp(argv[k], "-t") == 0 && next && ring_parse_u64(next, UINT32_MAX, &o->t_ms)) {
+			o->has_t = true;
 			k++;
+		} else if (strcmp(argv[k], "--try") == 0) {
+			o->try_lock = true;
 		} else if (strcmp(argv[k], "--kill-after") == 0) {
-			if (k + 1 >= argc || !ring_parse_u64(argv[k + 1], 3600000, &kill_after)) {
+			if (!next || !ring_parse_u64(next, 3600000, &v)) {
 				fprintf(stderr, "ringctl: --kill-after wants milliseconds, 0..3600000\n");
-				return EXIT_USAGE;
+				return -1;
 			}
-			has_kill_after = true;
+			o->has_kill_after = true;
+			o->kill_after_ms = (uint32_t)v;
+			k++;
+		} else if (strcmp(argv[k], "--conflict-exit-code") == 0) {
+			if (!next || !ring_parse_u64(next, 255, &v)) {
+				fprintf(stderr, "ringctl: --conflict-exit-code wants 0..255\n");
+				return -1;
+			}
+			o->conflict_code = (int)v;
 			k++;
 		} else {
 			break;
@@ -1107,14 +1185,20 @@ static int main_run(const struct globals *g, int argc, char **argv)
 	if (k < argc && strcmp(argv[k], "--") == 0)
 		k++;
 	if (k >= argc) {
-		fprintf(stderr, "ringctl: run needs a command: run [-t MS] [--kill-after MS] -- CMD "
-			"[ARG...]\n");
-		return EXIT_USAGE;
+		fprintf(stderr, "ringctl: run needs a command: " RUN_USAGE "\n");
+		return -1;
 	}
+	return k;
+}
+
+static int main_run(const struct globals *g, int argc, char **argv)
+{
+	struct run_opts o = {.conflict_code = EXIT_TIMEOUT};
+	int k = run_options(argc, argv, &o);
+	if (k < 0)
+		return EXIT_USAGE;
 	int rc = load_conf(g->config, &conf);
-	return rc ? rc
-		  : cmd_run(&conf, g->id, has_t, t_ms, has_kill_after, (uint32_t)kill_after,
-			    argv + k);
+	return rc ? rc : cmd_run(&conf, g->id, &o, argv + k);
 }
 
 static int main_inject(const struct globals *g, int argc, char **argv)

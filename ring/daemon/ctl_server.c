@@ -221,10 +221,27 @@ void ring_ctl_server_deny(struct ring_ctl_server *s, uint64_t handle, int reason
 	struct client *c = client_by_handle(s, handle);
 	if (!c)
 		return;
+	if (reason == -RING_ENOTHOLDING) {
+		/* A RENEW that came after its grant ended: the REVOKED went first. */
+		reply(c, "ERR not holding\n");
+		return;
+	}
 	if (c->timeout)
 		event_del(c->timeout);
 	c->state = CLIENT_IDLE;
-	reply(c, "ERR %s\n", ring_strerror(reason));
+	if (reason == -RING_ECONFLICT)
+		reply(c, "BUSY\n");
+	else
+		reply(c, "ERR %s\n", ring_strerror(reason));
+}
+
+void ring_ctl_server_renewed(struct ring_ctl_server *s, uint64_t handle, uint64_t fence,
+			     uint64_t ms_left)
+{
+	struct client *c = client_by_handle(s, handle);
+	if (c)
+		reply(c, "RENEWED %llu %llu\n", (unsigned long long)fence,
+		      (unsigned long long)ms_left);
 }
 
 /* ---- clients ---- */
@@ -277,6 +294,7 @@ static void acquire_timeout_cb(evutil_socket_t fd, short what, void *arg)
 
 static void on_acquire(struct client *c, const struct ring_ctl_request *r)
 {
+	enum ring_event_type ev = r->cmd == RING_CTL_TRY ? RING_EVENT_TRY : RING_EVENT_ACQUIRE;
 	if (c->state != CLIENT_IDLE) {
 		reply(c, "ERR busy: this connection already waits or holds\n");
 		return;
@@ -292,7 +310,7 @@ static void on_acquire(struct client *c, const struct ring_ctl_request *r)
 	/* The time of the ACQUIRE is the time its step reads: known once
 	 * the step ran (or at its GRANTED, should that come in the step). */
 	c->asked_us = ASKED_PENDING;
-	c->s->h.client(c->s->h.arg, RING_EVENT_ACQUIRE, c->handle);
+	c->s->h.client(c->s->h.arg, ev, c->handle);
 	if (c->asked_us == ASKED_PENDING)
 		c->asked_us = c->s->h.now(c->s->h.arg);
 }
@@ -321,6 +339,17 @@ static void on_release(struct client *c)
 	if (held)
 		hold_ended(c);
 	reply(c, "OK\n");
+}
+
+/* The core answers RENEWED, or refuses; a lease that ran out before the
+ * line was read is revoked by the same step (REVOKED, then the refusal). */
+static void on_renew(struct client *c)
+{
+	if (c->state != CLIENT_GRANTED) {
+		reply(c, "ERR not holding\n");
+		return;
+	}
+	c->s->h.client(c->s->h.arg, RING_EVENT_RENEW, c->handle);
 }
 
 static void on_status(struct client *c)
@@ -381,7 +410,11 @@ static void handle_line(struct client *c, const char *line)
 	}
 	switch (r.cmd) {
 	case RING_CTL_ACQUIRE:
+	case RING_CTL_TRY:
 		on_acquire(c, &r);
+		return;
+	case RING_CTL_RENEW:
+		on_renew(c);
 		return;
 	case RING_CTL_RELEASE:
 		on_release(c);

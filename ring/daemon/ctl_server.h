@@ -20,8 +20,9 @@ struct ring_ctl_server;
 /* What the server asks of the daemon. ARG is the daemon. */
 struct ring_ctl_handler {
 	void *arg;
-	/* A client wants (RING_EVENT_ACQUIRE) or gives up (RING_EVENT_RELEASE)
-	 * the critical region: the daemon steps the core with it. */
+	/* A client wants (RING_EVENT_ACQUIRE, RING_EVENT_TRY), renews
+	 * (RING_EVENT_RENEW) or gives up (RING_EVENT_RELEASE) the critical
+	 * region: the daemon steps the core with it. */
 	void (*client)(void *arg, enum ring_event_type type, uint64_t handle);
 	/* The STATUS line into BUF; returns its length like snprintf. */
 	int (*status)(void *arg, char *buf, size_t len);
@@ -58,6 +59,9 @@ void ring_ctl_server_grant(struct ring_ctl_server *s, uint64_t handle, uint64_t 
 			   uint32_t epoch);
 void ring_ctl_server_revoke(struct ring_ctl_server *s, uint64_t handle, uint64_t fence);
 void ring_ctl_server_deny(struct ring_ctl_server *s, uint64_t handle, int reason);
+/* A RENEW took: the grant now has MS_LEFT milliseconds before its lease ends. */
+void ring_ctl_server_renewed(struct ring_ctl_server *s, uint64_t handle, uint64_t fence,
+			     uint64_t ms_left);
 
 /* Closes every client and removes the socket file. */
 void ring_ctl_server_free(struct ring_ctl_server *s);

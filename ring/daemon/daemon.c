@@ -277,6 +277,12 @@ static void carry_out(struct ring_daemon *d)
 		case RING_ACTION_DENY:
 			ring_ctl_server_deny(d->ctl, a->u.deny.client, a->u.deny.reason);
 			break;
+		case RING_ACTION_RENEWED: {
+			uint64_t now = now_us(d), end = a->u.renewed.deadline_us;
+			ring_ctl_server_renewed(d->ctl, a->u.renewed.client, a->u.renewed.fence,
+						end > now ? (end - now) / 1000 : 0);
+			break;
+		}
 		case RING_ACTION_LOG:
 			log_core(d, a);
 			break;

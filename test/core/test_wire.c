@@ -55,7 +55,7 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 	case RING_MSG_HEARTBEAT:
 		/* flags: the largest value decode accepts */
 		m->u.heartbeat = (struct ring_msg_heartbeat){ UINT32_MAX, UINT32_MAX,
-							      UINT32_MAX, RING_HB_PARKED, all };
+							      UINT32_MAX, RING_HB_PARKED | RING_HB_BUSY, all };
 		break;
 	case RING_MSG_ELECTION:
 		m->u.election = (struct ring_msg_election){ UINT16_MAX, UINT16_MAX, UINT32_MAX,
@@ -396,7 +396,7 @@ static void test_token_byte_layout_is_big_endian(void)
 	ring_set_add(&m.u.token.alive, 255);
 
 	static const uint8_t want[68] = {
-		'R', 'G', 3, 1,                                 /* magic, version, type */
+		'R', 'G', 4, 1,                                 /* magic, version, type */
 		0x01, 0x02, 0x03, 0x04,                         /* from, to */
 		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, /* fingerprint */
 		0xa1, 0xa2, 0xa3, 0xa4,                         /* epoch */
@@ -469,7 +469,7 @@ static void test_bad_magic_is_rejected(void)
 
 static void test_unknown_version_is_rejected(void)
 {
-	static const uint8_t versions[] = { 0, 1, 2, 4, 255 };
+	static const uint8_t versions[] = { 0, 1, 2, 3, 5, 255 };
 	for (size_t i = 0; i < N_TYPES; i++) {
 		for (size_t v = 0; v < sizeof versions; v++) {
 			struct ring_msg m, out;
@@ -600,7 +600,7 @@ static void test_heartbeat_with_epoch_0_is_rejected(void)
 
 static void test_heartbeat_with_unknown_flags_is_rejected(void)
 {
-	static const uint32_t bad[] = { 0x2u, 0x3u, 0x80000000u, UINT32_MAX };
+	static const uint32_t bad[] = { 0x4u, 0x7u, 0x80000000u, UINT32_MAX };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct ring_msg m;
 		make_pattern(&m, RING_MSG_HEARTBEAT);

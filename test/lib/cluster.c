@@ -197,7 +197,8 @@ struct ring_event cluster_event(const struct cluster *c, enum ring_event_type ty
 		ev.u.datagram.buf = it->buf;
 		ev.u.datagram.len = it->len;
 		ev.u.datagram.from_id = c->m[it->src].id;
-	} else if (type == RING_EVENT_ACQUIRE || type == RING_EVENT_RELEASE) {
+	} else if (type == RING_EVENT_ACQUIRE || type == RING_EVENT_RELEASE || type == RING_EVENT_RENEW ||
+		   type == RING_EVENT_TRY) {
 		ev.u.client.client = client;
 	}
 	return ev;

@@ -659,6 +659,8 @@ static int action_phrase(const struct ring_action *a, char *buf, size_t len)
 		return snprintf(buf, len, "revoke");
 	case RING_ACTION_DENY:
 		return snprintf(buf, len, "deny");
+	case RING_ACTION_RENEWED:
+		return snprintf(buf, len, "renewed");
 	case RING_ACTION_LOG:
 		return snprintf(buf, len, "%s", ring_log_info(a->u.log.event)->name);
 	case RING_ACTION_LEFT:

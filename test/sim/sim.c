@@ -135,6 +135,9 @@ struct sim_client {
 	uint32_t gen;
 	uint64_t fence;  /* while in the CS */
 	size_t gid;      /* its grant (simcheck) while in the CS */
+	/* A long hold that renews (RENEW) until it ends at cs_end; 0: a
+	 * plain CS, ended by its one timer. */
+	uint64_t cs_end, granted_at;
 	size_t req;      /* current request (simcheck) */
 };
 
@@ -224,6 +227,7 @@ struct sim_aim {
 struct sim_result {
 	uint64_t virtual_us;
 	uint64_t grants, overlaps, stale, denies;
+	uint64_t renews, long_holds; /* RENEWED answers; grants held past a lease by renewing */
 	uint64_t elections, regenerations;
 	uint64_t parks, summons; /* §3.4 in play: how often the token parked, WANTs sent */
 	uint64_t aimed, swarm;   /* aimed faults fired; runs that aimed (struct sim_aim) */
@@ -253,6 +257,12 @@ struct sim_run {
 	bool contention;
 	bool sparse;     /* few clients, long thinks: the token parks (§3.4) */
 	bool overrun;
+	/* Renewal (RENEW): some clients hold for up to long_us, renewing
+	 * every renew_us, from a stream of its own so that a run without
+	 * renewal draws as it did before renewal existed. */
+	bool renew;
+	struct simnet_rng renew_rng;
+	uint64_t long_us, renew_us;
 	uint64_t cs_cap_us, cs_fixed_us, cs_max_us;
 	uint64_t t_heal, t_settle, t_end, bound_us;
 	bool healed;
@@ -612,6 +622,14 @@ static void client_fire(struct sim_run *run, uint32_t c)
 		node_step(run, cl->node, RING_EVENT_RELEASE, NULL, client_handle(c));
 		break;
 	case CL_CS:
+		if (cl->cs_end && run->cl.now < cl->cs_end) {
+			trace(run, "c%u@n%u renews", c, cl->node);
+			uint64_t next = run->cl.now + run->renew_us;
+			schedule(run, next < cl->cs_end ? next : cl->cs_end, EV_CLIENT, cl->node, c,
+				 cl->gen);
+			node_step(run, cl->node, RING_EVENT_RENEW, NULL, client_handle(c));
+			break;
+		}
 		resource_write(run, c, "end");
 		simcheck_cs_end(&run->chk, cl->gid);
 		trace(run, "c%u@n%u leaves the CS: release", c, cl->node);
@@ -671,7 +689,44 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 	cl->gid = gid;
 	cl->gen++;
 	resource_write(run, c, "start");
+	cl->granted_at = run->cl.now;
+	cl->cs_end = 0;
+	if (run->renew && simnet_rng_chance(&run->renew_rng, 0.15)) {
+		cl->cs_end = run->cl.now + simnet_rng_range(&run->renew_rng,
+							     run->cl.layout.lease_ms * MS, run->long_us);
+		run->res.long_holds++;
+		schedule(run, run->cl.now + run->renew_us, EV_CLIENT, i, c, cl->gen);
+		return;
+	}
 	schedule(run, run->cl.now + cs_us(run), EV_CLIENT, i, c, cl->gen);
+}
+
+/* A RENEW answered: only to a client in the CS with that fence, and the
+ * lease it gives ends after now, within max_hold_ms of the grant. */
+static void on_renewed(struct sim_run *run, uint32_t i, const struct ring_action *a)
+{
+	uint32_t c = client_index(a->u.renewed.client);
+	trace(run, "    -> renewed c%u fence %" PRIu64 ":%" PRIu64 " until %.3f s", c,
+	      a->u.renewed.fence >> 32, a->u.renewed.fence & 0xffffffffu,
+	      (double)a->u.renewed.deadline_us / 1e6);
+	if (c >= run->nclients || run->clients[c].node != i) {
+		fail(run, "client", "n%u renewed handle %" PRIx64 ", not one of its clients", i,
+		     a->u.renewed.client);
+		return;
+	}
+	const struct sim_client *cl = &run->clients[c];
+	const struct ring_layout *L = &run->cl.layout;
+	if (cl->state != CL_CS || cl->fence != a->u.renewed.fence)
+		fail(run, "client", "n%u renewed c%u, which does not hold fence %" PRIu64, i, c,
+		     a->u.renewed.fence);
+	else if (a->u.renewed.deadline_us <= run->cl.now)
+		fail(run, "client", "n%u renewed c%u until a time already past", i, c);
+	else if (L->max_hold_ms && a->u.renewed.deadline_us > cl->granted_at + L->max_hold_ms * MS)
+		fail(run, "client", "n%u renewed c%u past max_hold_ms (%" PRIu32 " ms)", i, c,
+		     L->max_hold_ms);
+	else if (a->u.renewed.deadline_us > run->cl.now + L->lease_ms * MS)
+		fail(run, "client", "n%u renewed c%u for more than a lease", i, c);
+	run->res.renews++;
 }
 
 static void on_revoke(struct sim_run *run, uint32_t i, const struct ring_action *a)
@@ -703,6 +758,9 @@ static void on_deny(struct sim_run *run, uint32_t i, const struct ring_action *a
 		return;
 	}
 	struct sim_client *cl = &run->clients[c];
+	if (cl->state == CL_CS && a->u.deny.reason == -RING_ENOTHOLDING)
+		fail(run, "client", "n%u refused c%u's RENEW while it holds fence %" PRIu64, i, c,
+		     cl->fence);
 	if (cl->state != CL_WAIT)
 		return;
 	simcheck_request_end(&run->chk, cl->req, SIMCHECK_DENIED);
@@ -1339,6 +1397,9 @@ static void apply_actions(struct sim_run *run, uint32_t i, const struct ring_upd
 			break;
 		case RING_ACTION_DENY:
 			on_deny(run, i, a);
+			break;
+		case RING_ACTION_RENEWED:
+			on_renewed(run, i, a);
 			break;
 		case RING_ACTION_LOG:
 			if ((unsigned)a->u.log.event >= RING_LOG_COUNT_) {
@@ -2536,6 +2597,25 @@ static void plan_old_ring(struct sim_run *run)
 	trace(run, "  an old ring: every disk starts at generation %" PRIu32, gen);
 }
 
+/* Renewal in a third of the runs of every class but the biggest rings:
+ * long holds of up to three leases, renewed every third of a lease, and in
+ * half of those a max_hold_ms that cuts some of them short (a REVOKE). */
+static bool sim_no_renew; /* --no-renew: the runs as drawn before renewal */
+
+static void plan_renewal(struct sim_run *run, bool big)
+{
+	struct ring_layout *L = &run->cl.layout;
+	simnet_rng_seed(&run->renew_rng, run->seed, "renew");
+	run->renew = !sim_no_renew && !big && simnet_rng_chance(&run->renew_rng, 0.35);
+	if (!run->renew)
+		return;
+	run->long_us = 3 * (uint64_t)L->lease_ms * MS;
+	run->renew_us = (uint64_t)L->lease_ms * MS / 3;
+	if (simnet_rng_chance(&run->renew_rng, 0.5))
+		L->max_hold_ms = (uint32_t)simnet_rng_range(&run->renew_rng, L->lease_ms,
+							    3 * L->lease_ms);
+}
+
 static void plan(struct sim_run *run)
 {
 	struct simnet_rng *r = &run->cl.rng;
@@ -2559,6 +2639,7 @@ static void plan(struct sim_run *run)
 									: RING_QUORUM_MAJORITY;
 	if (run->cls == SIM_CLASS_MIXED)
 		plan_timings(run);
+	plan_renewal(run, big);
 	L->n = n;
 	for (size_t i = 0; i < n; i++) {
 		uint16_t id = 0;
@@ -2597,6 +2678,15 @@ static void plan(struct sim_run *run)
 	run->cs_max_us = run->contention ? run->cs_fixed_us
 			 : run->overrun  ? L->lease_ms * MS
 					 : run->cs_cap_us;
+	/* A renewed hold keeps the token up to long_us, or max_hold_ms. */
+	run->renew = run->renew && !run->contention;
+	if (run->renew) {
+		uint64_t held = run->long_us;
+		if (L->max_hold_ms && L->max_hold_ms * MS < held)
+			held = L->max_hold_ms * MS;
+		if (held > run->cs_max_us)
+			run->cs_max_us = held;
+	}
 	run->cl.net.min_delay_us = SIM_MIN_DELAY_US;
 	run->cl.net.max_delay_us = 2 * MS;
 	run->cl.net.slow_delay_us = 2 * MS;
@@ -2697,6 +2787,10 @@ static void trace_plan(const struct sim_run *run)
 			       : "think 0..50 ms",
 	       run->contention ? run->cs_fixed_us / MS : run->cs_cap_us / MS,
 	       run->overrun ? ", 5% overrun the lease" : "", run->cs_max_us / MS);
+	if (run->renew)
+		printf("  renewal: 15%% of holds last up to %" PRIu64 " ms, renewing every %" PRIu64
+		       " ms; max_hold_ms %" PRIu32 "\n", run->long_us / MS, run->renew_us / MS,
+		       L->max_hold_ms);
 	if (run->cls == SIM_CLASS_LOSSY || run->cls == SIM_CLASS_MIXED)
 		printf("  network: loss %.0f%% dup %.0f%% delay up to %.3f ms (%.1f%% up to %" PRIu64
 		       " ms), heartbeats lost alone %.0f%%, %u leave(s) after a token at %.0f%%"
@@ -2933,7 +3027,7 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: sim --class CLASS [--seeds N] [--first S] [--trace] [--keep-disks]\n"
+		"usage: sim --class CLASS [--seeds N] [--first S] [--trace] [--keep-disks] [--no-renew]\n"
 		"       sim --class CLASS --seed S [--trace] [--keep-disks]\n"
 		"Runs the ring's protocol core on a simulated network for N seeds (default 1)\n"
 		"starting at S (default 1), checking its invariants after every step.\n"
@@ -2941,6 +3035,8 @@ static void usage(FILE *f)
 		"--trace prints every event and action of the run(s).\n"
 		"--keep-disks: every restart finds its disk as it was left (the same seeds\n"
 		"without lost or rolled-back state, to tell those failures from others).\n"
+		"--no-renew: no client renews and max_hold_ms is unset (a third of the runs\n"
+		"renew otherwise): the seeds as they ran before renewal existed.\n"
 		"Exit: 0 all seeds passed, 1 an invariant failed, 2 usage.\n");
 }
 
@@ -2959,6 +3055,8 @@ int main(int argc, char **argv)
 			trace_on = true;
 		} else if (!strcmp(a, "--keep-disks")) {
 			keep_disks = true;
+		} else if (!strcmp(a, "--no-renew")) {
+			sim_no_renew = true;
 		} else if (!strcmp(a, "--class") && v) {
 			cls = driver_lookup(v, class_names, SIM_CLASS_COUNT_);
 			if (cls < 0) {
@@ -3007,6 +3105,8 @@ int main(int argc, char **argv)
 		total.parks += r.parks;
 		total.summons += r.summons;
 		total.aimed += r.aimed;
+		total.renews += r.renews;
+		total.long_holds += r.long_holds;
 		total.swarm += r.swarm;
 		double frac = r.bound_us ? (double)r.worst_us / (double)r.bound_us : 0;
 		if (frac > worst_frac) {
@@ -3018,11 +3118,13 @@ int main(int argc, char **argv)
 	       ", overlaps %" PRIu64 ", stale refused %" PRIu64 ", elections %" PRIu64
 	       ", regenerations %" PRIu64 ", parks %" PRIu64 ", summons %" PRIu64
 	       ", aimed faults %" PRIu64 " in %" PRIu64 " swarm runs"
+	       ", renewed holds %" PRIu64 " (%" PRIu64 " renewals)"
 	       "; worst post-heal grant delay %.1f ms = %.2f of bound"
 	       " (%.1f rotations); I2 checked over %.0f%% of virtual time\n",
 	       class_names[cls], seeds, (double)total.virtual_us / 1e6, driver_wall_s() - t0,
 	       total.grants, total.overlaps, total.stale, total.elections, total.regenerations,
-	       total.parks, total.summons, total.aimed, total.swarm, (double)worst.worst_us / 1e3, worst_frac < 0 ? 0 : worst_frac,
+	       total.parks, total.summons, total.aimed, total.swarm, total.long_holds, total.renews,
+	       (double)worst.worst_us / 1e3, worst_frac < 0 ? 0 : worst_frac,
 	       worst.rotation_us ? (double)worst.worst_us / (double)worst.rotation_us : 0,
 	       total.virtual_us ? 100.0 * (double)total.i2_us / (double)total.virtual_us : 0);
 	return 0;
