@@ -40,6 +40,9 @@
 	  "silence (no token, no heartbeat) after which a member suspects loss")       \
 	X(RING, idle_pass_ms, U32, R_(layout.idle_pass_ms), LITERAL, "0", 0, 60000,    \
 	  "0..60000", "0: an unwanted token parks; more: it rests this long, then moves") \
+	X(RING, max_hold_ms, U32, R_(layout.max_hold_ms), LITERAL, "0", 0, 86400000,   \
+	  "0, or lease_ms..86400000",                                                  \
+	  "bound on one visit however often its client renews; 0: none")               \
 	X(RING, quorum, QUORUM, R_(layout.quorum), LITERAL, "majority", 0, 0,          \
 	  "majority or none", "whether a regeneration needs a majority of members")     \
 	X(RING, secret_file, PATH, R_(secret_file), LITERAL, "", 0, RING_PATH_MAX - 1, \
@@ -1018,6 +1021,12 @@ static void describe_timings(const struct ring_layout *l, FILE *out)
 		"timings: lease %u ms, ack timeout %u ms x (1 + %u retries), heartbeat %u ms, loss timeout %u ms, idle pass %u ms\n",
 		l->lease_ms, l->ack_timeout_ms, l->retries, l->heartbeat_ms, l->loss_timeout_ms,
 		l->idle_pass_ms);
+	if (l->max_hold_ms)
+		fprintf(out, "a grant lasts %u ms unless renewed (RENEW, ringctl run), and at most %u ms however often\n"
+			     "it is renewed (max_hold_ms)\n", l->lease_ms, l->max_hold_ms);
+	else
+		fprintf(out, "a grant lasts %u ms unless renewed (RENEW, ringctl run); renewed, it has no bound\n"
+			     "(max_hold_ms = 0)\n", l->lease_ms);
 	fprintf(out, "a dead successor is skipped after %" PRIu64 " ms; a lost token is suspected after %u ms and\n",
 		skip, l->loss_timeout_ms);
 	fprintf(out, "regenerated after about %u ms + one election round (<= %zu x %" PRIu64 " ms = %" PRIu64 " ms with dead members)\n",

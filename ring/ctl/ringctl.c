@@ -633,6 +633,8 @@ static bool member_says(int fd, struct line_reader *r, struct grant *g, char *wh
 			 * the member's lease began no sooner, so ours ends first. */
 			g->lease_end = g->renew_sent + left;
 			g->renew_sent = 0;
+			if (!memchr(r->buf, '\n', r->len))
+				return false; /* read no further: the socket blocks */
 			continue;
 		}
 		if (strncmp(line, "REVOKED", 7) == 0) {
@@ -644,7 +646,9 @@ static bool member_says(int fd, struct line_reader *r, struct grant *g, char *wh
 				snprintf(why, whylen, "lease lost (%s)", line);
 			return true;
 		}
-		/* ERR not holding: a RENEW that crossed the REVOKED, next. */
+		/* ERR not holding: a RENEW that crossed the REVOKED. */
+		if (!memchr(r->buf, '\n', r->len))
+			return false;
 	}
 }
 
