@@ -41,8 +41,8 @@
 	X(RING, idle_pass_ms, U32, R_(layout.idle_pass_ms), LITERAL, "0", 0, 60000,    \
 	  "0..60000", "0: an unwanted token parks; more: it rests this long, then moves") \
 	X(RING, max_hold_ms, U32, R_(layout.max_hold_ms), LITERAL, "0", 0, 86400000,   \
-	  "0, or lease_ms..86400000",                                                  \
-	  "bound on one visit however often its client renews; 0: none")               \
+	  "0..86400000",                                                                \
+	  "bound on one visit however often renewed; 0: none, else >= lease_ms")      \
 	X(RING, quorum, QUORUM, R_(layout.quorum), LITERAL, "majority", 0, 0,          \
 	  "majority or none", "whether a regeneration needs a majority of members")     \
 	X(RING, secret_file, PATH, R_(secret_file), LITERAL, "", 0, RING_PATH_MAX - 1, \

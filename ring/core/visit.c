@@ -321,7 +321,9 @@ void visit_on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t
 	node->last_heard = now;
 	node->alive_view = h->alive;
 	node->park_known = (h->flags & RING_HB_PARKED) != 0;
-	if (h->flags & RING_HB_BUSY && node->phase == PHASE_NONE)
+	/* Right after a pause the heartbeats read may be old: a client they
+	 * say is busy may have long released (§5.5). */
+	if (h->flags & RING_HB_BUSY && node->phase == PHASE_NONE && now >= node->quarantine_until)
 		clients_busy_elsewhere(node, up, now);
 	else
 		node->busy_elsewhere_until = 0;

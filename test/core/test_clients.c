@@ -1,5 +1,5 @@
 /* CUnit suite of a member's clients (ring/core/clients.c): the queue, its
- * grants, leases and denials. */
+ * grants, leases and their renewals, try-locks and denials. */
 #include <CUnit/CUnit.h>
 
 #include <stdbool.h>
@@ -78,8 +78,181 @@ static void test_acquire_twice_is_busy_and_release_cancels_a_waiting_client(void
 	hring_free(s);
 }
 
+static void client_step(struct hring *s, size_t i, enum ring_event_type type, uint64_t client)
+{
+	struct ring_event ev = event(type);
+	ev.u.client.client = client;
+	hring_step(s, i, ev);
+}
+
+/* A holder that renews every third of a lease keeps the region for five
+ * leases with one grant and one fence; each RENEWED names the fence and a
+ * deadline one lease from the renewal. Once it stops renewing, the lease
+ * ends one lease after the last renewal. */
+static void test_renew_keeps_the_grant_a_lease_from_each_renewal(void)
+{
+	struct ring_layout l = resting_layout(3);
+	l.lease_ms = 300;
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
+	uint64_t fence = grant_at(s, h, 5), t0 = s->now;
+	uint64_t last = 0;
+	while (s->now < t0 + 5 * l.lease_ms * MS) {
+		hring_run_for(s, l.lease_ms * MS / 3);
+		CU_ASSERT_FATAL(status_of(s, h).granted);
+		client_step(s, h, RING_EVENT_RENEW, 5);
+		int r = last_action(s, RING_ACTION_RENEWED);
+		CU_ASSERT_FATAL(r >= 0);
+		CU_ASSERT_EQUAL(s->last.action[r].u.renewed.client, 5);
+		CU_ASSERT_EQUAL(s->last.action[r].u.renewed.fence, fence);
+		CU_ASSERT_EQUAL(s->last.action[r].u.renewed.deadline_us, s->now + l.lease_ms * MS);
+		last = s->now;
+	}
+	CU_ASSERT_EQUAL(count_actions(s, h, 0, RING_ACTION_GRANT), 1);
+	CU_ASSERT_EQUAL(count_logs(s, h, 0, RING_LOG_LEASE_EXPIRED), 0);
+	CU_ASSERT_FATAL(run_until_action(s, (int)h, RING_ACTION_REVOKE, 1000 * MS));
+	CU_ASSERT_EQUAL(s->now, last + l.lease_ms * MS);
+	CU_ASSERT(last_log(s, RING_LOG_LEASE_EXPIRED) >= 0);
+	assert_safe_and_free(s);
+}
+
+/* max_hold_ms bounds the grant however often it is renewed: RENEWED's
+ * deadline stops growing at the bound, and the grant ends there. */
+static void test_max_hold_caps_renewals(void)
+{
+	struct ring_layout l = resting_layout(3);
+	l.lease_ms = 300;
+	l.max_hold_ms = 700;
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
+	grant_at(s, h, 5);
+	uint64_t t0 = s->now, prev = 0;
+	for (int k = 0; k < 20 && status_of(s, h).granted; k++) {
+		hring_run_for(s, 100 * MS);
+		if (!status_of(s, h).granted)
+			break;
+		client_step(s, h, RING_EVENT_RENEW, 5);
+		int r = last_action(s, RING_ACTION_RENEWED);
+		CU_ASSERT_FATAL(r >= 0);
+		uint64_t d = s->last.action[r].u.renewed.deadline_us;
+		CU_ASSERT(d <= t0 + l.max_hold_ms * MS);
+		CU_ASSERT(d >= prev); /* a renewal never shortens the grant */
+		prev = d;
+	}
+	CU_ASSERT_EQUAL(prev, t0 + l.max_hold_ms * MS);
+	CU_ASSERT(!status_of(s, h).granted);
+	CU_ASSERT_EQUAL(count_logs(s, h, 0, RING_LOG_LEASE_EXPIRED), 1);
+	int le = last_log(s, RING_LOG_LEASE_EXPIRED);
+	(void)le;
+	assert_safe_and_free(s);
+}
+
+/* RENEW from anyone but the holder, or after the grant ended, is refused
+ * ENOTHOLDING and changes nothing. */
+static void test_renew_by_a_non_holder_is_refused(void)
+{
+	struct ring_layout l = resting_layout(3);
+	l.lease_ms = 300;
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
+	client_step(s, h, RING_EVENT_RENEW, 5);
+	int d = last_action(s, RING_ACTION_DENY);
+	CU_ASSERT_FATAL(d >= 0);
+	CU_ASSERT_EQUAL(s->last.action[d].u.deny.reason, -RING_ENOTHOLDING);
+	grant_at(s, h, 5);
+	client_step(s, h, RING_EVENT_RENEW, 6);
+	d = last_action(s, RING_ACTION_DENY);
+	CU_ASSERT_FATAL(d >= 0);
+	CU_ASSERT_EQUAL(s->last.action[d].u.deny.client, 6);
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_RENEWED), -1);
+	/* A RENEW in the very step the lease ends: REVOKE first, then refused. */
+	hring_run_for(s, l.lease_ms * MS - 1);
+	s->now += 1;
+	client_step(s, h, RING_EVENT_RENEW, 5);
+	CU_ASSERT(last_action(s, RING_ACTION_REVOKE) >= 0);
+	CU_ASSERT(last_action(s, RING_ACTION_DENY) > last_action(s, RING_ACTION_REVOKE));
+	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_RENEWED), -1);
+	CU_ASSERT(!status_of(s, h).granted);
+	assert_safe_and_free(s);
+}
+
+static int deny_reason(const struct hring *s, uint64_t client)
+{
+	for (size_t k = 0; k < s->last.n; k++)
+		if (s->last.action[k].type == RING_ACTION_DENY &&
+		    s->last.action[k].u.deny.client == client)
+			return s->last.action[k].u.deny.reason;
+	return 0;
+}
+
+/* TRY on an idle ring whose token is parked elsewhere summons it and is
+ * granted: a free lock is taken wherever the token rests. */
+static void test_try_takes_a_free_lock_parked_elsewhere(void)
+{
+	size_t p;
+	struct hring *s = hring_parked(3, RING_QUORUM_MAJORITY, &p);
+	size_t w = successor_of(s, p);
+	client_step(s, w, RING_EVENT_TRY, 9);
+	CU_ASSERT_EQUAL(deny_reason(s, 9), 0);
+	CU_ASSERT_FATAL(run_until_action(s, (int)w, RING_ACTION_GRANT, 500 * MS));
+	CU_ASSERT_EQUAL(s->last.action[last_action(s, RING_ACTION_GRANT)].u.grant.client, 9);
+	assert_safe_and_free(s);
+}
+
+/* While a client of another member holds, its heartbeats say BUSY: a TRY
+ * is refused at once (ECONFLICT), and one that was already waiting when
+ * the BUSY heartbeat came is refused then; an ACQUIRE still queues. A
+ * TRY behind a local waiter is refused too. */
+static void test_try_is_refused_while_another_client_holds(void)
+{
+	size_t p;
+	struct hring *s = hring_parked(3, RING_QUORUM_MAJORITY, &p);
+	size_t w = successor_of(s, p);
+	grant_at(s, p, 5);
+	CU_ASSERT_FATAL(run_until_send(s, (int)p, RING_MSG_HEARTBEAT, -1, 500 * MS));
+	hring_deliver_all(s);
+	client_step(s, w, RING_EVENT_TRY, 9);
+	CU_ASSERT_EQUAL(deny_reason(s, 9), -RING_ECONFLICT);
+	CU_ASSERT_EQUAL(status_of(s, w).queued, 0);
+	client_step(s, w, RING_EVENT_ACQUIRE, 10);
+	CU_ASSERT_EQUAL(deny_reason(s, 10), 0);
+	CU_ASSERT_EQUAL(status_of(s, w).queued, 1);
+	client_step(s, w, RING_EVENT_TRY, 11); /* behind client 10 */
+	CU_ASSERT_EQUAL(deny_reason(s, 11), -RING_ECONFLICT);
+	CU_ASSERT_EQUAL(status_of(s, w).queued, 1);
+	assert_safe_and_free(s);
+}
+
+static void test_a_waiting_try_yields_to_a_busy_heartbeat(void)
+{
+	size_t p;
+	struct hring *s = hring_parked(3, RING_QUORUM_MAJORITY, &p);
+	size_t w = successor_of(s, p);
+	/* Both ask in the same instant: the holder grants its own client; the
+	 * TRY's summons comes too late, and the BUSY heartbeat refuses it. */
+	grant_at(s, p, 5);
+	client_step(s, w, RING_EVENT_TRY, 9);
+	CU_ASSERT_EQUAL(deny_reason(s, 9), 0);
+	CU_ASSERT_EQUAL(status_of(s, w).queued, 1);
+	bool refused = false;
+	for (int k = 0; k < 200 && !refused; k++) {
+		CU_ASSERT_FATAL(hring_next(s, s->now + 500 * MS));
+		refused = s->last_node == (int)w && deny_reason(s, 9) == -RING_ECONFLICT;
+	}
+	CU_ASSERT(refused);
+	CU_ASSERT_EQUAL(status_of(s, w).queued, 0);
+	CU_ASSERT_EQUAL(count_actions(s, w, 0, RING_ACTION_GRANT), 0);
+	assert_safe_and_free(s);
+}
+
 #define T_(f) {#f, f}
 CU_TestInfo ring_test_clients_tests[] = {
+	T_(test_renew_keeps_the_grant_a_lease_from_each_renewal),
+	T_(test_max_hold_caps_renewals),
+	T_(test_renew_by_a_non_holder_is_refused),
+	T_(test_try_takes_a_free_lock_parked_elsewhere),
+	T_(test_try_is_refused_while_another_client_holds),
+	T_(test_a_waiting_try_yields_to_a_busy_heartbeat),
 	T_(test_lease_expiry_revokes_and_moves_the_token_on),
 	T_(test_acquire_twice_is_busy_and_release_cancels_a_waiting_client),
 	CU_TEST_INFO_NULL,

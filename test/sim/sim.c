@@ -228,6 +228,7 @@ struct sim_result {
 	uint64_t virtual_us;
 	uint64_t grants, overlaps, stale, denies;
 	uint64_t renews, long_holds; /* RENEWED answers; grants held past a lease by renewing */
+	uint64_t tries, try_refused; /* TRY requests; refused ones (ECONFLICT) */
 	uint64_t elections, regenerations;
 	uint64_t parks, summons; /* §3.4 in play: how often the token parked, WANTs sent */
 	uint64_t aimed, swarm;   /* aimed faults fired; runs that aimed (struct sim_aim) */
@@ -263,6 +264,9 @@ struct sim_run {
 	bool renew;
 	struct simnet_rng renew_rng;
 	uint64_t long_us, renew_us;
+	/* Try-locks (TRY) among those runs' requests: the last time a client
+	 * was in the CS or waited, which a refusal must be explained by. */
+	uint64_t last_busy_us;
 	uint64_t cs_cap_us, cs_fixed_us, cs_max_us;
 	uint64_t t_heal, t_settle, t_end, bound_us;
 	bool healed;
@@ -392,8 +396,10 @@ static void msg_text(const struct sim_run *run, const uint8_t *buf, size_t len, 
 	case RING_MSG_HEARTBEAT:
 		set_text(&m.u.heartbeat.alive, run->cl.n, set, sizeof set);
 		snprintf(out, cap, "heartbeat epoch=%" PRIu32 " seq=%" PRIu32 " counter=%" PRIu32
-			 " alive=%s", m.u.heartbeat.epoch, m.u.heartbeat.seq,
-			 m.u.heartbeat.counter, set);
+			 " alive=%s%s%s", m.u.heartbeat.epoch, m.u.heartbeat.seq,
+			 m.u.heartbeat.counter, set,
+			 m.u.heartbeat.flags & RING_HB_PARKED ? " parked" : "",
+			 m.u.heartbeat.flags & RING_HB_BUSY ? " busy" : "");
 		break;
 	case RING_MSG_ELECTION: {
 		char who[16];
@@ -576,6 +582,8 @@ static uint64_t cs_us(struct sim_run *run)
 static void client_think(struct sim_run *run, uint32_t c)
 {
 	struct sim_client *cl = &run->clients[c];
+	if (cl->state == CL_CS || cl->state == CL_WAIT)
+		run->last_busy_us = run->cl.now;
 	cl->state = CL_THINK;
 	cl->gen++;
 	schedule(run, run->cl.now + think_us(run), EV_CLIENT, cl->node, c, cl->gen);
@@ -603,7 +611,27 @@ static void client_acquire(struct sim_run *run, uint32_t c)
 			 EV_CLIENT, cl->node, c, cl->gen);
 	if (run->healed)
 		schedule(run, run->cl.now + run->bound_us + 1, EV_CHECK, cl->node, (uint32_t)r, 0);
-	node_step(run, cl->node, RING_EVENT_ACQUIRE, NULL, client_handle(c));
+	bool is_try = run->renew && simnet_rng_chance(&run->renew_rng, 0.15);
+	run->res.tries += is_try;
+	node_step(run, cl->node, is_try ? RING_EVENT_TRY : RING_EVENT_ACQUIRE, NULL,
+		  client_handle(c));
+}
+
+/* A TRY refused as taken: some other client must hold or wait now, or have
+ * done so recently enough for a heartbeat that said so to be on its way. */
+static void check_try_refusal(struct sim_run *run, uint32_t i, uint32_t c)
+{
+	run->res.try_refused++;
+	for (uint32_t k = 0; k < run->nclients; k++)
+		if (k != c && (run->clients[k].state == CL_CS || run->clients[k].state == CL_WAIT))
+			return;
+	const struct ring_layout *L = &run->cl.layout;
+	uint64_t window = 2 * L->heartbeat_ms * MS + run->cl.net.slow_delay_us +
+			  run->cl.net.max_delay_us + run->in_flight_us;
+	if (run->last_busy_us + window >= run->cl.now)
+		return;
+	fail(run, "try", "n%u refused c%u's TRY as taken, but no other client has held or waited "
+	     "since %.6f s", i, c, (double)run->last_busy_us / 1e6);
 }
 
 static void client_fire(struct sim_run *run, uint32_t c)
@@ -701,8 +729,19 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 	schedule(run, run->cl.now + cs_us(run), EV_CLIENT, i, c, cl->gen);
 }
 
+/* When a renewal now must end the grant: a lease from now, never past
+ * max_hold_ms from the grant (the core keeps a later deadline it had). */
+static uint64_t renewed_until(const struct sim_run *run, const struct sim_client *cl)
+{
+	const struct ring_layout *L = &run->cl.layout;
+	uint64_t end = run->cl.now + L->lease_ms * MS;
+	if (L->max_hold_ms && cl->granted_at + L->max_hold_ms * MS < end)
+		end = cl->granted_at + L->max_hold_ms * MS;
+	return end;
+}
+
 /* A RENEW answered: only to a client in the CS with that fence, and the
- * lease it gives ends after now, within max_hold_ms of the grant. */
+ * lease it gives ends exactly where renewed_until says. */
 static void on_renewed(struct sim_run *run, uint32_t i, const struct ring_action *a)
 {
 	uint32_t c = client_index(a->u.renewed.client);
@@ -724,8 +763,10 @@ static void on_renewed(struct sim_run *run, uint32_t i, const struct ring_action
 	else if (L->max_hold_ms && a->u.renewed.deadline_us > cl->granted_at + L->max_hold_ms * MS)
 		fail(run, "client", "n%u renewed c%u past max_hold_ms (%" PRIu32 " ms)", i, c,
 		     L->max_hold_ms);
-	else if (a->u.renewed.deadline_us > run->cl.now + L->lease_ms * MS)
-		fail(run, "client", "n%u renewed c%u for more than a lease", i, c);
+	else if (a->u.renewed.deadline_us != renewed_until(run, cl))
+		fail(run, "client", "n%u renewed c%u until %.6f s, want %.6f s (a lease from now%s)", i,
+		     c, (double)a->u.renewed.deadline_us / 1e6,
+		     (double)renewed_until(run, cl) / 1e6, L->max_hold_ms ? ", within max_hold_ms" : "");
 	run->res.renews++;
 }
 
@@ -763,6 +804,8 @@ static void on_deny(struct sim_run *run, uint32_t i, const struct ring_action *a
 		     cl->fence);
 	if (cl->state != CL_WAIT)
 		return;
+	if (a->u.deny.reason == -RING_ECONFLICT)
+		check_try_refusal(run, i, c);
 	simcheck_request_end(&run->chk, cl->req, SIMCHECK_DENIED);
 	run->res.denies++;
 	client_think(run, c);
@@ -1935,6 +1978,8 @@ static void node_crash(struct sim_run *run, uint32_t i)
 			simcheck_cs_end(&run->chk, cl->gid); /* the CS dies with its process */
 		else if (cl->state == CL_WAIT)
 			simcheck_request_end(&run->chk, cl->req, SIMCHECK_DROPPED);
+		if (cl->state == CL_CS || cl->state == CL_WAIT)
+			run->last_busy_us = run->cl.now; /* its heartbeats may still be on the way */
 		cl->state = CL_DOWN;
 		cl->gen++;
 	}
@@ -3106,6 +3151,8 @@ int main(int argc, char **argv)
 		total.summons += r.summons;
 		total.aimed += r.aimed;
 		total.renews += r.renews;
+		total.tries += r.tries;
+		total.try_refused += r.try_refused;
 		total.long_holds += r.long_holds;
 		total.swarm += r.swarm;
 		double frac = r.bound_us ? (double)r.worst_us / (double)r.bound_us : 0;
@@ -3118,12 +3165,14 @@ int main(int argc, char **argv)
 	       ", overlaps %" PRIu64 ", stale refused %" PRIu64 ", elections %" PRIu64
 	       ", regenerations %" PRIu64 ", parks %" PRIu64 ", summons %" PRIu64
 	       ", aimed faults %" PRIu64 " in %" PRIu64 " swarm runs"
-	       ", renewed holds %" PRIu64 " (%" PRIu64 " renewals)"
+	       ", renewed holds %" PRIu64 " (%" PRIu64 " renewals), tries %" PRIu64 " (%" PRIu64
+	       " refused)"
 	       "; worst post-heal grant delay %.1f ms = %.2f of bound"
 	       " (%.1f rotations); I2 checked over %.0f%% of virtual time\n",
 	       class_names[cls], seeds, (double)total.virtual_us / 1e6, driver_wall_s() - t0,
 	       total.grants, total.overlaps, total.stale, total.elections, total.regenerations,
 	       total.parks, total.summons, total.aimed, total.swarm, total.long_holds, total.renews,
+	       total.tries, total.try_refused,
 	       (double)worst.worst_us / 1e3, worst_frac < 0 ? 0 : worst_frac,
 	       worst.rotation_us ? (double)worst.worst_us / (double)worst.rotation_us : 0,
 	       total.virtual_us ? 100.0 * (double)total.i2_us / (double)total.virtual_us : 0);
