@@ -143,11 +143,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			len = size - off;
 		now += (uint64_t)step * 997;
 		if (who == 0xfe) {
-			/* A local client comes or goes: the same paths a member
-			 * takes for its own clients, interleaved. */
-			ev = (struct ring_event){.type = (step & 1) ? RING_EVENT_ACQUIRE
-								  : RING_EVENT_RELEASE,
-						 .now_us = now};
+			/* A local client comes, renews, tries or goes: the same
+			 * paths a member takes for its own clients, interleaved. */
+			static const enum ring_event_type client_events[] = {
+				RING_EVENT_RELEASE, RING_EVENT_ACQUIRE, RING_EVENT_RENEW,
+				RING_EVENT_TRY};
+			ev = (struct ring_event){.type = client_events[step & 3], .now_us = now};
 			ev.u.client.client = client + (step >> 5);
 		} else if (who == 0xff) {
 			ev = (struct ring_event){.type = RING_EVENT_TICK, .now_us = now};
