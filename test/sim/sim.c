@@ -105,6 +105,7 @@ enum node_life { NODE_OFF, NODE_UP, NODE_DOWN };
 struct sim_node {
 	enum node_life life;
 	bool paused;
+	bool leaving;           /* stepped LEAVE in this life: its queue is dropped (§5.4) */
 	uint32_t disk;          /* epoch on its disk, kept across crashes */
 	uint32_t hist[SIM_DISK_HIST]; /* the epochs it persisted, newest last */
 	uint32_t hist_n;
@@ -1283,6 +1284,24 @@ static void elect_feed_status(struct sim_run *run, uint32_t i)
 	simcheck_elect_step(&run->chk, i, &es);
 }
 
+/* A heartbeat says BUSY exactly while a client of its sender is in the CS
+ * or waits there (§3.3): what a TRY elsewhere is refused on. */
+static void check_busy_flag(struct sim_run *run, uint32_t i, const uint8_t *buf, size_t len)
+{
+	struct ring_msg m;
+	if (ring_wire_decode(buf, len, &m) < 0)
+		return;
+	const struct sim_node *nd = &run->nodes[i];
+	if (nd->leaving)
+		return; /* the shell closes a leaving member's clients: none waits */
+	bool busy = false;
+	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)
+		busy |= run->clients[c].state == CL_CS || run->clients[c].state == CL_WAIT;
+	if (busy != ((m.u.heartbeat.flags & RING_HB_BUSY) != 0))
+		fail(run, "try", "n%u heartbeat %s BUSY while %s of its clients holds or waits", i,
+		     busy ? "without" : "with", busy ? "one" : "none");
+}
+
 static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a)
 {
 	uint16_t to = a->u.send.to;
@@ -1313,6 +1332,8 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 		      text + name);
 	}
 	memb_on_send(run, i, to ? dst : -1, a->u.send.buf, len);
+	if (type == RING_MSG_HEARTBEAT)
+		check_busy_flag(run, i, a->u.send.buf, len);
 	if (type == RING_MSG_TOKEN_ACK && aim_slow_ack(run, i, to ? dst : -1, a->u.send.buf, len))
 		return;
 	for (uint32_t j = 0; j < run->cl.n; j++)
@@ -1875,8 +1896,10 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 	struct ring_event ev = cluster_event(&run->cl, type, it, client);
 	run->chk.now = run->cl.now;
 	simcheck_pause_step(&run->chk, i);
-	if (type == RING_EVENT_LEAVE)
+	if (type == RING_EVENT_LEAVE) {
 		simcheck_park_leave(&run->chk, i);
+		run->nodes[i].leaving = true;
+	}
 	note_event(run, i, type == RING_EVENT_DATAGRAM ? it : NULL);
 	struct ring_status before = run->cl.m[i].status;
 	bool had = run->cl.m[i].have_status && !nd->left;
@@ -1938,6 +1961,7 @@ static void node_start(struct sim_run *run, uint32_t i)
 			       2 * run->cl.layout.heartbeat_ms * MS);
 	simcheck_memb_start(&run->memb, i);
 	trace(run, "n%u start (epoch %" PRIu32 " on disk)", i, nd->disk);
+	nd->leaving = false;
 	node_step(run, i, RING_EVENT_START, NULL, 0);
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)
 		client_think(run, c);
