@@ -97,6 +97,8 @@ mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
  * not-modelled: layout fingerprint id grant_client grant_fence last_fence
  * not-modelled: queue q_head counters broken started joins_this_step
  * not-modelled: alive_view no_quorum
+ * Renewal and try-locks (a longer hold, and a refusal, of one client):
+ * not-modelled: grant_started queue_try busy_elsewhere_until
  * The election as messages (§6; here a read and a later regeneration):
  * not-modelled: elect_round elect_started participated_until best_initiator
  * not-modelled: handled_round handled_until fwd
