@@ -175,9 +175,19 @@ void act_send_heartbeat(struct ring_node *node, struct ring_update *up, uint64_t
 	m.u.heartbeat.epoch = node->token.epoch;
 	m.u.heartbeat.seq = node->token.seq;
 	m.u.heartbeat.counter = node->token.counter;
-	/* Summoned, the park is ending: it draws no more summons. */
+	/* Summoned, the park is ending: it draws no more summons, and the
+	 * member that summoned it waits, so the region is taken (§3.3). */
+	node->busy_sent = node->granted || node->q_len > 0 || node->summoned;
 	m.u.heartbeat.flags = (node->parked && !node->summoned ? RING_HB_PARKED : 0) |
-			      (node->granted || node->q_len > 0 ? RING_HB_BUSY : 0);
+			      (node->busy_sent ? RING_HB_BUSY : 0) |
+			      (node->granted && node->renewing ? RING_HB_RENEWING : 0);
+	/* Acks name the beat they answer: only the newest counts, so a late
+	 * ack cannot vouch for a time after it was sent. */
+	m.u.heartbeat.beat = ++node->beat;
+	node->beat_sent = now;
+	ring_set_clear(&node->beat_acks);
+	ring_set_add(&node->beat_acks, node->me);
+	visit_count_acks(node);
 	m.u.heartbeat.alive = node->token.alive;
 	act_send(node, up, 0, &m);
 	node->hb_base = now;

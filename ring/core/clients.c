@@ -57,10 +57,12 @@ static void queue_push(struct ring_node *node, uint64_t client, bool is_try)
 }
 
 /* When the grant ends unless renewed again: a lease from NOW, never past
- * max_hold_ms from the grant (§3.3). */
+ * max_hold_ms from the grant, and never more than a lease past the last
+ * proof that a majority hears us (§3.3): a holder cut off from the ring
+ * renews nothing, and loses the grant as a fresh one would. */
 static uint64_t lease_end(const struct ring_node *node, uint64_t now)
 {
-	uint64_t end = now + ms(node->layout.lease_ms);
+	uint64_t end = min_u64(now, node->contact) + ms(node->layout.lease_ms);
 	if (node->layout.max_hold_ms)
 		end = min_u64(end, node->grant_started + ms(node->layout.max_hold_ms));
 	return end;
@@ -98,6 +100,8 @@ void clients_grant(struct ring_node *node, struct ring_update *up, uint64_t now)
 	node->grant_client = client;
 	node->grant_fence = ring_fence(node->token.epoch, node->token.counter);
 	node->grant_started = now;
+	node->contact = now;
+	node->renewing = false;
 	node->lease_deadline = lease_end(node, now);
 	/* Fences only grow (I1): strictly above every one this member granted. */
 	RING_ASSERT(node->grant_fence > before);
@@ -157,13 +161,14 @@ void clients_on_acquire(struct ring_node *node, struct ring_update *up, uint64_t
 }
 
 /* A try-lock in the sense of flock -n: refused while the region is taken
- * or asked for, here or (as the holder's heartbeats say) elsewhere;
+ * or asked for, here, by a member that summoned our parked token, or (as
+ * the holder's heartbeats say) elsewhere;
  * otherwise an ordinary request, which summons a parked token: a free
  * lock is taken wherever the token rests. */
 void clients_on_try(struct ring_node *node, struct ring_update *up, uint64_t client,
 		    uint64_t now)
 {
-	bool busy = node->granted || node->q_len > 0 ||
+	bool busy = node->granted || node->q_len > 0 || node->summoned ||
 		    (node->phase == PHASE_NONE && now < node->busy_elsewhere_until);
 	if (busy && acquire_refused(node, client) == 0) {
 		deny(node, up, client, -RING_ECONFLICT);
@@ -203,6 +208,14 @@ void clients_on_renew(struct ring_node *node, struct ring_update *up, uint64_t c
 		deny(node, up, client, -RING_ENOTHOLDING);
 		return;
 	}
+	/* A renewal asks for acks at once (the next one needs them) unless
+	 * it asked within a quarter lease: a client renewing every third of a
+	 * lease then always finds a proof that young, whatever heartbeat_ms
+	 * is, and one renewing in a loop costs the ring no more than that. */
+	bool asked = node->renewing && now < node->beat_sent + ms(node->layout.lease_ms) / 4;
+	node->renewing = true;
+	if (node->phase == PHASE_HELD && !asked)
+		act_send_heartbeat(node, up, now);
 	uint64_t end = lease_end(node, now);
 	if (end > node->lease_deadline)
 		node->lease_deadline = end;
@@ -214,6 +227,16 @@ void clients_on_renew(struct ring_node *node, struct ring_update *up, uint64_t c
 	}
 }
 
+/* The region came free here while the token stays: say so at once, so
+ * that a TRY elsewhere is not refused on our last BUSY heartbeat for up
+ * to two heartbeat periods (§3.3). */
+static void busy_cleared(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (node->busy_sent && node->phase == PHASE_HELD && !node->granted && node->q_len == 0 &&
+	    !node->summoned)
+		act_send_heartbeat(node, up, now);
+}
+
 void clients_on_release(struct ring_node *node, struct ring_update *up, uint64_t client,
 			uint64_t now)
 {
@@ -221,9 +244,10 @@ void clients_on_release(struct ring_node *node, struct ring_update *up, uint64_t
 		act_log(node, up, RING_LOG_CS_EXIT, node->grant_fence, client, 0);
 		node->granted = false;
 		visit_serve(node, up, now);
-		return;
+	} else {
+		queue_remove(node, client);
 	}
-	queue_remove(node, client);
+	busy_cleared(node, up, now);
 }
 
 void clients_check_lease(struct ring_node *node, struct ring_update *up, uint64_t now)

@@ -56,6 +56,8 @@ bool epoch_msg_ok(const struct ring_node *node, const struct ring_msg *m)
 		       epoch_ok(node, m->u.leave.refused.epoch);
 	case RING_MSG_WANT:
 		return epoch_ok(node, m->u.want.epoch);
+	case RING_MSG_HEARTBEAT_ACK:
+		return epoch_ok(node, m->u.heartbeat_ack.epoch);
 	default:
 		/* EPOCH_REPLY is how a member that fell behind catches up:
 		 * on_epoch_reply bounds it, since one answer beyond reach is

@@ -102,8 +102,21 @@ struct ring_node {
 	bool queue_try[RING_QUEUE_MAX]; /* the request is a TRY: it yields to a busy holder */
 	size_t q_head, q_len;
 	/* A heartbeat said a client holds the region at another member, or
-	 * waits for it there: a TRY here is refused until then. */
+	 * waits for it there: a TRY here is refused until then. BUSY is read
+	 * only from the newest hop heard, so a late heartbeat of a holder
+	 * since passed cannot say it; busy_sent: our last heartbeat said it. */
 	uint64_t busy_elsewhere_until;
+	struct ring_hop busy_hop;
+	bool busy_sent;
+	/* Renewal's proof of contact (§3.3): a renewed grant's heartbeats ask
+	 * for acks; CONTACT is when the newest beat a majority acked went out
+	 * (the grant's start until then), and no renewal reaches past it by
+	 * more than a lease. */
+	bool renewing;
+	uint32_t beat;       /* heartbeats sent: the number of the last */
+	uint64_t beat_sent;  /* when it went out */
+	struct ring_set beat_acks; /* who acked it, ourselves included */
+	uint64_t contact;
 
 	/* Liveness and membership. */
 	bool heard_ever;
@@ -235,6 +248,9 @@ void visit_on_ack(struct ring_node *node, struct ring_update *up, uint16_t from,
 void visit_on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t from,
 			const struct ring_msg_heartbeat *h, uint64_t now);
 bool visit_heartbeats(const struct ring_node *node);
+void visit_on_heartbeat_ack(struct ring_node *node, size_t idx,
+			    const struct ring_msg_heartbeat_ack *a);
+void visit_count_acks(struct ring_node *node);
 void visit_ack_timeout(struct ring_node *node, struct ring_update *up, uint64_t now);
 void visit_heartbeat_due(struct ring_node *node, struct ring_update *up, uint64_t now);
 

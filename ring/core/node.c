@@ -105,6 +105,9 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 	case RING_MSG_WANT:
 		park_on_want(node, up, (size_t)idx, &m.u.want, now);
 		break;
+	case RING_MSG_HEARTBEAT_ACK:
+		visit_on_heartbeat_ack(node, (size_t)idx, &m.u.heartbeat_ack);
+		break;
 	case RING_MSG_STATUS_REQ:
 	case RING_MSG_STATUS_RESP:
 		break; /* status is the driver's to answer, from ring_node_status() */
@@ -253,6 +256,7 @@ void ring_node_status(const struct ring_node *node, uint64_t now_us,
 	st->has_token = node->phase != PHASE_NONE;
 	st->token_held = node->phase == PHASE_HELD;
 	st->parked = st->token_held && node->parked;
+	st->summoned = st->parked && node->summoned;
 	st->token_epoch = st->has_token ? node->token.epoch : 0;
 	st->alive = st->has_token ? node->token.alive : node->alive_view;
 	st->successor = id_of(node, next_in(node, &st->alive, node->me));

@@ -185,6 +185,7 @@ struct ring_status {
 	bool has_token;          /* holds it, or is passing it and awaits the ack */
 	bool token_held;         /* holds it (not yet passed) */
 	bool parked;             /* holds it parked until summoned (§3.4) */
+	bool summoned;           /* parked, and a member elsewhere asked for it */
 	uint32_t token_epoch;    /* epoch of the token held or being passed */
 	bool granted;            /* a local client is in the critical region */
 	uint64_t grant_client;

@@ -306,6 +306,29 @@ void visit_on_ack(struct ring_node *node, struct ring_update *up, uint16_t from,
 	}
 }
 
+static bool hop_before(struct ring_hop a, struct ring_hop b)
+{
+	return a.epoch < b.epoch || (a.epoch == b.epoch && a.seq < b.seq);
+}
+
+/* What a heartbeat says about the region, for a TRY here (§3.3). Only the
+ * newest hop heard speaks: a late heartbeat of a holder that has since
+ * passed the token on says nothing now. Right after a pause the
+ * heartbeats read may be old: a client they say is busy may have long
+ * released (§5.5). */
+static void heartbeat_busy(struct ring_node *node, struct ring_update *up,
+			   const struct ring_msg_heartbeat *h, uint64_t now)
+{
+	struct ring_hop hop = {h->epoch, h->seq};
+	if (hop_before(hop, node->busy_hop))
+		return;
+	node->busy_hop = hop;
+	if (h->flags & RING_HB_BUSY && node->phase == PHASE_NONE && now >= node->quarantine_until)
+		clients_busy_elsewhere(node, up, now);
+	else
+		node->busy_elsewhere_until = 0;
+}
+
 void visit_on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t from,
 			const struct ring_msg_heartbeat *h, uint64_t now)
 {
@@ -321,12 +344,13 @@ void visit_on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t
 	node->last_heard = now;
 	node->alive_view = h->alive;
 	node->park_known = (h->flags & RING_HB_PARKED) != 0;
-	/* Right after a pause the heartbeats read may be old: a client they
-	 * say is busy may have long released (§5.5). */
-	if (h->flags & RING_HB_BUSY && node->phase == PHASE_NONE && now >= node->quarantine_until)
-		clients_busy_elsewhere(node, up, now);
-	else
-		node->busy_elsewhere_until = 0;
+	heartbeat_busy(node, up, h, now);
+	/* A renewed grant lives on our word that we still hear its holder. */
+	if (h->flags & RING_HB_RENEWING && node->phase == PHASE_NONE) {
+		struct ring_msg ack = {.type = RING_MSG_HEARTBEAT_ACK};
+		ack.u.heartbeat_ack = (struct ring_msg_heartbeat_ack){h->epoch, h->seq, h->beat};
+		act_send(node, up, from, &ack);
+	}
 	if (node->park_known) {
 		node->park_at = (size_t)ring_layout_index(&node->layout, from);
 		node->park_hop = (struct ring_hop){h->epoch, h->seq};
@@ -349,6 +373,33 @@ bool visit_heartbeats(const struct ring_node *node)
 {
 	return node->phase == PHASE_HELD ||
 	       (node->phase == PHASE_PASSING && node->retries_left < node->layout.retries);
+}
+
+/* An ack of our newest heartbeat by member IDX of the token's alive set.
+ * Once a majority of that set (and a quorum) has acked it, every one of
+ * them heard the token alive when it went out, and none can regenerate
+ * before loss_timeout_ms from then: a renewal may reach a lease past it
+ * (§3.3), no further than a grant at that time would have. */
+void visit_on_heartbeat_ack(struct ring_node *node, size_t idx,
+			    const struct ring_msg_heartbeat_ack *a)
+{
+	if (node->phase != PHASE_HELD || !node->granted || a->epoch != node->token.epoch ||
+	    a->seq != node->token.seq || a->beat != node->beat ||
+	    !ring_set_has(&node->token.alive, idx))
+		return;
+	ring_set_add(&node->beat_acks, idx);
+	visit_count_acks(node);
+}
+
+/* Whether the acks of our newest heartbeat make it a proof of contact: a
+ * member alone in the token's alive set (a ring of one) needs none. */
+void visit_count_acks(struct ring_node *node)
+{
+	size_t need = ring_set_count(&node->token.alive) / 2 + 1;
+	if (need < node->quorum)
+		need = node->quorum;
+	if (ring_set_count(&node->beat_acks) >= need && node->beat_sent > node->contact)
+		node->contact = node->beat_sent;
 }
 
 void visit_ack_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)

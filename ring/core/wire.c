@@ -17,7 +17,7 @@
  * until its width is written here. */
 #define BODY_TOKEN (4 + 4 + 4 + 4 + 4 + SET_BYTES) /* epoch seq counter quiet_us idle alive */
 #define BODY_TOKEN_ACK (4 + 4 + 4 + 4)           /* epoch seq known_epoch flags */
-#define BODY_HEARTBEAT (4 + 4 + 4 + 4 + SET_BYTES) /* epoch seq counter flags alive */
+#define BODY_HEARTBEAT (4 + 4 + 4 + 4 + 4 + SET_BYTES) /* epoch seq counter flags beat alive */
 #define BODY_ELECTION (2 + 2 + 4 + 4 + SET_BYTES + 4) /* initiator hops round max_epoch participants flags */
 #define BODY_ELECTION_ACK (2 + 2 + 4)            /* initiator hops round */
 #define BODY_JOIN (4 + 8)                        /* epoch refused(epoch seq) */
@@ -25,6 +25,7 @@
 #define BODY_EPOCH_QUERY 8                       /* nonce */
 #define BODY_EPOCH_REPLY (8 + 4)                 /* nonce epoch */
 #define BODY_WANT (4 + 4)                        /* epoch seq */
+#define BODY_HEARTBEAT_ACK (4 + 4 + 4)           /* epoch seq beat */
 #define BODY_STATUS_REQ 8                        /* nonce */
 #define BODY_STATUS_RESP (8 + 1 + 1 + 2 + 4 + 8 + 4 + 4 + SET_BYTES + 8 * RING_COUNTER_COUNT)
 
@@ -94,7 +95,8 @@ static int check_fields(const struct ring_msg *msg)
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_HEARTBEAT:
-		if (msg->u.heartbeat.epoch == 0 || (msg->u.heartbeat.flags & ~(RING_HB_PARKED | RING_HB_BUSY)))
+		if (msg->u.heartbeat.epoch == 0 ||
+		    (msg->u.heartbeat.flags & ~(RING_HB_PARKED | RING_HB_BUSY | RING_HB_RENEWING)))
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_ELECTION:
@@ -117,6 +119,10 @@ static int check_fields(const struct ring_msg *msg)
 		break;
 	case RING_MSG_WANT:
 		if (msg->u.want.epoch == 0)
+			return -RING_EFIELD;
+		break;
+	case RING_MSG_HEARTBEAT_ACK:
+		if (msg->u.heartbeat_ack.epoch == 0)
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_STATUS_REQ:

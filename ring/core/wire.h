@@ -18,7 +18,9 @@
  * 2: JOIN and LEAVE name the hops they refused or accepted, and
  * EPOCH_QUERY/EPOCH_REPLY. 3: a parked token (TOKEN's idle, HEARTBEAT's
  * flags) and WANT, which summons it (PROTOCOL.md §2, §3.4). 4: HEARTBEAT's
- * BUSY flag, which a try-lock elsewhere yields to (§3.3). */
+ * BUSY flag, which a try-lock elsewhere yields to, and its beat number and
+ * RENEWING flag, which HEARTBEAT_ACK answers: a renewed grant lives only
+ * while a majority hears its holder (§3.3). */
 #define RING_WIRE_VERSION 4
 #define RING_WIRE_HEADER 16  /* magic(2) version(1) type(1) from(2) to(2) fingerprint(8) */
 #define RING_WIRE_MAX 256    /* room for the longest encoded message */
@@ -35,7 +37,8 @@
 	X(STATUS_RESP, 9, "status_resp")      \
 	X(EPOCH_QUERY, 10, "epoch_query")     \
 	X(EPOCH_REPLY, 11, "epoch_reply")     \
-	X(WANT, 12, "want")
+	X(WANT, 12, "want")                   \
+	X(HEARTBEAT_ACK, 13, "heartbeat_ack")
 
 enum ring_msg_type {
 #define RING_MSG_ENUM_(name, code, str) RING_MSG_##name = code,
@@ -64,17 +67,29 @@ struct ring_msg_token_ack {
 };
 
 /* HEARTBEAT flags: the token is parked at the sender until summoned; a
- * client of the sender holds the region or waits for it there (what a
- * try-lock elsewhere is refused on). A bit not defined here is refused. */
+ * client of the sender holds the region or waits for it there, or another
+ * member summoned it (what a try-lock elsewhere is refused on); the
+ * sender's grant has been renewed, and each receiver answers this beat
+ * with a HEARTBEAT_ACK (§3.3). A bit not defined here is refused. */
 #define RING_HB_PARKED 0x1u
 #define RING_HB_BUSY 0x2u
+#define RING_HB_RENEWING 0x4u
 
 struct ring_msg_heartbeat {
 	uint32_t epoch; /* never 0 */
 	uint32_t seq;
 	uint32_t counter;
 	uint32_t flags; /* RING_HB_* */
+	uint32_t beat;  /* the sender's heartbeats so far: what an ack names */
 	struct ring_set alive;
+};
+
+/* "I heard your heartbeat BEAT of hop EPOCH/SEQ": a renewing holder counts
+ * these to know a majority still hears it (§3.3). */
+struct ring_msg_heartbeat_ack {
+	uint32_t epoch; /* never 0 */
+	uint32_t seq;
+	uint32_t beat;
 };
 
 /* A summons (§3.4): "the token parked at hop EPOCH/SEQ, come here". It
@@ -171,6 +186,7 @@ struct ring_msg {
 		struct ring_msg_epoch_query epoch_query;
 		struct ring_msg_epoch_reply epoch_reply;
 		struct ring_msg_want want;
+		struct ring_msg_heartbeat_ack heartbeat_ack;
 	} u;
 };
 

@@ -64,6 +64,7 @@ uint8_t *wire_put_body(uint8_t *p, const struct ring_msg *msg)
 		p = put_u32(p, h->seq);
 		p = put_u32(p, h->counter);
 		p = put_u32(p, h->flags);
+		p = put_u32(p, h->beat);
 		return put_set(p, &h->alive);
 	}
 	case RING_MSG_ELECTION: {
@@ -96,6 +97,10 @@ uint8_t *wire_put_body(uint8_t *p, const struct ring_msg *msg)
 	case RING_MSG_WANT:
 		p = put_u32(p, msg->u.want.epoch);
 		return put_u32(p, msg->u.want.seq);
+	case RING_MSG_HEARTBEAT_ACK:
+		p = put_u32(p, msg->u.heartbeat_ack.epoch);
+		p = put_u32(p, msg->u.heartbeat_ack.seq);
+		return put_u32(p, msg->u.heartbeat_ack.beat);
 	case RING_MSG_STATUS_REQ:
 		return put_u64(p, msg->u.status_req.nonce);
 	case RING_MSG_STATUS_RESP:
@@ -129,6 +134,7 @@ const uint8_t *wire_get_body(const uint8_t *p, struct ring_msg *msg)
 		p = get_u32(p, &h->seq);
 		p = get_u32(p, &h->counter);
 		p = get_u32(p, &h->flags);
+		p = get_u32(p, &h->beat);
 		return get_set(p, &h->alive);
 	}
 	case RING_MSG_ELECTION: {
@@ -161,6 +167,10 @@ const uint8_t *wire_get_body(const uint8_t *p, struct ring_msg *msg)
 	case RING_MSG_WANT:
 		p = get_u32(p, &msg->u.want.epoch);
 		return get_u32(p, &msg->u.want.seq);
+	case RING_MSG_HEARTBEAT_ACK:
+		p = get_u32(p, &msg->u.heartbeat_ack.epoch);
+		p = get_u32(p, &msg->u.heartbeat_ack.seq);
+		return get_u32(p, &msg->u.heartbeat_ack.beat);
 	case RING_MSG_STATUS_REQ:
 		return get_u64(p, &msg->u.status_req.nonce);
 	case RING_MSG_STATUS_RESP:

@@ -85,11 +85,12 @@ static void client_step(struct hring *s, size_t i, enum ring_event_type type, ui
 	hring_step(s, i, ev);
 }
 
-/* A holder that renews every third of a lease keeps the region for five
- * leases with one grant and one fence; each RENEWED names the fence and a
- * deadline one lease from the renewal. Once it stops renewing, the lease
- * ends one lease after the last renewal. */
-static void test_renew_keeps_the_grant_a_lease_from_each_renewal(void)
+/* RENEW keeps the grant for as long as the client renews and a majority
+ * hears the holder: the first renewal proves nothing yet and keeps the
+ * first lease; it asks for acks at once, and each later one reaches a
+ * lease past the newest heartbeat a majority acked, within a heartbeat
+ * of a lease from now (§3.3). The grant ends a lease after that. */
+static void test_renew_keeps_the_grant_while_a_majority_hears_the_holder(void)
 {
 	struct ring_layout l = resting_layout(3);
 	l.lease_ms = 300;
@@ -97,22 +98,69 @@ static void test_renew_keeps_the_grant_a_lease_from_each_renewal(void)
 	struct hring *s = hring_settled(&l, &h);
 	uint64_t fence = grant_at(s, h, 5), t0 = s->now;
 	uint64_t last = 0;
-	while (s->now < t0 + 5 * l.lease_ms * MS) {
+	for (int k = 0; s->now < t0 + 5 * l.lease_ms * MS; k++) {
 		hring_run_for(s, l.lease_ms * MS / 3);
 		CU_ASSERT_FATAL(status_of(s, h).granted);
 		client_step(s, h, RING_EVENT_RENEW, 5);
 		int r = last_action(s, RING_ACTION_RENEWED);
 		CU_ASSERT_FATAL(r >= 0);
-		CU_ASSERT_EQUAL(s->last.action[r].u.renewed.client, 5);
-		CU_ASSERT_EQUAL(s->last.action[r].u.renewed.fence, fence);
-		CU_ASSERT_EQUAL(s->last.action[r].u.renewed.deadline_us, s->now + l.lease_ms * MS);
-		last = s->now;
+		const struct ring_action *a = &s->last.action[r];
+		CU_ASSERT_EQUAL(a->u.renewed.client, 5);
+		CU_ASSERT_EQUAL(a->u.renewed.fence, fence);
+		CU_ASSERT(a->u.renewed.deadline_us <= s->now + l.lease_ms * MS);
+		if (k == 0) {
+			CU_ASSERT_EQUAL(a->u.renewed.deadline_us, t0 + l.lease_ms * MS);
+			CU_ASSERT(last_send(s, RING_MSG_HEARTBEAT, 0, NULL) >= 0); /* asks at once */
+		} else {
+			CU_ASSERT(a->u.renewed.deadline_us + (l.heartbeat_ms + 5) * MS >=
+				  s->now + l.lease_ms * MS);
+		}
+		last = a->u.renewed.deadline_us;
 	}
 	CU_ASSERT_EQUAL(count_actions(s, h, 0, RING_ACTION_GRANT), 1);
 	CU_ASSERT_EQUAL(count_logs(s, h, 0, RING_LOG_LEASE_EXPIRED), 0);
 	CU_ASSERT_FATAL(run_until_action(s, (int)h, RING_ACTION_REVOKE, 1000 * MS));
-	CU_ASSERT_EQUAL(s->now, last + l.lease_ms * MS);
+	CU_ASSERT_EQUAL(s->now, last);
 	CU_ASSERT(last_log(s, RING_LOG_LEASE_EXPIRED) >= 0);
+	assert_safe_and_free(s);
+}
+
+static bool touches(const struct flight *f, const void *arg)
+{
+	uint16_t id = *(const uint16_t *)arg;
+	return f->from == id || f->to == id;
+}
+
+/* The hostile review's R1: a holder cut off from the ring went on renewing
+ * for ever while the others regenerated and granted, two clients in the
+ * region with no end. Now nobody acks its heartbeats, so its renewals
+ * stop reaching further and it loses the grant within a lease (and a
+ * heartbeat) of the cut, as a fresh grant would, however often its
+ * client renews. */
+static void test_a_holder_cut_off_renews_no_further_than_a_lease(void)
+{
+	struct ring_layout l = resting_layout(3);
+	l.lease_ms = 300;
+	size_t h;
+	struct hring *s = hring_settled(&l, &h);
+	grant_at(s, h, 5);
+	for (int k = 0; k < 4; k++) {
+		hring_run_for(s, l.lease_ms * MS / 3);
+		client_step(s, h, RING_EVENT_RENEW, 5);
+	}
+	CU_ASSERT_FATAL(status_of(s, h).granted);
+	uint16_t id = id_of(h);
+	s->drop = touches;
+	s->drop_arg = &id;
+	uint64_t cut = s->now, mark = s->seq;
+	while (status_of(s, h).granted && s->now < cut + 20 * l.lease_ms * MS) {
+		hring_run_for(s, l.lease_ms * MS / 10);
+		client_step(s, h, RING_EVENT_RENEW, 5);
+	}
+	CU_ASSERT(!status_of(s, h).granted);
+	CU_ASSERT(s->now <= cut + (l.lease_ms + l.heartbeat_ms + 5) * MS + l.lease_ms * MS / 10);
+	CU_ASSERT_EQUAL(count_logs(s, h, mark, RING_LOG_LEASE_EXPIRED), 1);
+	s->drop = NULL;
 	assert_safe_and_free(s);
 }
 
@@ -245,9 +293,64 @@ static void test_a_waiting_try_yields_to_a_busy_heartbeat(void)
 	assert_safe_and_free(s);
 }
 
+/* The review's T3: a late BUSY heartbeat of a hop since passed (the
+ * previous holder's, delayed) refused TRYs for two heartbeat periods.
+ * Only the newest hop heard speaks for the region now. */
+static void test_a_late_busy_heartbeat_of_an_older_hop_refuses_nothing(void)
+{
+	size_t p;
+	struct hring *s = hring_parked(3, RING_QUORUM_MAJORITY, &p);
+	size_t w = successor_of(s, p);
+	struct ring_msg hb;
+	CU_ASSERT_FATAL(run_until_send(s, (int)p, RING_MSG_HEARTBEAT, -1, 500 * MS));
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_HEARTBEAT, -1, &hb) >= 0);
+	hring_deliver_all(s);
+	CU_ASSERT_FATAL(hb.u.heartbeat.seq > 1);
+	struct ring_msg late = hb;
+	late.u.heartbeat.seq--;
+	late.u.heartbeat.flags = RING_HB_BUSY;
+	hring_inject(s, w, successor_of(s, w), late);
+	client_step(s, w, RING_EVENT_TRY, 9);
+	CU_ASSERT_EQUAL(deny_reason(s, 9), 0);
+	client_step(s, w, RING_EVENT_RELEASE, 9);
+	/* The same hop saying BUSY does count. */
+	struct ring_msg now_busy = hb;
+	now_busy.u.heartbeat.flags |= RING_HB_BUSY;
+	hring_inject(s, w, p, now_busy);
+	client_step(s, w, RING_EVENT_TRY, 10);
+	CU_ASSERT_EQUAL(deny_reason(s, 10), -RING_ECONFLICT);
+	assert_safe_and_free(s);
+}
+
+/* The review's T1: after a release at a parked holder, the others kept
+ * refusing TRYs on its last BUSY heartbeat for up to two heartbeat
+ * periods. The holder now heartbeats at once when BUSY clears. */
+static void test_a_release_says_not_busy_at_once(void)
+{
+	size_t p;
+	struct hring *s = hring_parked(3, RING_QUORUM_MAJORITY, &p);
+	size_t w = successor_of(s, p);
+	grant_at(s, p, 5);
+	CU_ASSERT_FATAL(run_until_send(s, (int)p, RING_MSG_HEARTBEAT, -1, 500 * MS));
+	hring_deliver_all(s);
+	client_step(s, w, RING_EVENT_TRY, 9);
+	CU_ASSERT_EQUAL(deny_reason(s, 9), -RING_ECONFLICT);
+	client_step(s, p, RING_EVENT_RELEASE, 5);
+	struct ring_msg hb;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_HEARTBEAT, -1, &hb) >= 0);
+	CU_ASSERT_EQUAL(hb.u.heartbeat.flags & RING_HB_BUSY, 0);
+	hring_deliver_all(s);
+	client_step(s, w, RING_EVENT_TRY, 10);
+	CU_ASSERT_EQUAL(deny_reason(s, 10), 0);
+	assert_safe_and_free(s);
+}
+
 #define T_(f) {#f, f}
 CU_TestInfo ring_test_clients_tests[] = {
-	T_(test_renew_keeps_the_grant_a_lease_from_each_renewal),
+	T_(test_renew_keeps_the_grant_while_a_majority_hears_the_holder),
+	T_(test_a_holder_cut_off_renews_no_further_than_a_lease),
+	T_(test_a_late_busy_heartbeat_of_an_older_hop_refuses_nothing),
+	T_(test_a_release_says_not_busy_at_once),
 	T_(test_max_hold_caps_renewals),
 	T_(test_renew_by_a_non_holder_is_refused),
 	T_(test_try_takes_a_free_lock_parked_elsewhere),

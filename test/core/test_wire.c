@@ -55,7 +55,9 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 	case RING_MSG_HEARTBEAT:
 		/* flags: the largest value decode accepts */
 		m->u.heartbeat = (struct ring_msg_heartbeat){ UINT32_MAX, UINT32_MAX,
-							      UINT32_MAX, RING_HB_PARKED | RING_HB_BUSY, all };
+							      UINT32_MAX,
+							      RING_HB_PARKED | RING_HB_BUSY | RING_HB_RENEWING,
+							      UINT32_MAX, all };
 		break;
 	case RING_MSG_ELECTION:
 		m->u.election = (struct ring_msg_election){ UINT16_MAX, UINT16_MAX, UINT32_MAX,
@@ -84,6 +86,9 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 		break;
 	case RING_MSG_WANT:
 		m->u.want = (struct ring_msg_want){UINT32_MAX, UINT32_MAX};
+		break;
+	case RING_MSG_HEARTBEAT_ACK:
+		m->u.heartbeat_ack = (struct ring_msg_heartbeat_ack){UINT32_MAX, UINT32_MAX, UINT32_MAX};
 		break;
 	case RING_MSG_STATUS_REQ:
 		m->u.status_req.nonce = UINT64_MAX;
@@ -132,7 +137,7 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 		break;
 	case RING_MSG_HEARTBEAT:
 		m->u.heartbeat = (struct ring_msg_heartbeat){ 0x00000100u, 0xdeadbeefu,
-							      0x01000000u, RING_HB_PARKED, s };
+							      0x01000000u, RING_HB_PARKED, 0x0badcafeu, s };
 		break;
 	case RING_MSG_ELECTION:
 		m->u.election = (struct ring_msg_election){ 0x00ff, 0xff00, 0x0000ffffu,
@@ -161,6 +166,10 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 		break;
 	case RING_MSG_WANT:
 		m->u.want = (struct ring_msg_want){0x41424344u, 0x51525354u};
+		break;
+	case RING_MSG_HEARTBEAT_ACK:
+		m->u.heartbeat_ack = (struct ring_msg_heartbeat_ack){0x61626364u, 0x71727374u,
+								     0x81828384u};
 		break;
 	case RING_MSG_STATUS_REQ:
 		m->u.status_req.nonce = 0x0102030405060708ULL;
@@ -254,6 +263,11 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 	case RING_MSG_WANT:
 		CU_ASSERT_EQUAL(a->u.want.epoch, b->u.want.epoch);
 		CU_ASSERT_EQUAL(a->u.want.seq, b->u.want.seq);
+		break;
+	case RING_MSG_HEARTBEAT_ACK:
+		CU_ASSERT_EQUAL(a->u.heartbeat_ack.epoch, b->u.heartbeat_ack.epoch);
+		CU_ASSERT_EQUAL(a->u.heartbeat_ack.seq, b->u.heartbeat_ack.seq);
+		CU_ASSERT_EQUAL(a->u.heartbeat_ack.beat, b->u.heartbeat_ack.beat);
 		break;
 	case RING_MSG_STATUS_REQ:
 		CU_ASSERT_EQUAL(a->u.status_req.nonce, b->u.status_req.nonce);
@@ -356,12 +370,12 @@ static void test_encoded_size_equals_wire_size(void)
 		size_t size;
 	} sizes[] = {
 		{ RING_MSG_TOKEN, 16 + 52 },     { RING_MSG_TOKEN_ACK, 16 + 16 },
-		{ RING_MSG_HEARTBEAT, 16 + 48 }, { RING_MSG_ELECTION, 16 + 48 },
+		{ RING_MSG_HEARTBEAT, 16 + 52 }, { RING_MSG_ELECTION, 16 + 48 },
 		{ RING_MSG_ELECTION_ACK, 16 + 8 }, { RING_MSG_JOIN, 16 + 12 },
 		{ RING_MSG_LEAVE, 16 + 20 },     { RING_MSG_STATUS_REQ, 16 + 8 },
 		{ RING_MSG_STATUS_RESP, 16 + 64 + 8 * RING_COUNTER_COUNT },
 		{ RING_MSG_EPOCH_QUERY, 16 + 8 }, { RING_MSG_EPOCH_REPLY, 16 + 12 },
-		{ RING_MSG_WANT, 16 + 8 },
+		{ RING_MSG_WANT, 16 + 8 },       { RING_MSG_HEARTBEAT_ACK, 16 + 12 },
 	};
 	CU_ASSERT_EQUAL(sizeof sizes / sizeof sizes[0], N_TYPES);
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -373,7 +387,7 @@ static void test_encoded_size_equals_wire_size(void)
 		CU_ASSERT_EQUAL(ring_wire_encode(&m, buf, sizeof buf), (int)sizes[i].size);
 	}
 	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)0), 0);
-	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)13), 0);
+	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)(N_TYPES + 1)), 0);
 	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)255), 0);
 	CU_ASSERT_EQUAL(ring_wire_size((enum ring_msg_type)100000), 0);
 }
@@ -513,7 +527,7 @@ static void test_another_version_is_refused_and_named(void)
 
 static void test_unknown_type_is_rejected(void)
 {
-	static const uint8_t types[] = { 0, 13, 255 };
+	static const uint8_t types[] = { 0, N_TYPES + 1, 255 };
 	for (size_t t = 0; t < sizeof types; t++) {
 		struct ring_msg m, out;
 		uint8_t buf[RING_WIRE_MAX];
@@ -540,7 +554,7 @@ static void test_checks_run_in_header_order(void)
 	CU_ASSERT_EQUAL(decode_exact(buf, n, &out), -RING_EFIELD);
 	CU_ASSERT_EQUAL(decode_exact(buf, n + 1, &out), -RING_ELONG);
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_ESHORT);
-	buf[OFF_TYPE] = 13;
+	buf[OFF_TYPE] = N_TYPES + 1;
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_ETYPE);
 	buf[OFF_VERSION] = 1;
 	CU_ASSERT_EQUAL(decode_exact(buf, n - 1, &out), -RING_EVERSION);
@@ -600,7 +614,7 @@ static void test_heartbeat_with_epoch_0_is_rejected(void)
 
 static void test_heartbeat_with_unknown_flags_is_rejected(void)
 {
-	static const uint32_t bad[] = { 0x4u, 0x7u, 0x80000000u, UINT32_MAX };
+	static const uint32_t bad[] = { 0x8u, 0xfu, 0x80000000u, UINT32_MAX };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct ring_msg m;
 		make_pattern(&m, RING_MSG_HEARTBEAT);
@@ -741,7 +755,7 @@ static void test_encode_with_small_cap_is_nospace(void)
 
 static void test_encode_of_unknown_type_is_rejected(void)
 {
-	static const unsigned types[] = { 0, 13, 255, 100000 };
+	static const unsigned types[] = { 0, N_TYPES + 1, 255, 100000 };
 	for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
 		struct ring_msg m;
 		uint8_t buf[RING_WIRE_MAX];
@@ -779,7 +793,7 @@ static void test_message_names_come_from_the_type_table(void)
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_STATUS_RESP), "status_resp");
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_EPOCH_QUERY), "epoch_query");
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_EPOCH_REPLY), "epoch_reply");
-	CU_ASSERT_STRING_EQUAL(ring_msg_name((enum ring_msg_type)13), "unknown");
+	CU_ASSERT_STRING_EQUAL(ring_msg_name((enum ring_msg_type)(N_TYPES + 1)), "unknown");
 }
 
 static bool is_decode_error(int rc)

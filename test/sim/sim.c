@@ -126,6 +126,11 @@ struct sim_node {
 	uint32_t wild;          /* the wild epoch on its disk until the operator deletes it */
 	bool proven;            /* logged epoch_learned since its last start */
 	uint64_t step_at;       /* when its last step began: its status's time */
+	/* When it last received a heartbeat from member j: no ack it sent
+	 * can vouch for a later time, so no renewal may reach a lease past
+	 * what a majority of these allows (§3.3). */
+	uint64_t hb_from[RING_MAX_MEMBERS];
+	bool was_summoned;      /* its token was summoned as its last step began */
 };
 
 enum client_state { CL_DOWN, CL_THINK, CL_WAIT, CL_CS };
@@ -139,6 +144,7 @@ struct sim_client {
 	/* A long hold that renews (RENEW) until it ends at cs_end; 0: a
 	 * plain CS, ended by its one timer. */
 	uint64_t cs_end, granted_at;
+	uint64_t renew_cap; /* the latest deadline a renewal could justify so far */
 	size_t req;      /* current request (simcheck) */
 };
 
@@ -277,7 +283,7 @@ struct sim_run {
 	 * type (a broadcast once), and the grants and requests, for the
 	 * settled ring's rate check (simcheck_settled). */
 	uint64_t settled_sent[16];
-	uint64_t settled_grants, settled_requests, settled_parks;
+	uint64_t settled_grants, settled_requests, settled_parks, settled_renews;
 	enum ring_msg_type settled_recovery; /* the first recovery datagram's type, or 0 */
 	/* mixed: faults drawn while the run goes */
 	double p_hb_loss;     /* heartbeats alone lost, until T_heal */
@@ -397,10 +403,15 @@ static void msg_text(const struct sim_run *run, const uint8_t *buf, size_t len, 
 	case RING_MSG_HEARTBEAT:
 		set_text(&m.u.heartbeat.alive, run->cl.n, set, sizeof set);
 		snprintf(out, cap, "heartbeat epoch=%" PRIu32 " seq=%" PRIu32 " counter=%" PRIu32
-			 " alive=%s%s%s", m.u.heartbeat.epoch, m.u.heartbeat.seq,
-			 m.u.heartbeat.counter, set,
+			 " beat=%" PRIu32 " alive=%s%s%s%s", m.u.heartbeat.epoch, m.u.heartbeat.seq,
+			 m.u.heartbeat.counter, m.u.heartbeat.beat, set,
 			 m.u.heartbeat.flags & RING_HB_PARKED ? " parked" : "",
-			 m.u.heartbeat.flags & RING_HB_BUSY ? " busy" : "");
+			 m.u.heartbeat.flags & RING_HB_BUSY ? " busy" : "",
+			 m.u.heartbeat.flags & RING_HB_RENEWING ? " renewing" : "");
+		break;
+	case RING_MSG_HEARTBEAT_ACK:
+		snprintf(out, cap, "heartbeat_ack epoch=%" PRIu32 " seq=%" PRIu32 " beat=%" PRIu32,
+			 m.u.heartbeat_ack.epoch, m.u.heartbeat_ack.seq, m.u.heartbeat_ack.beat);
 		break;
 	case RING_MSG_ELECTION: {
 		char who[16];
@@ -719,6 +730,7 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 	cl->gen++;
 	resource_write(run, c, "start");
 	cl->granted_at = run->cl.now;
+	cl->renew_cap = run->cl.now + run->cl.layout.lease_ms * MS;
 	cl->cs_end = 0;
 	if (run->renew && simnet_rng_chance(&run->renew_rng, 0.15)) {
 		cl->cs_end = run->cl.now + simnet_rng_range(&run->renew_rng,
@@ -730,19 +742,58 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 	schedule(run, run->cl.now + cs_us(run), EV_CLIENT, i, c, cl->gen);
 }
 
-/* When a renewal now must end the grant: a lease from now, never past
- * max_hold_ms from the grant (the core keeps a later deadline it had). */
-static uint64_t renewed_until(const struct sim_run *run, const struct sim_client *cl)
+/* The latest time at which a majority of holder I's alive set (and a
+ * quorum) can have heard it: the acks that prove contact answer
+ * heartbeats, and none was sent after it was received. Now, when I needs
+ * nobody's ack. */
+static uint64_t contact_bound(const struct sim_run *run, uint32_t i)
+{
+	const struct ring_status *st = &run->cl.m[i].status;
+	size_t need = ring_set_count(&st->alive) / 2 + 1;
+	size_t quorum = ring_layout_quorum(&run->cl.layout);
+	if (need < quorum)
+		need = quorum;
+	uint64_t t[RING_MAX_MEMBERS];
+	size_t k = 0;
+	for (uint32_t j = 0; j < run->cl.n; j++)
+		if (j != i && ring_set_has(&st->alive, j))
+			t[k++] = run->nodes[j].hb_from[i];
+	if (need <= 1)
+		return run->cl.now;
+	if (k < need - 1)
+		return 0;
+	/* the (need-1)-th latest: sort descending, small n */
+	for (size_t a = 0; a < k; a++)
+		for (size_t b = a + 1; b < k; b++)
+			if (t[b] > t[a]) {
+				uint64_t x = t[a];
+				t[a] = t[b];
+				t[b] = x;
+			}
+	return t[need - 2];
+}
+
+/* When a renewal now may end the grant at the latest: a lease from now,
+ * never past max_hold_ms from the grant, nor a lease past the last time a
+ * majority can have heard the holder (a later deadline it had stays). */
+static uint64_t renewed_until(struct sim_run *run, uint32_t i, struct sim_client *cl)
 {
 	const struct ring_layout *L = &run->cl.layout;
-	uint64_t end = run->cl.now + L->lease_ms * MS;
+	uint64_t contact = contact_bound(run, i);
+	if (contact < cl->granted_at)
+		contact = cl->granted_at;
+	uint64_t end = contact + L->lease_ms * MS;
+	if (end > run->cl.now + L->lease_ms * MS)
+		end = run->cl.now + L->lease_ms * MS;
 	if (L->max_hold_ms && cl->granted_at + L->max_hold_ms * MS < end)
 		end = cl->granted_at + L->max_hold_ms * MS;
-	return end;
+	if (end > cl->renew_cap)
+		cl->renew_cap = end;
+	return cl->renew_cap;
 }
 
 /* A RENEW answered: only to a client in the CS with that fence, and the
- * lease it gives ends exactly where renewed_until says. */
+ * lease it gives ends no later than renewed_until allows. */
 static void on_renewed(struct sim_run *run, uint32_t i, const struct ring_action *a)
 {
 	uint32_t c = client_index(a->u.renewed.client);
@@ -754,7 +805,7 @@ static void on_renewed(struct sim_run *run, uint32_t i, const struct ring_action
 		     a->u.renewed.client);
 		return;
 	}
-	const struct sim_client *cl = &run->clients[c];
+	struct sim_client *cl = &run->clients[c];
 	const struct ring_layout *L = &run->cl.layout;
 	if (cl->state != CL_CS || cl->fence != a->u.renewed.fence)
 		fail(run, "client", "n%u renewed c%u, which does not hold fence %" PRIu64, i, c,
@@ -764,11 +815,14 @@ static void on_renewed(struct sim_run *run, uint32_t i, const struct ring_action
 	else if (L->max_hold_ms && a->u.renewed.deadline_us > cl->granted_at + L->max_hold_ms * MS)
 		fail(run, "client", "n%u renewed c%u past max_hold_ms (%" PRIu32 " ms)", i, c,
 		     L->max_hold_ms);
-	else if (a->u.renewed.deadline_us != renewed_until(run, cl))
-		fail(run, "client", "n%u renewed c%u until %.6f s, want %.6f s (a lease from now%s)", i,
-		     c, (double)a->u.renewed.deadline_us / 1e6,
-		     (double)renewed_until(run, cl) / 1e6, L->max_hold_ms ? ", within max_hold_ms" : "");
+	else if (a->u.renewed.deadline_us > renewed_until(run, i, cl))
+		fail(run, "client", "n%u renewed c%u until %.6f s, past %.6f s (a lease from now, "
+		     "from when a majority last heard it%s)", i, c,
+		     (double)a->u.renewed.deadline_us / 1e6, (double)cl->renew_cap / 1e6,
+		     L->max_hold_ms ? ", within max_hold_ms" : "");
 	run->res.renews++;
+	if (run->cl.now >= run->t_settle)
+		run->settled_renews++;
 }
 
 static void on_revoke(struct sim_run *run, uint32_t i, const struct ring_action *a)
@@ -786,6 +840,12 @@ static void on_revoke(struct sim_run *run, uint32_t i, const struct ring_action 
 	      ends ? ": its CS ends now" : " (not in the CS with it: ignored)");
 	if (!ends)
 		return;
+	/* On a healthy ring a majority always hears the holder: a client that
+	 * renews in time keeps its grant until it lets go (§3.3). */
+	if (run->cls == SIM_CLASS_HEALTHY && cl->cs_end && run->cl.now < cl->cs_end &&
+	    (!run->cl.layout.max_hold_ms ||
+	     run->cl.now < cl->granted_at + run->cl.layout.max_hold_ms * MS))
+		fail(run, "liveness", "n%u revoked c%u's renewed grant on a healthy ring", i, c);
 	simcheck_cs_end(&run->chk, cl->gid);
 	client_think(run, c);
 }
@@ -855,6 +915,7 @@ static bool is_recovery(enum ring_msg_type type)
 	case RING_MSG_STATUS_REQ:
 	case RING_MSG_STATUS_RESP:
 	case RING_MSG_WANT:
+	case RING_MSG_HEARTBEAT_ACK: /* a renewed hold's, healthy or not */
 		return false;
 	}
 	return false;
@@ -929,7 +990,7 @@ static void plan_aims(struct sim_run *run)
 			if ((allowed >> k & 1) && simnet_rng_chance(&a->rng, 0.5))
 				a->kinds |= 1u << k;
 	while (!a->types)
-		for (int t = RING_MSG_TOKEN; t <= RING_MSG_WANT; t++)
+		for (int t = RING_MSG_TOKEN; t <= RING_MSG_HEARTBEAT_ACK; t++)
 			if (t != RING_MSG_STATUS_REQ && t != RING_MSG_STATUS_RESP &&
 			    simnet_rng_chance(&a->rng, 0.4))
 				a->types |= 1u << t;
@@ -1285,7 +1346,8 @@ static void elect_feed_status(struct sim_run *run, uint32_t i)
 }
 
 /* A heartbeat says BUSY exactly while a client of its sender is in the CS
- * or waits there (§3.3): what a TRY elsewhere is refused on. */
+ * or waits there, or another member summoned its parked token (§3.3):
+ * what a TRY elsewhere is refused on. */
 static void check_busy_flag(struct sim_run *run, uint32_t i, const uint8_t *buf, size_t len)
 {
 	struct ring_msg m;
@@ -1297,9 +1359,13 @@ static void check_busy_flag(struct sim_run *run, uint32_t i, const uint8_t *buf,
 	bool busy = false;
 	for (uint32_t c = nd->first_client; c < nd->first_client + nd->nclients; c++)
 		busy |= run->clients[c].state == CL_CS || run->clients[c].state == CL_WAIT;
-	if (busy != ((m.u.heartbeat.flags & RING_HB_BUSY) != 0))
-		fail(run, "try", "n%u heartbeat %s BUSY while %s of its clients holds or waits", i,
-		     busy ? "without" : "with", busy ? "one" : "none");
+	bool flag = (m.u.heartbeat.flags & RING_HB_BUSY) != 0;
+	bool summoned = nd->was_summoned || run->cl.m[i].status.summoned;
+	if (busy && !flag)
+		fail(run, "try", "n%u heartbeat without BUSY while one of its clients holds or waits", i);
+	else if (flag && !busy && !summoned)
+		fail(run, "try", "n%u heartbeat with BUSY while none of its clients holds or waits, "
+		     "and its token is not summoned", i);
 }
 
 static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a)
@@ -1901,8 +1967,12 @@ static void node_step(struct sim_run *run, uint32_t i, enum ring_event_type type
 		run->nodes[i].leaving = true;
 	}
 	note_event(run, i, type == RING_EVENT_DATAGRAM ? it : NULL);
+	if (type == RING_EVENT_DATAGRAM && it && it->src < run->cl.n &&
+	    ring_wire_peek_type(it->buf, it->len) == RING_MSG_HEARTBEAT)
+		nd->hb_from[it->src] = run->cl.now;
 	struct ring_status before = run->cl.m[i].status;
 	bool had = run->cl.m[i].have_status && !nd->left;
+	nd->was_summoned = had && before.summoned;
 	memb_on_recv(run, i, type == RING_EVENT_DATAGRAM ? it : NULL);
 	if (type == RING_EVENT_LEAVE)
 		simcheck_memb_leave(&run->chk, &run->memb, i);
@@ -3015,6 +3085,8 @@ static void check_settled(struct sim_run *run)
 		.grants = run->settled_grants,
 		.requests = run->settled_requests,
 		.parks = run->settled_parks,
+		.renews = run->settled_renews,
+		.beat_acks = k[RING_MSG_HEARTBEAT_ACK],
 		.hops = k[RING_MSG_TOKEN],
 		.acks = k[RING_MSG_TOKEN_ACK],
 		.heartbeats = k[RING_MSG_HEARTBEAT],
@@ -3068,9 +3140,12 @@ static void run_one(enum sim_class cls, uint64_t seed, bool trace_on, bool keep_
 	      " stale refused, %" PRIu64 " denied; I2 checked %s%s", run->cl.events, run->res.grants,
 	      run->res.overlaps, run->res.stale, run->res.denies,
 	      run->chk.i2 ? "throughout" : "until ", run->chk.i2 ? "" : run->chk.i2_off);
-	/* One token heartbeats about once per heartbeat_ms, whoever holds it;
-	 * a healthy ring that sends far more has a storm (PROTOCOL.md §5.1). */
-	uint64_t hb_budget = 2 * run->cl.now / (run->cl.layout.heartbeat_ms * MS) + 4 * run->cl.n + 10;
+	/* One token heartbeats about once per heartbeat_ms, whoever holds it,
+	 * plus one per renewal that asks for acks and one when a BUSY hold
+	 * ends at a parked holder (§3.3); a healthy ring that sends far more
+	 * has a storm (PROTOCOL.md §5.1). */
+	uint64_t hb_budget = 4 * run->cl.now / (run->cl.layout.heartbeat_ms * MS) + run->res.renews +
+			     4 * run->cl.n + 10;
 	if (run->cls == SIM_CLASS_HEALTHY && !failed(run) && run->heartbeats > hb_budget)
 		fail(run, "liveness", "%" PRIu64 " heartbeats in %.1f s, budget %" PRIu64,
 		     run->heartbeats, (double)run->cl.now / 1e6, hb_budget);

@@ -445,8 +445,12 @@ void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r)
 	uint64_t hop_budget = n * (r->grants + 1) + (r->idle_pass_us ? w / r->idle_pass_us : 0) +
 			      n * (w / loss + 1);
 	hop_budget = hop_budget * 5 / 4 + 2 * n;
-	uint64_t hb_budget = (2 * w / hb + r->parks + 4 * n + 10) * 5 / 4;
+	/* A renewal may ask for acks at once, and a release at a parked
+	 * holder says at once that the region is free (§3.3): one each. */
+	uint64_t hb_budget = (2 * w / hb + r->parks + r->renews + r->grants + 4 * n + 10) * 5 / 4;
 	uint64_t want_budget = 2 * (r->requests + n);
+	/* Acks answer only a renewed grant's heartbeats, once per member. */
+	uint64_t beat_ack_budget = (n - 1) * (r->heartbeats + 1);
 	if (r->hops > hop_budget)
 		simcheck_fail(c, "liveness", "the settled ring made %" PRIu64 " token hops in %.1f s "
 			      "for %" PRIu64 " grants, budget %" PRIu64, r->hops, (double)w / 1e6,
@@ -460,6 +464,10 @@ void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r)
 	else if (r->wants > want_budget)
 		simcheck_fail(c, "liveness", "the settled ring sent %" PRIu64 " WANTs for %" PRIu64
 			      " requests, budget %" PRIu64, r->wants, r->requests, want_budget);
+	else if (r->beat_acks > beat_ack_budget)
+		simcheck_fail(c, "liveness", "the settled ring sent %" PRIu64 " heartbeat acks for %"
+			      PRIu64 " heartbeats, budget %" PRIu64, r->beat_acks, r->heartbeats,
+			      beat_ack_budget);
 }
 
 void simcheck_one_token(struct simcheck *c)

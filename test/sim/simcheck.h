@@ -326,8 +326,8 @@ struct simcheck_rates {
 	uint64_t window_us;
 	size_t n;
 	uint64_t idle_pass_us, loss_us, heartbeat_us; /* the layout's; idle_pass_us 0: parking */
-	uint64_t grants, requests, parks;
-	uint64_t hops, acks, heartbeats, wants;
+	uint64_t grants, requests, parks, renews;
+	uint64_t hops, acks, heartbeats, wants, beat_acks;
 	/* Elections and their acks, JOINs, LEAVEs, EPOCH_QUERYs and replies:
 	 * the datagrams of recovery, and the name of the first kind counted. */
 	uint64_t recovery;
