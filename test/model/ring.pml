@@ -72,6 +72,7 @@ mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
  * on one that is neither.
  * model: TOKEN TOKEN_ACK HEARTBEAT JOIN LEAVE WANT
  * not-modelled: ELECTION ELECTION_ACK STATUS_REQ STATUS_RESP EPOCH_QUERY EPOCH_REPLY
+ * not-modelled: HEARTBEAT_ACK
  * And every PHASE_* of ring/core/internal.h's enum token_phase:
  * model-phase: NONE HELD PASSING
  *
@@ -98,7 +99,8 @@ mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
  * not-modelled: queue q_head counters broken started joins_this_step
  * not-modelled: alive_view no_quorum
  * Renewal and try-locks (a longer hold, and a refusal, of one client):
- * not-modelled: grant_started queue_try busy_elsewhere_until
+ * not-modelled: grant_started queue_try busy_elsewhere_until busy_hop busy_sent
+ * not-modelled: renewing beat beat_sent beat_acks contact
  * The election as messages (§6; here a read and a later regeneration):
  * not-modelled: elect_round elect_started participated_until best_initiator
  * not-modelled: handled_round handled_until fwd

@@ -214,6 +214,9 @@ static uint32_t bounded_epoch(const struct ring_msg *m)
 	case RING_MSG_WANT:
 		e[0] = m->u.want.epoch;
 		break;
+	case RING_MSG_HEARTBEAT_ACK:
+		e[0] = m->u.heartbeat_ack.epoch;
+		break;
 	default:
 		break;
 	}
@@ -410,7 +413,7 @@ static size_t other_member(struct ctx *c, size_t dst)
 static const enum ring_msg_type member_types[] = {
 	RING_MSG_TOKEN, RING_MSG_TOKEN_ACK, RING_MSG_HEARTBEAT, RING_MSG_ELECTION,
 	RING_MSG_ELECTION_ACK, RING_MSG_JOIN, RING_MSG_LEAVE, RING_MSG_EPOCH_QUERY,
-	RING_MSG_EPOCH_REPLY, RING_MSG_WANT, RING_MSG_STATUS_RESP,
+	RING_MSG_EPOCH_REPLY, RING_MSG_WANT, RING_MSG_STATUS_RESP, RING_MSG_HEARTBEAT_ACK,
 };
 #define N_MEMBER_TYPES (sizeof member_types / sizeof member_types[0])
 /* Every type of RING_MSG_TYPES, numbered 1..N_WIRE_TYPES. */
@@ -468,6 +471,12 @@ static int craft(struct ctx *c, enum ring_msg_type type, uint16_t from, uint16_t
 	case RING_MSG_WANT:
 		/* Names a park that never was: at most it would end one early. */
 		m.u.want = (struct ring_msg_want){.epoch = high, .seq = 1};
+		break;
+	case RING_MSG_HEARTBEAT_ACK:
+		/* Vouches for a holder that may be cut off: only a keyed ring
+		 * can tell it from a member's; at most it keeps a renewed grant
+		 * a lease longer, which fencing makes harmless. */
+		m.u.heartbeat_ack = (struct ring_msg_heartbeat_ack){.epoch = high, .seq = 1, .beat = 1};
 		break;
 	case RING_MSG_STATUS_REQ:
 		m.u.status_req.nonce = rnd(c);
