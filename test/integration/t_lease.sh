@@ -1,11 +1,13 @@
 #!/bin/bash
-# `ringctl run` and its exits: a CMD that outlives the lease is stopped and
+# `ringctl run` and its exits: a CMD that outlives its grant is stopped and
 # run exits 70 (lease_expired logged); a request not granted within -t
-# exits 75; otherwise run exits with CMD's status.
+# exits 75; otherwise run exits with CMD's status. run renews the grant
+# while CMD runs (t_renew.sh), so here max_hold_ms = lease_ms bounds every
+# grant to one lease however it is renewed.
 source "$(dirname "$0")/lib.sh"
 
 LEASE_MS=300
-make_conf "$CONF" 3 lease_ms=$LEASE_MS
+make_conf "$CONF" 3 lease_ms=$LEASE_MS max_hold_ms=$LEASE_MS
 start_ring 3
 wait_until 5 any_log_has token_regen || fail "no token minted"
 "$RINGCTL" -c "$CONF" -n 1 run -t 5000 -- true || fail "a first run at member 1 exited $?"

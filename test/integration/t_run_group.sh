@@ -14,7 +14,8 @@ KILL_MS=300
 # How late past its due time a signal may land and a process die on a
 # loaded 2-core machine (a stall the members saw is added where it applies).
 BOUND_MS=400
-make_conf "$CONF" 2 lease_ms=$LEASE_MS
+# run renews while CMD runs: max_hold_ms ends every grant at one lease.
+make_conf "$CONF" 2 lease_ms=$LEASE_MS max_hold_ms=$LEASE_MS
 start_ring 2
 wait_until 5 any_log_has token_regen || fail "no token minted"
 ctl -n 1 run -t 5000 -- true || fail "a first run at member 1 exited $?"
