@@ -48,7 +48,11 @@ def main(argv):
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__, file=sys.stderr)
         return 2
-    path, rest = socket_path(argv)
+    try:
+        path, rest = socket_path(argv)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"client.py: ringctl socket: {getattr(e, 'stderr', None) or e}", file=sys.stderr)
+        return 1
     try:
         member = Member(path)
     except PermissionError as e:

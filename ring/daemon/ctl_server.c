@@ -588,7 +588,8 @@ static int socket_mode(struct ring_ctl_server *s, char *err, size_t errlen)
 	}
 	if (rc != 0) {
 		snprintf(err, errlen, "control socket %s: cannot %s it for group %s (control_group): "
-			 "%s; ringd's user must be a member of the group", s->path, what, g->name,
+			 "%s; ringd's user must be a member of the group, or run with it (the unit's "
+			 "Group=)", s->path, what, g->name,
 			 strerror(errno));
 		return -RING_EIO;
 	}
