@@ -188,8 +188,14 @@ asan: $(BS)/unit $(BS)/sim
 # The scripted suites run through one runner, test/run.sh SUITE-DIR: each
 # script under a time bound (-t), PASS/FAIL/SKIP with durations, a summary.
 # Integration tests: real ringd processes on 127.0.0.1 (test/integration).
-integration: ring/ringd ring/ringctl
+integration: ring/ringd ring/ringctl $(B)/examples/client
 	bash test/run.sh -t 120 test/integration
+
+# The control-socket client in C of docs/examples (docs/control.md), built
+# under the project's warnings; t_control_group.sh runs it and client.py.
+$(B)/examples/client: docs/examples/client.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS) $< -o $@
 
 # Fault scenarios: members in network namespaces (test/lab), plus one on
 # loopback; a table of results in build/lab-results.txt.

@@ -3,7 +3,7 @@
 # the `make install` (PREFIX=/usr) that `make deb` staged in WORKDIR/debian/ring,
 # plus what only the package carries: compressed man pages, stripped binaries,
 # /etc/ring/example.ini (a conffile), the state directory /var/lib/ring, the
-# README, the ring user (sysusers.d, made by DEBIAN/postinst), and DEBIAN/
+# README, the ring user and the ringusers group (sysusers.d, made by DEBIAN/postinst), and DEBIAN/
 # (control from control.in, conffiles, md5sums, postinst).
 set -euo pipefail
 (($# == 3)) || { echo "usage: build-deb.sh VERSION WORKDIR OUT.deb" >&2; exit 2; }
@@ -24,7 +24,7 @@ install -m 0644 "$top/conf/example.ini" "$root/etc/ring/example.ini"
 install -m 0644 "$top/README.md" "$root/usr/share/doc/ring/README.md"
 # state_dir's default parent (/var/lib/ring/<name>); ringd makes the rest.
 install -d -m 0750 "$root/var/lib/ring"
-# The unit's User=ring: declared for systemd-sysusers, made by the postinst.
+# The unit's User=ring and Group=ringusers: declared for systemd-sysusers, made by the postinst.
 install -D -m 0644 "$here/ring.sysusers" "$root/usr/lib/sysusers.d/ring.conf"
 
 # Depends: the libraries the binaries link, as dpkg-shlibdeps finds them

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <ini.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -56,6 +57,9 @@
 	X(RING, allow_inject, BOOL, R_(allow_inject), LITERAL, "false", 0, 0,          \
 	  "true, false, yes, no, 1 or 0",                                           \
 	  "whether `ringctl inject` may fault this member (tests and drills)")         \
+	X(RING, control_group, GROUP, R_(control_group), LITERAL, "", 0,               \
+	  RING_GROUP_MAX - 1, "empty, or a group name of this host",                   \
+	  "who else may take the lock: the control socket is then 0660 and this group's") \
 	X(NODE, host, HOST, N_(host), REQUIRED, NULL, 1, RING_HOST_MAX - 1,            \
 	  "IPv4, IPv6 or host name", "where the member listens (UDP)")                 \
 	X(NODE, port, U16, N_(port), REQUIRED, NULL, 1, 65535, "1..65535",             \
@@ -79,7 +83,7 @@ enum conf_key {
 
 enum conf_section { SEC_RING, SEC_NODE };
 enum conf_kind { KIND_NAME, KIND_U32, KIND_U16, KIND_QUORUM, KIND_AUTH, KIND_BOOL, KIND_PATH,
-		 KIND_HOST, KIND_SOCK, KIND_LISTEN };
+		 KIND_HOST, KIND_SOCK, KIND_LISTEN, KIND_GROUP };
 enum conf_how { HOW_REQUIRED, HOW_LITERAL, HOW_COMPUTED };
 
 /* A [node.ID] section as read, before the ring order is known. */
@@ -491,12 +495,40 @@ static int set_host(struct conf_parse *st, enum conf_key k, const char *value, v
 	return 0;
 }
 
+/* control_group: a group of this host, looked up now so that a name
+ * misspelt is FILE:LINE at start rather than a socket nobody may use. */
+static int set_group(struct conf_parse *st, enum conf_key k, const char *value, void *field)
+{
+	const struct ring_conf_key *row = &ring_conf_keys[k];
+	struct ring_conf_group *g = field;
+	size_t len = strlen(value);
+	*g = (struct ring_conf_group){.gid = (gid_t)-1};
+	if (len == 0)
+		return 0;
+	if (len > row->max)
+		return fail(st, st->line, "%s must be at most %u characters long, not %zu", row->name,
+			    row->max, len);
+	for (size_t i = 0; i < len; i++)
+		if (!is_name_char(value[i]) || value[0] == '-')
+			return fail(st, st->line, "%s \"%s\" is not a group name (letters, digits, '.', "
+				    "'_' and '-', not first)", row->name, value);
+	struct group grp, *found = NULL;
+	char buf[16384];
+	int e = getgrnam_r(value, &grp, buf, sizeof buf, &found);
+	if (!found)
+		return fail(st, st->line, "%s \"%s\": %s on this host (make it with: groupadd --system "
+			    "%s)", row->name, value, e ? strerror(e) : "no such group", value);
+	memcpy(g->name, value, len + 1);
+	g->gid = grp.gr_gid;
+	return 0;
+}
+
 /* The reader of each kind of value. */
 static int (*const readers[])(struct conf_parse *, enum conf_key, const char *, void *) = {
 	[KIND_NAME] = set_name,     [KIND_U32] = set_number,  [KIND_U16] = set_number,
 	[KIND_QUORUM] = set_quorum, [KIND_AUTH] = set_auth,   [KIND_BOOL] = set_bool,
 	[KIND_PATH] = set_path,     [KIND_SOCK] = set_path,   [KIND_HOST] = set_host,
-	[KIND_LISTEN] = set_listen,
+	[KIND_LISTEN] = set_listen, [KIND_GROUP] = set_group,
 };
 
 /* Reads VALUE into key K of BASE (the conf or a node). Defaults come
@@ -1085,6 +1117,12 @@ static void describe_local(const struct ring_conf *conf, FILE *out)
 	const struct ring_layout *l = &conf->layout;
 	fprintf(out, "state_dir: %s; inject: %s\n", conf->state_dir,
 		conf->allow_inject ? "allowed" : "refused");
+	if (conf->control_group.name[0])
+		fprintf(out, "control sockets: mode 0660, group %s (gid %u): its members may take the "
+			     "lock\n", conf->control_group.name, (unsigned)conf->control_group.gid);
+	else
+		fprintf(out, "control sockets: mode 0600: only ringd's user and root may take the lock "
+			     "(control_group unset)\n");
 	for (size_t i = 0; i < l->n; i++)
 		if (conf->metrics[i].port)
 			fprintf(out, "metrics_listen: member %u serves http://%s%s%s:%u/metrics\n",

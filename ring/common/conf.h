@@ -8,11 +8,21 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "core/layout.h"
 
 #define RING_PATH_MAX 4096
 #define RING_SOCK_MAX 108 /* sizeof(sockaddr_un.sun_path) on Linux */
+#define RING_GROUP_MAX 64
+
+/* control_group: the local group whose members may use the control
+ * sockets besides ringd's user (docs/operations.md, "Let user X take the
+ * lock"). NAME is "" when unset; GID is then (gid_t)-1. */
+struct ring_conf_group {
+	char name[RING_GROUP_MAX];
+	gid_t gid; /* looked up when the file was read */
+};
 
 /* An address to listen on (metrics_listen); port 0: none. */
 struct ring_listen {
@@ -48,6 +58,7 @@ struct ring_conf {
 	enum ring_conf_auth authentication;   /* as written */
 	enum ring_auth_decision auth;         /* as decided */
 	bool allow_inject;
+	struct ring_conf_group control_group; /* the control sockets' group, when set */
 	char control[RING_MAX_MEMBERS][RING_SOCK_MAX]; /* per ring index */
 	struct ring_listen metrics[RING_MAX_MEMBERS];  /* per ring index */
 	/* Per ring index: the line that set the member's port, for what is

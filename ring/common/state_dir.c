@@ -134,6 +134,47 @@ int ring_state_dir_open(struct ring_state_dir *d, const char *path, enum ring_di
 	return check_folder(&st, path, role, err, errlen);
 }
 
+/* Whether group GID may pass through a folder of mode and owner ST. */
+static bool group_passes(const struct stat *st, gid_t gid)
+{
+	return (st->st_mode & S_IXOTH) || (st->st_gid == gid && (st->st_mode & S_IXGRP));
+}
+
+int ring_state_dir_share(const struct ring_state_dir *d, gid_t gid, const char *group,
+			 char *err, size_t errlen)
+{
+	struct stat st;
+	if (fstat(d->fd, &st) != 0) {
+		snprintf(err, errlen, "cannot stat %s: %s", d->path, strerror(errno));
+		return -RING_EIO;
+	}
+	if (st.st_uid != geteuid()) {
+		/* Root's folder (/run): not ours to change; it must let the group in. */
+		if (group_passes(&st, gid))
+			return 0;
+		snprintf(err, errlen, "control socket folder %s: mode %04o, group %u, keeps group %s "
+			 "(control_group) out; chgrp %s %s && chmod g+x %s", d->path,
+			 (unsigned)(st.st_mode & 07777), (unsigned)st.st_gid, group, group, d->path,
+			 d->path);
+		return -RING_ECONFIG;
+	}
+	/* The group may search the folder, to reach the socket by name, and
+	 * no more: no listing (g+r), never g+w. Through the descriptor, so it
+	 * is the folder checked. */
+	if (st.st_gid != gid && fchown(d->fd, (uid_t)-1, gid) != 0) {
+		snprintf(err, errlen, "cannot give %s to group %s (control_group): %s; ringd's user "
+			 "must be a member of it (usermod -aG %s USER), or run ringd with that group",
+			 d->path, group, strerror(errno), group);
+		return -RING_EIO;
+	}
+	if (!(st.st_mode & S_IXGRP) && fchmod(d->fd, (st.st_mode & 07777) | S_IXGRP) != 0) {
+		snprintf(err, errlen, "cannot chmod g+x %s (control_group): %s", d->path,
+			 strerror(errno));
+		return -RING_EIO;
+	}
+	return 0;
+}
+
 int ring_state_dir_check(const char *path, enum ring_dir_role role, bool *exists, char *err,
 			 size_t errlen)
 {
@@ -260,8 +301,10 @@ int ring_state_dir_member_uid(const char *state_dir, const char *sock, uid_t *ui
 		return -RING_ECONFIG;
 	}
 	if (lstat(p, &st) != 0) {
+		int e = errno;
 		snprintf(err, errlen, "state_dir %s: %s (has the member ever run?)", state_dir,
-			 strerror(errno));
+			 strerror(e));
+		errno = e; /* EACCES: the caller's to explain (control_group) */
 		return -RING_EIO;
 	}
 	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
@@ -284,7 +327,9 @@ int ring_state_dir_member_uid(const char *state_dir, const char *sock, uid_t *ui
 		}
 	}
 	if (lstat(sock, &st) != 0) {
-		snprintf(err, errlen, "%s: %s", sock, strerror(errno));
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", sock, strerror(e));
+		errno = e;
 		return -RING_EIO;
 	}
 	if (!S_ISSOCK(st.st_mode)) {
@@ -324,9 +369,11 @@ int ring_state_dir_connect(const char *state_dir, const char *sock, int *fd, cha
 	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", sock);
 	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0 || connect(s, (struct sockaddr *)&sun, sizeof sun) != 0) {
-		snprintf(err, errlen, "%s: %s", sock, strerror(errno));
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", sock, strerror(e));
 		if (s >= 0)
 			close(s);
+		errno = e; /* EACCES: a socket of control_group's, or ringd's user's alone */
 		return -RING_EIO;
 	}
 	/* Who listens, as the kernel saw it: the checks above were of names,

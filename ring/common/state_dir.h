@@ -34,6 +34,16 @@ enum ring_dir_role { RING_DIR_STATE, RING_DIR_SOCKET };
 int ring_state_dir_open(struct ring_state_dir *d, const char *path, enum ring_dir_role role,
 			bool create, char *err, size_t errlen);
 
+/* control_group (docs/operations.md, "Let user X take the lock"): lets
+ * group GID (named GROUP, for messages) reach the control socket in D. A
+ * folder of ours is given to GID and made g+x (never g+r or g+w); root's
+ * folder (a control socket's, /run) is left as it is and must let the
+ * group through already (o+x, or g+x with group GID). Returns 0;
+ * -RING_EIO when chown or chmod fail (ringd's user is not in GROUP);
+ * -RING_ECONFIG when root's folder is closed to it. The reason in ERR. */
+int ring_state_dir_share(const struct ring_state_dir *d, gid_t gid, const char *group,
+			 char *err, size_t errlen);
+
 /* `ringd --check`: the same checks on PATH without creating it. *EXISTS
  * says whether it is there; a missing folder is 0 (ringd will make it). */
 int ring_state_dir_check(const char *path, enum ring_dir_role role, bool *exists, char *err,
@@ -75,16 +85,20 @@ int ring_path_split(const char *path, char *out_dir, size_t dirlen, char *out_na
  * and others cannot write; a stranger's state_dir (not ours, not root's)
  * counts only when its parent folder is closed to others too, since in a
  * folder such as /tmp anyone could have made it. SOCK must be a socket
- * owned by that user, in a folder others cannot write. Sets *UID.
- * Returns 0; -RING_EIO when state_dir or SOCK is missing (the member is
- * not running); -RING_ECONFIG when refused. The reason in ERR. */
+ * owned by that user, in a folder others cannot write; the caller need
+ * not be that user (control_group). Sets *UID. Returns 0; -RING_EIO when
+ * state_dir or SOCK is missing (the member is not running) or out of the
+ * caller's reach (errno EACCES); -RING_ECONFIG when refused. The reason
+ * in ERR. */
 int ring_state_dir_member_uid(const char *state_dir, const char *sock, uid_t *uid, char *err,
 			      size_t errlen);
 
 /* ringctl: connects *FD to the control socket SOCK after the checks of
  * ring_state_dir_member_uid, then refuses a peer (SO_PEERCRED) that is
  * neither the member's user nor root. Returns 0; -RING_EIO when the
- * member is not there; -RING_ECONFIG when refused. The reason in ERR. */
+ * member is not there, or the caller may not reach it (errno is then
+ * EACCES: the socket is ringd's user's, or control_group's, and the
+ * caller is neither); -RING_ECONFIG when refused. The reason in ERR. */
 int ring_state_dir_connect(const char *state_dir, const char *sock, int *fd, char *err,
 			   size_t errlen);
 

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctl/access_hint.h"
 #include "common/auth.h"
 #include "common/clock.h"
 #include "common/conf.h"
@@ -68,6 +69,7 @@ static void usage(FILE *out)
 		"                                   a picture (SVG) of what the JSON logs tell\n"
 		"       ringctl keygen FILE                           write a new secret_file (mode 0600)\n"
 		"       ringctl -c CONFIG -n ID metrics               Prometheus text of member ID's metrics\n"
+		"       ringctl -c CONFIG -n ID socket                member ID's control socket path\n"
 		"       ringctl --version                             print the version and exit\n"
 		"\n"
 		"run: waits (at most MS milliseconds with -t) for the critical region, runs CMD\n"
@@ -149,6 +151,13 @@ static int control_connect(const struct ring_conf *conf, uint16_t id, int *fd)
 	 * planted could answer GRANTED with any fence (docs/security.md). */
 	char err[2 * RING_PATH_MAX + 256];
 	int rc = ring_state_dir_connect(conf->state_dir, conf->control[idx], fd, err, sizeof err);
+	if (rc == -RING_EIO && errno == EACCES) {
+		/* Not a member that is away: one this user may not use, which
+		 * 69 would have sent them looking for on the network. */
+		ring_access_hint(conf, conf->control[idx], err, sizeof err);
+		fprintf(stderr, "ringctl: %s\n", err);
+		return EXIT_FAIL;
+	}
 	if (rc == -RING_ECONFIG) {
 		fprintf(stderr, "ringctl: member %u: %s\n", id, err);
 		return EXIT_UNREACHABLE;
@@ -1239,6 +1248,26 @@ static int main_metrics(const struct globals *g, int argc, char **argv)
 	return rc == 0 ? 0 : rc == -RING_EIO ? EXIT_UNREACHABLE : EXIT_FAIL;
 }
 
+/* The path of member ID's control socket, for programs that speak the
+ * protocol themselves (docs/control.md, "Where it is"): no connection. */
+static int main_socket(const struct globals *g, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 0) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	int rc = load_conf(g->config, &conf), idx;
+	if (rc)
+		return rc;
+	if ((idx = ring_layout_index(&conf.layout, g->id)) < 0) {
+		fprintf(stderr, "ringctl: %s has no member %u\n", conf.path, g->id);
+		return EXIT_CONFIG;
+	}
+	printf("%s\n", conf.control[idx]);
+	return 0;
+}
+
 static const struct command {
 	const char *name;
 	bool needs_id; /* -n ID: the command talks to one member */
@@ -1255,6 +1284,7 @@ static const struct command {
 	{"timeline", false, main_timeline},
 	{"keygen", false, main_keygen},
 	{"metrics", true, main_metrics},
+	{"socket", true, main_socket},
 };
 
 /* Reads the global options; returns the index of the command, or -1 having

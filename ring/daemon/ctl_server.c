@@ -60,6 +60,7 @@ struct ring_ctl_server {
 	char path[RING_SOCK_MAX];   /* for messages: where clients find it */
 	struct ring_state_dir dir;  /* its folder, checked; entries reached through it */
 	char name[RING_SOCK_MAX];   /* its name in DIR */
+	struct ring_conf_group group; /* control_group: who else may connect; name "" when none */
 	bool bound;
 	struct client *clients;
 	size_t nclients, max_clients;
@@ -563,6 +564,38 @@ static size_t client_cap(void)
 	return cap > 4096 ? 4096 : cap;
 }
 
+/* The socket's mode: 0600, ringd's user's alone; with control_group,
+ * 0660 and that group's. It is bound 0600 and given to the group before
+ * it opens to 0660, so nobody outside the group is ever let in; through
+ * DIR, the folder checked. */
+static int socket_mode(struct ring_ctl_server *s, char *err, size_t errlen)
+{
+	const struct ring_conf_group *g = &s->group;
+	if (!g->name[0]) {
+		fchmodat(s->dir.fd, s->name, 0600, 0);
+		return 0;
+	}
+	struct stat st;
+	const char *what = "stat";
+	int rc = fstatat(s->dir.fd, s->name, &st, AT_SYMLINK_NOFOLLOW);
+	if (rc == 0 && st.st_gid != g->gid) {
+		what = "chgrp";
+		rc = fchownat(s->dir.fd, s->name, (uid_t)-1, g->gid, AT_SYMLINK_NOFOLLOW);
+	}
+	if (rc == 0) {
+		what = "chmod 0660";
+		rc = fchmodat(s->dir.fd, s->name, 0660, 0);
+	}
+	if (rc != 0) {
+		snprintf(err, errlen, "control socket %s: cannot %s it for group %s (control_group): "
+			 "%s; ringd's user must be a member of the group, or run with it (the unit's "
+			 "Group=)", s->path, what, g->name,
+			 strerror(errno));
+		return -RING_EIO;
+	}
+	return 0;
+}
+
 /* Why binding by a path is safe here: DIR was opened without following
  * its last component and is ours, writable by nobody else, so no other
  * user can add, remove or swap an entry in it, and the path bound goes
@@ -604,15 +637,14 @@ static int listen_on(struct ring_ctl_server *s, uint16_t member, char *err, size
 		return -RING_EIO;
 	}
 	s->bound = true;
-	fchmodat(s->dir.fd, s->name, 0600, 0);
 	evconnlistener_set_error_cb(s->listener, accept_error_cb);
-	return 0;
+	return socket_mode(s, err, errlen);
 }
 
 int ring_ctl_server_new(struct ring_ctl_server **out, struct event_base *base,
 			const struct ring_state_dir *dir, const char *path, uint16_t member,
-			const struct ring_ctl_handler *h, struct ring_log *log, char *err,
-			size_t errlen)
+			const struct ring_conf_group *group, const struct ring_ctl_handler *h,
+			struct ring_log *log, char *err, size_t errlen)
 {
 	struct ring_ctl_server *s = calloc(1, sizeof *s);
 	*out = s;
@@ -625,6 +657,7 @@ int ring_ctl_server_new(struct ring_ctl_server **out, struct event_base *base,
 	s->h = *h;
 	s->log = log;
 	s->max_clients = client_cap();
+	s->group = *group;
 	snprintf(s->path, sizeof s->path, "%s", path);
 	char folder[RING_SOCK_MAX];
 	if (ring_path_split(path, folder, sizeof folder, s->name, sizeof s->name) != 0) {

@@ -42,7 +42,8 @@ struct ring_ctl_handler {
 	struct ring_metrics *samples;
 };
 
-/* Listens on PATH (mode 0600) on BASE; DIR is PATH's folder, opened and
+/* Listens on PATH on BASE, mode 0600, or 0660 owned by GROUP when its
+ * name is set (control_group; -RING_EIO when ringd may not chgrp it); DIR is PATH's folder, opened and
  * checked by ring_state_dir_open (the server keeps its own descriptor of
  * it). A socket file that answers belongs to a running member MEMBER and
  * is -RING_EBUSY; a socket of ours left by a crash is replaced; anything
@@ -51,8 +52,8 @@ struct ring_ctl_handler {
  * ERR (-RING_EIO when listening fails). Free *OUT even after a failure. */
 int ring_ctl_server_new(struct ring_ctl_server **out, struct event_base *base,
 			const struct ring_state_dir *dir, const char *path, uint16_t member,
-			const struct ring_ctl_handler *h, struct ring_log *log, char *err,
-			size_t errlen);
+			const struct ring_conf_group *group, const struct ring_ctl_handler *h,
+			struct ring_log *log, char *err, size_t errlen);
 
 /* The core's answers to client HANDLE; a client that has gone is skipped. */
 void ring_ctl_server_grant(struct ring_ctl_server *s, uint64_t handle, uint64_t fence,

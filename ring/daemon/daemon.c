@@ -775,7 +775,8 @@ static int load_key(struct ring_daemon *d, char *err, size_t errlen)
 }
 
 /* The folder of our control socket, checked: state_dir itself, or the
- * one `control` names (ours or root's, writable by nobody else). */
+ * one `control` names (ours or root's, writable by nobody else); with
+ * control_group, opened to that group for searching. */
 static int control_folder(struct ring_daemon *d, const struct ring_state_dir **out, char *err,
 			  size_t errlen)
 {
@@ -786,10 +787,13 @@ static int control_folder(struct ring_daemon *d, const struct ring_state_dir **o
 		snprintf(err, errlen, "control socket %s: not a usable path", path);
 		return -RING_ECONFIG;
 	}
-	if (strcmp(folder, d->conf->state_dir) == 0)
-		return 0;
-	*out = &d->sock_dir;
-	return ring_state_dir_open(&d->sock_dir, folder, RING_DIR_SOCKET, false, err, errlen);
+	int rc = 0;
+	if (strcmp(folder, d->conf->state_dir) != 0) {
+		*out = &d->sock_dir;
+		rc = ring_state_dir_open(&d->sock_dir, folder, RING_DIR_SOCKET, false, err, errlen);
+	}
+	const struct ring_conf_group *g = &d->conf->control_group;
+	return rc == 0 && g->name[0] ? ring_state_dir_share(*out, g->gid, g->name, err, errlen) : rc;
 }
 
 const char *ring_daemon_key_source(const struct ring_daemon *d)
@@ -826,8 +830,8 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 	const struct ring_state_dir *sock_dir;
 	rc = control_folder(d, &sock_dir, err, errlen);
 	if (rc == 0)
-		rc = ring_ctl_server_new(&d->ctl, d->base, sock_dir, conf->control[d->me], id, &h, log,
-					 err, errlen);
+		rc = ring_ctl_server_new(&d->ctl, d->base, sock_dir, conf->control[d->me], id,
+					 &conf->control_group, &h, log, err, errlen);
 	if (rc == 0 && conf->metrics[d->me].port)
 		rc = ring_metrics_http_new(&d->http, d->base, conf->metrics[d->me].host,
 					   conf->metrics[d->me].port, ctl_metrics, d, log, err,

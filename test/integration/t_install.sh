@@ -92,6 +92,10 @@ grep -Eq '^ring:x:[0-9]+:[0-9]+:[^:]*:/var/lib/ring:' "$R/etc/passwd" 2>/dev/nul
 	fail "the postinst made no ring user in the root: $(cat "$R/etc/passwd" 2>&1 | head -3)"
 uid=$(awk -F: '$1 == "ring" { print $3 }' "$R/etc/passwd")
 ((uid < 1000)) || fail "the ring user has uid $uid, not a system user's"
+# The unit's Group=ringusers, the group control_group = ringusers lets in,
+# with ring in it (docs/operations.md, "Let user X take the lock").
+grep -Eq '^ringusers:x:[0-9]+:(.*,)?ring(,|$)' "$R/etc/group" 2>/dev/null ||
+	fail "the postinst made no group ringusers with ring in it: $(grep ringusers "$R/etc/group" 2>&1)"
 # Every library the installed binaries load belongs to a package Depends
 # names. A library may be known to dpkg under the name ldd gives, its real
 # path, or either with /usr added or taken off (Debian 12 is usr-merged, and

@@ -31,7 +31,9 @@ key() { sed -n "s/^$1=//p" "$UNIT"; }
 [[ $(key ExecReload) == *"kill -HUP"* ]] || fail "ExecReload=$(key ExecReload), want SIGHUP (key reload)"
 [[ $(key ExecStartPre) == *"--check"* ]] || fail "ExecStartPre=$(key ExecStartPre), want ringd --check"
 [[ $(key RestartPreventExitStatus) == *78* ]] || fail "a bad file (exit 78) must not be retried"
-for k in NoNewPrivileges=yes ProtectSystem=strict StateDirectory=ring; do
+# Group=ringusers and 0710: control_group = ringusers needs no chown (which
+# @privileged refuses) and its members may pass through /var/lib/ring.
+for k in NoNewPrivileges=yes ProtectSystem=strict StateDirectory=ring Group=ringusers StateDirectoryMode=0710; do
 	grep -qx "$k" "$UNIT" || fail "no $k in the unit"
 done
 exposure=$(cd "$T/unit" && systemd-analyze security --offline=yes --man=no ring@1.service 2>&1 |

@@ -35,6 +35,7 @@
 	X(sd_notify, NONE)   \
 	X(conf, NONE)        \
 	X(control, NONE)     \
+	X(access_hint, NONE) \
 	X(trace, DIR)        \
 	X(logview, DIR)      \
 	X(auth, DIR)         \

@@ -833,6 +833,49 @@ static void test_example_files_load(void)
 	CU_ASSERT_FALSE(conf.allow_inject);
 }
 
+/* control_group names a group of this host, looked up when the file is
+ * read (root's group exists everywhere); unset, the socket is ringd's. */
+static void test_control_group_is_looked_up(void)
+{
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN TWO_NODES, NULL, 0), 0);
+	CU_ASSERT_STRING_EQUAL(conf.control_group.name, "");
+	CU_ASSERT_EQUAL(conf.control_group.gid, (gid_t)-1);
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN "control_group = root\n" TWO_NODES, NULL, 0), 0);
+	CU_ASSERT_STRING_EQUAL(conf.control_group.name, "root");
+	CU_ASSERT_EQUAL(conf.control_group.gid, 0);
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN "control_group =\n" TWO_NODES, NULL, 0), 0);
+	CU_ASSERT_STRING_EQUAL(conf.control_group.name, "");
+
+	EXPECT_ERROR2(RING_MIN "control_group = no-such-group-zz9\n" TWO_NODES, 3,
+		      "control_group \"no-such-group-zz9\": no such group", "groupadd --system");
+	EXPECT_ERROR(RING_MIN "control_group = ring users\n" TWO_NODES, 3, "is not a group name");
+	EXPECT_ERROR(RING_MIN "control_group = -root\n" TWO_NODES, 3, "is not a group name");
+	EXPECT_ERROR(RING_MIN "control_group = "
+		     "a123456789012345678901234567890123456789012345678901234567890123\n" TWO_NODES,
+		     3, "at most 63 characters");
+}
+
+/* `ringd --check` says who may take the lock. */
+static void test_describe_says_who_may_take_the_lock(void)
+{
+	char *out = NULL;
+	size_t size = 0;
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN "control_group = root\n" TWO_NODES, NULL, 0), 0);
+	FILE *f = open_memstream(&out, &size);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	ring_conf_describe(&conf, f);
+	fclose(f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "control sockets: mode 0660, group root (gid 0)"));
+	free(out);
+	CU_ASSERT_EQUAL_FATAL(load_text(RING_MIN TWO_NODES, NULL, 0), 0);
+	f = open_memstream(&out, &size);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	ring_conf_describe(&conf, f);
+	fclose(f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "control sockets: mode 0600"));
+	free(out);
+}
+
 /* Every key of the table is documented, with its bounds. */
 static void test_docs_and_help_name_every_key(void)
 {
@@ -894,6 +937,8 @@ CU_TestInfo ring_test_conf_tests[] = {
 	T_(test_describe_shows_members_and_timings),
 	T_(test_example_files_load),
 	T_(test_docs_and_help_name_every_key),
+	T_(test_control_group_is_looked_up),
+	T_(test_describe_says_who_may_take_the_lock),
 	CU_TEST_INFO_NULL,
 };
 #undef T_

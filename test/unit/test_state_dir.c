@@ -8,7 +8,9 @@
 #include <CUnit/CUnit.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@
 #include "lib/tmpdir.h"
 
 #define STRANGER 65534 /* nobody */
+#define SHARED_GID 4242 /* control_group's gid in the tests run as root (need not exist) */
 
 struct tmp {
 	char dir[256];
@@ -412,6 +415,113 @@ static void test_connect_refuses_a_peer_of_another_user(void)
 	tmp_close(&t);
 }
 
+/* control_group: the folder is given to the group with g+x only, and
+ * the checks still accept it (group-searchable) and still refuse it
+ * once the group may write it. */
+static void test_share_lets_the_group_search_the_folder_and_no_more(void)
+{
+	struct tmp t;
+	CU_ASSERT_FATAL(tmp_open(&t));
+	CU_ASSERT_EQUAL_FATAL(open_state(&t), 0);
+	gid_t gid = as_root() ? SHARED_GID : getegid(); /* others can only give their own */
+	CU_ASSERT_EQUAL(ring_state_dir_share(&t.d, gid, "g", t.err, sizeof t.err), 0);
+	struct stat st;
+	CU_ASSERT_EQUAL_FATAL(lstat(t.state, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0710);
+	CU_ASSERT_EQUAL(st.st_gid, gid);
+	/* Again, as at a restart: nothing changes, and the folder is accepted. */
+	CU_ASSERT_EQUAL(ring_state_dir_share(&t.d, gid, "g", t.err, sizeof t.err), 0);
+	ring_state_dir_close(&t.d);
+	CU_ASSERT_EQUAL(open_state(&t), 0);
+	CU_ASSERT_EQUAL_FATAL(lstat(t.state, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0710);
+	ring_state_dir_close(&t.d);
+	/* A folder the group may also read keeps g+r; g+w is never added
+	 * and, set by hand, still refused. */
+	chmod(t.state, 0750);
+	CU_ASSERT_EQUAL_FATAL(open_state(&t), 0);
+	CU_ASSERT_EQUAL(ring_state_dir_share(&t.d, gid, "g", t.err, sizeof t.err), 0);
+	CU_ASSERT_EQUAL_FATAL(lstat(t.state, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0750);
+	ring_state_dir_close(&t.d);
+	chmod(t.state, 0770);
+	CU_ASSERT_EQUAL(open_state(&t), -RING_ECONFIG);
+	tmp_close(&t);
+}
+
+/* A folder that is not ours (root's /run, as ringd's user sees it) is
+ * not changed: it must let the group through already. */
+static void test_share_of_a_folder_not_ours_only_checks_it(void)
+{
+	if (!as_root())
+		return;
+	struct tmp t;
+	CU_ASSERT_FATAL(tmp_open(&t));
+	CU_ASSERT_EQUAL_FATAL(open_state(&t), 0);
+	CU_ASSERT_EQUAL_FATAL(chown(t.state, STRANGER, 0), 0); /* after the open: no longer ours */
+	chmod(t.state, 0700);
+	CU_ASSERT_EQUAL(ring_state_dir_share(&t.d, SHARED_GID, "g", t.err, sizeof t.err),
+			-RING_ECONFIG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "keeps group g (control_group) out"));
+	struct stat st;
+	CU_ASSERT_EQUAL_FATAL(lstat(t.state, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0700);
+	CU_ASSERT_EQUAL(st.st_gid, 0);
+	chmod(t.state, 0711);
+	CU_ASSERT_EQUAL(ring_state_dir_share(&t.d, SHARED_GID, "g", t.err, sizeof t.err), 0);
+	chmod(t.state, 0710);
+	CU_ASSERT_EQUAL_FATAL(chown(t.state, STRANGER, SHARED_GID), 0);
+	CU_ASSERT_EQUAL(ring_state_dir_share(&t.d, SHARED_GID, "g", t.err, sizeof t.err), 0);
+	tmp_close(&t);
+}
+
+/* In a child that is STRANGER, with GROUPS (N of them): what connect
+ * says, as the exit status: 0 connected, 1 EACCES, 2 anything else. */
+static int connect_as_stranger(const char *state, const char *sock, const gid_t *groups,
+			       size_t n)
+{
+	pid_t pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		if (setgroups(n, groups) != 0 || setgid(STRANGER) != 0 || setuid(STRANGER) != 0)
+			_exit(3);
+		char err[1024];
+		int fd, rc = ring_state_dir_connect(state, sock, &fd, err, sizeof err);
+		_exit(rc == 0 ? 0 : rc == -RING_EIO && errno == EACCES ? 1 : 2);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* ringctl as a member of control_group, not the socket's owner: every
+ * check passes (they are of the member's user, not the caller), and a
+ * user outside the group is told EACCES, not "unreachable". */
+static void test_a_group_member_connects_and_others_get_eacces(void)
+{
+	if (!as_root())
+		return;
+	struct tmp t;
+	CU_ASSERT_FATAL(tmp_open(&t));
+	chmod(t.dir, 0755);
+	CU_ASSERT_EQUAL_FATAL(open_state(&t), 0);
+	CU_ASSERT_EQUAL_FATAL(ring_state_dir_share(&t.d, SHARED_GID, "g", t.err, sizeof t.err), 0);
+	char sock[400];
+	snprintf(sock, sizeof sock, "%s/node-1.sock", t.state);
+	int l = listen_at(sock);
+	CU_ASSERT_EQUAL_FATAL(lchown(sock, (uid_t)-1, SHARED_GID), 0);
+	chmod(sock, 0660);
+	const gid_t in[] = {SHARED_GID};
+	CU_ASSERT_EQUAL(connect_as_stranger(t.state, sock, in, 1), 0);
+	CU_ASSERT_EQUAL(connect_as_stranger(t.state, sock, NULL, 0), 1); /* the folder stops it */
+	chmod(t.state, 0711);
+	CU_ASSERT_EQUAL(connect_as_stranger(t.state, sock, NULL, 0), 1); /* the socket does */
+	chmod(sock, 0600);
+	CU_ASSERT_EQUAL(connect_as_stranger(t.state, sock, in, 1), 1); /* 0600: ringd's alone */
+	close(l);
+	tmp_close(&t);
+}
+
 /* Five members starting at once: one key is made, all read the same. */
 static void test_auto_key_made_once_when_members_start_together(void)
 {
@@ -487,6 +597,9 @@ CU_TestInfo ring_test_state_dir_tests[] = {
 	T_(test_strangers_state_dir_in_an_open_folder_is_refused),
 	T_(test_connect_refuses_a_peer_of_another_user),
 	T_(test_auto_key_made_once_when_members_start_together),
+	T_(test_share_lets_the_group_search_the_folder_and_no_more),
+	T_(test_share_of_a_folder_not_ours_only_checks_it),
+	T_(test_a_group_member_connects_and_others_get_eacces),
 	CU_TEST_INFO_NULL,
 };
 #undef T_
