@@ -19,6 +19,7 @@
 	X(visit, NONE)       \
 	X(park, NONE)        \
 	X(clients, NONE)     \
+	X(review_renew2, NONE) \
 	X(members, NONE)     \
 	X(restart, NONE)     \
 	X(election, NONE)    \
