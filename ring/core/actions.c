@@ -180,14 +180,10 @@ void act_send_heartbeat(struct ring_node *node, struct ring_update *up, uint64_t
 	node->busy_sent = node->granted || node->q_len > 0 || node->summoned;
 	m.u.heartbeat.flags = (node->parked && !node->summoned ? RING_HB_PARKED : 0) |
 			      (node->busy_sent ? RING_HB_BUSY : 0) |
-			      (node->granted && node->renewing ? RING_HB_RENEWING : 0);
-	/* Acks name the beat they answer: only the newest counts, so a late
-	 * ack cannot vouch for a time after it was sent. */
-	m.u.heartbeat.beat = ++node->beat;
-	node->beat_sent = now;
-	ring_set_clear(&node->beat_acks);
-	ring_set_add(&node->beat_acks, node->me);
-	visit_count_acks(node);
+			      (node->granted ? RING_HB_GRANTED : 0);
+	/* Acks name the beat they answer, so a late one vouches only for the
+	 * time its beat went out (contact.c). */
+	m.u.heartbeat.beat = contact_beat(node, now);
 	m.u.heartbeat.alive = node->token.alive;
 	act_send(node, up, 0, &m);
 	node->hb_base = now;

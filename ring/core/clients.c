@@ -58,11 +58,12 @@ static void queue_push(struct ring_node *node, uint64_t client, bool is_try)
 
 /* When the grant ends unless renewed again: a lease from NOW, never past
  * max_hold_ms from the grant, and never more than a lease past the last
- * proof that a majority hears us (§3.3): a holder cut off from the ring
- * renews nothing, and loses the grant as a fresh one would. */
+ * time a majority is known to have heard us (contact.c, §3.3): a holder
+ * cut off from the ring renews nothing, and loses the grant as a fresh one
+ * would. At the grant that time is now. */
 static uint64_t lease_end(const struct ring_node *node, uint64_t now)
 {
-	uint64_t end = min_u64(now, node->contact) + ms(node->layout.lease_ms);
+	uint64_t end = contact_time(node, now) + ms(node->layout.lease_ms);
 	if (node->layout.max_hold_ms)
 		end = min_u64(end, node->grant_started + ms(node->layout.max_hold_ms));
 	return end;
@@ -100,8 +101,6 @@ void clients_grant(struct ring_node *node, struct ring_update *up, uint64_t now)
 	node->grant_client = client;
 	node->grant_fence = ring_fence(node->token.epoch, node->token.counter);
 	node->grant_started = now;
-	node->contact = now;
-	node->renewing = false;
 	node->lease_deadline = lease_end(node, now);
 	/* Fences only grow (I1): strictly above every one this member granted. */
 	RING_ASSERT(node->grant_fence > before);
@@ -208,13 +207,12 @@ void clients_on_renew(struct ring_node *node, struct ring_update *up, uint64_t c
 		deny(node, up, client, -RING_ENOTHOLDING);
 		return;
 	}
-	/* A renewal asks for acks at once (the next one needs them) unless
-	 * it asked within a quarter lease: a client renewing every third of a
-	 * lease then always finds a proof that young, whatever heartbeat_ms
-	 * is, and one renewing in a loop costs the ring no more than that. */
-	bool asked = node->renewing && now < node->beat_sent + ms(node->layout.lease_ms) / 4;
-	node->renewing = true;
-	if (node->phase == PHASE_HELD && !asked)
+	/* Every heartbeat of a grant asks for acks; a renewal asks at once
+	 * too when none went out for a quarter lease (a heartbeat_ms close to
+	 * the lease): a client renewing every third of a lease then always
+	 * finds a proof that young, and one renewing in a loop costs the ring
+	 * at most four heartbeats a lease. */
+	if (node->phase == PHASE_HELD && now >= node->hb_base + ms(node->layout.lease_ms) / 4)
 		act_send_heartbeat(node, up, now);
 	uint64_t end = lease_end(node, now);
 	if (end > node->lease_deadline)
@@ -227,16 +225,6 @@ void clients_on_renew(struct ring_node *node, struct ring_update *up, uint64_t c
 	}
 }
 
-/* The region came free here while the token stays: say so at once, so
- * that a TRY elsewhere is not refused on our last BUSY heartbeat for up
- * to two heartbeat periods (§3.3). */
-static void busy_cleared(struct ring_node *node, struct ring_update *up, uint64_t now)
-{
-	if (node->busy_sent && node->phase == PHASE_HELD && !node->granted && node->q_len == 0 &&
-	    !node->summoned)
-		act_send_heartbeat(node, up, now);
-}
-
 void clients_on_release(struct ring_node *node, struct ring_update *up, uint64_t client,
 			uint64_t now)
 {
@@ -247,7 +235,23 @@ void clients_on_release(struct ring_node *node, struct ring_update *up, uint64_t
 	} else {
 		queue_remove(node, client);
 	}
-	busy_cleared(node, up, now);
+}
+
+/* After every step: the region came free here (a release, a lease ran
+ * out, a pause revoked) while the token stays, and our last heartbeat said
+ * BUSY. Say so now, so that a TRY elsewhere is not refused on it for two
+ * heartbeat periods (§3.3); at most four times a heartbeat period, so a
+ * client that takes and lets go in a loop makes no storm. */
+void clients_busy_cleared(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	if (!node->busy_sent || node->phase != PHASE_HELD || node->granted || node->q_len > 0 ||
+	    node->summoned)
+		return;
+	uint64_t soonest = node->hb_base + ms(node->layout.heartbeat_ms) / 4;
+	if (now >= soonest)
+		act_send_heartbeat(node, up, now);
+	else if (node->hb_deadline > soonest)
+		node->hb_deadline = soonest;
 }
 
 void clients_check_lease(struct ring_node *node, struct ring_update *up, uint64_t now)

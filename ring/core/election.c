@@ -171,6 +171,8 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 		ring_set_add(&fwd.participants, node->me);
 	fwd.max_epoch = max_u32(fwd.max_epoch, node->epoch);
 	node->participated_until = now + election_timeout(node);
+	node->vote_out_until = node->participated_until;
+	node->vote_epoch = fwd.max_epoch;
 	if (node->loss_deadline < node->participated_until)
 		node->loss_deadline = node->participated_until;
 	election_forward(node, up, &fwd, (node->me + 1) % node->layout.n, now);

@@ -13,6 +13,9 @@
 #include "core/node.h"
 
 #define RING_QUEUE_MAX 1024
+/* Beats whose send time a holder keeps (contact.c): an ack up to this many
+ * heartbeats late still proves when its beat went out. */
+#define RING_BEAT_HISTORY 8
 /* An epoch is generation << 8 | minter index (§4.2): 24 bits of generations. */
 #define RING_GEN_MAX 0xffffffu
 /* How far above our own generation a datagram's epoch may be (§4.2): one
@@ -103,20 +106,19 @@ struct ring_node {
 	size_t q_head, q_len;
 	/* A heartbeat said a client holds the region at another member, or
 	 * waits for it there: a TRY here is refused until then. BUSY is read
-	 * only from the newest hop heard, so a late heartbeat of a holder
-	 * since passed cannot say it; busy_sent: our last heartbeat said it. */
+	 * only from the newest heartbeat heard (hop, then the sender's beat),
+	 * so a late one cannot say it; busy_sent: our last heartbeat said it. */
 	uint64_t busy_elsewhere_until;
 	struct ring_hop busy_hop;
+	size_t busy_from;
+	uint32_t busy_beat;
 	bool busy_sent;
-	/* Renewal's proof of contact (§3.3): a renewed grant's heartbeats ask
-	 * for acks; CONTACT is when the newest beat a majority acked went out
-	 * (the grant's start until then), and no renewal reaches past it by
-	 * more than a lease. */
-	bool renewing;
-	uint32_t beat;       /* heartbeats sent: the number of the last */
-	uint64_t beat_sent;  /* when it went out */
-	struct ring_set beat_acks; /* who acked it, ourselves included */
-	uint64_t contact;
+	/* Renewal's proof of contact (contact.c, §3.3): the beats our
+	 * heartbeats carry and when the last RING_BEAT_HISTORY went out; for
+	 * each member, when the newest beat it acked went out. */
+	uint32_t beat;
+	uint64_t beat_sent_at[RING_BEAT_HISTORY];
+	uint64_t ack_at[RING_MAX_MEMBERS];
 
 	/* Liveness and membership. */
 	bool heard_ever;
@@ -134,6 +136,11 @@ struct ring_node {
 	bool elect_active;
 	uint64_t elect_started;
 	uint64_t participated_until;
+	/* Our vote, carried on in an election that knew epochs up to
+	 * vote_epoch, may still count until then whatever we hear meanwhile:
+	 * no HEARTBEAT_ACK of ours for a token of those epochs (contact.c). */
+	uint64_t vote_out_until;
+	uint32_t vote_epoch;
 	uint16_t best_initiator; /* highest election carried until participated_until */
 	uint32_t handled_round[RING_MAX_MEMBERS];
 	uint64_t handled_until[RING_MAX_MEMBERS];
@@ -248,9 +255,13 @@ void visit_on_ack(struct ring_node *node, struct ring_update *up, uint16_t from,
 void visit_on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t from,
 			const struct ring_msg_heartbeat *h, uint64_t now);
 bool visit_heartbeats(const struct ring_node *node);
-void visit_on_heartbeat_ack(struct ring_node *node, size_t idx,
-			    const struct ring_msg_heartbeat_ack *a);
-void visit_count_acks(struct ring_node *node);
+
+/* contact.c */
+uint32_t contact_beat(struct ring_node *node, uint64_t now);
+void contact_answer(struct ring_node *node, struct ring_update *up, uint16_t from,
+		    const struct ring_msg_heartbeat *h, uint64_t now);
+void contact_on_ack(struct ring_node *node, size_t idx, const struct ring_msg_heartbeat_ack *a);
+uint64_t contact_time(const struct ring_node *node, uint64_t now);
 void visit_ack_timeout(struct ring_node *node, struct ring_update *up, uint64_t now);
 void visit_heartbeat_due(struct ring_node *node, struct ring_update *up, uint64_t now);
 
@@ -278,6 +289,7 @@ void clients_on_renew(struct ring_node *node, struct ring_update *up, uint64_t c
 void clients_on_try(struct ring_node *node, struct ring_update *up, uint64_t client,
 		    uint64_t now);
 void clients_busy_elsewhere(struct ring_node *node, struct ring_update *up, uint64_t now);
+void clients_busy_cleared(struct ring_node *node, struct ring_update *up, uint64_t now);
 
 /* members.c (§5.3-5.4) */
 bool members_apply(struct ring_node *node, struct ring_update *up, uint64_t now);

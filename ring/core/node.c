@@ -106,7 +106,7 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 		park_on_want(node, up, (size_t)idx, &m.u.want, now);
 		break;
 	case RING_MSG_HEARTBEAT_ACK:
-		visit_on_heartbeat_ack(node, (size_t)idx, &m.u.heartbeat_ack);
+		contact_on_ack(node, (size_t)idx, &m.u.heartbeat_ack);
 		break;
 	case RING_MSG_STATUS_REQ:
 	case RING_MSG_STATUS_RESP:
@@ -203,8 +203,10 @@ void ring_node_step(struct ring_node *node, const struct ring_event *ev,
 			epoch_drop_token(node, up, now);
 		break;
 	}
-	if (node->started && !node->broken)
+	if (node->started && !node->broken) {
 		timers_run(node, up, now);
+		clients_busy_cleared(node, up, now);
+	}
 	/* A leaving member is done once the token is no longer its to pass. */
 	if (node->leaving && node->phase == PHASE_NONE && !node->broken)
 		members_finish_leave(node, up);

@@ -186,6 +186,12 @@ void visit_begin(struct ring_node *node, uint64_t now)
 	node->parked = false;
 	node->summoned = false;
 	node->arrived = now;
+	/* The region is ours to tell now: what others said of it is past. */
+	node->busy_elsewhere_until = 0;
+	node->busy_hop = (struct ring_hop){node->token.epoch, node->token.seq};
+	node->busy_from = node->me;
+	node->busy_beat = 0;
+	node->busy_sent = false; /* what a past visit's heartbeat said */
 }
 
 /* Whether a TOKEN from FROM (ring index FI) is answered without being
@@ -312,17 +318,21 @@ static bool hop_before(struct ring_hop a, struct ring_hop b)
 }
 
 /* What a heartbeat says about the region, for a TRY here (§3.3). Only the
- * newest hop heard speaks: a late heartbeat of a holder that has since
- * passed the token on says nothing now. Right after a pause the
- * heartbeats read may be old: a client they say is busy may have long
- * released (§5.5). */
-static void heartbeat_busy(struct ring_node *node, struct ring_update *up,
+ * newest heartbeat heard speaks: a late one of a holder that has since
+ * passed the token on, or of the same holder before it said otherwise,
+ * says nothing now. Right after a pause the heartbeats read may be old: a
+ * client they say is busy may have long released (§5.5). */
+static void heartbeat_busy(struct ring_node *node, struct ring_update *up, uint16_t from,
 			   const struct ring_msg_heartbeat *h, uint64_t now)
 {
 	struct ring_hop hop = {h->epoch, h->seq};
-	if (hop_before(hop, node->busy_hop))
+	size_t fi = (size_t)ring_layout_index(&node->layout, from);
+	if (hop_before(hop, node->busy_hop) ||
+	    (!hop_before(node->busy_hop, hop) && fi == node->busy_from && h->beat < node->busy_beat))
 		return;
 	node->busy_hop = hop;
+	node->busy_from = fi;
+	node->busy_beat = h->beat;
 	if (h->flags & RING_HB_BUSY && node->phase == PHASE_NONE && now >= node->quarantine_until)
 		clients_busy_elsewhere(node, up, now);
 	else
@@ -339,18 +349,14 @@ void visit_on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t
 			act_send_join(node, up, from, now);
 		return;
 	}
+	/* Before the heartbeat ends any election vote of ours (below). */
+	contact_answer(node, up, from, h, now);
 	epoch_adopt(node, up, h->epoch, from, now);
 	node->heard_ever = true;
 	node->last_heard = now;
 	node->alive_view = h->alive;
 	node->park_known = (h->flags & RING_HB_PARKED) != 0;
-	heartbeat_busy(node, up, h, now);
-	/* A renewed grant lives on our word that we still hear its holder. */
-	if (h->flags & RING_HB_RENEWING && node->phase == PHASE_NONE) {
-		struct ring_msg ack = {.type = RING_MSG_HEARTBEAT_ACK};
-		ack.u.heartbeat_ack = (struct ring_msg_heartbeat_ack){h->epoch, h->seq, h->beat};
-		act_send(node, up, from, &ack);
-	}
+	heartbeat_busy(node, up, from, h, now);
 	if (node->park_known) {
 		node->park_at = (size_t)ring_layout_index(&node->layout, from);
 		node->park_hop = (struct ring_hop){h->epoch, h->seq};
@@ -373,33 +379,6 @@ bool visit_heartbeats(const struct ring_node *node)
 {
 	return node->phase == PHASE_HELD ||
 	       (node->phase == PHASE_PASSING && node->retries_left < node->layout.retries);
-}
-
-/* An ack of our newest heartbeat by member IDX of the token's alive set.
- * Once a majority of that set (and a quorum) has acked it, every one of
- * them heard the token alive when it went out, and none can regenerate
- * before loss_timeout_ms from then: a renewal may reach a lease past it
- * (§3.3), no further than a grant at that time would have. */
-void visit_on_heartbeat_ack(struct ring_node *node, size_t idx,
-			    const struct ring_msg_heartbeat_ack *a)
-{
-	if (node->phase != PHASE_HELD || !node->granted || a->epoch != node->token.epoch ||
-	    a->seq != node->token.seq || a->beat != node->beat ||
-	    !ring_set_has(&node->token.alive, idx))
-		return;
-	ring_set_add(&node->beat_acks, idx);
-	visit_count_acks(node);
-}
-
-/* Whether the acks of our newest heartbeat make it a proof of contact: a
- * member alone in the token's alive set (a ring of one) needs none. */
-void visit_count_acks(struct ring_node *node)
-{
-	size_t need = ring_set_count(&node->token.alive) / 2 + 1;
-	if (need < node->quorum)
-		need = node->quorum;
-	if (ring_set_count(&node->beat_acks) >= need && node->beat_sent > node->contact)
-		node->contact = node->beat_sent;
 }
 
 void visit_ack_timeout(struct ring_node *node, struct ring_update *up, uint64_t now)

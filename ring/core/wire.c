@@ -96,7 +96,7 @@ static int check_fields(const struct ring_msg *msg)
 		break;
 	case RING_MSG_HEARTBEAT:
 		if (msg->u.heartbeat.epoch == 0 ||
-		    (msg->u.heartbeat.flags & ~(RING_HB_PARKED | RING_HB_BUSY | RING_HB_RENEWING)))
+		    (msg->u.heartbeat.flags & ~(RING_HB_PARKED | RING_HB_BUSY | RING_HB_GRANTED)))
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_ELECTION:

@@ -19,8 +19,8 @@
  * EPOCH_QUERY/EPOCH_REPLY. 3: a parked token (TOKEN's idle, HEARTBEAT's
  * flags) and WANT, which summons it (PROTOCOL.md §2, §3.4). 4: HEARTBEAT's
  * BUSY flag, which a try-lock elsewhere yields to, and its beat number and
- * RENEWING flag, which HEARTBEAT_ACK answers: a renewed grant lives only
- * while a majority hears its holder (§3.3). */
+ * GRANTED flag, which HEARTBEAT_ACK answers: a renewal reaches only a lease
+ * past the last time a majority heard its holder (§3.3). */
 #define RING_WIRE_VERSION 4
 #define RING_WIRE_HEADER 16  /* magic(2) version(1) type(1) from(2) to(2) fingerprint(8) */
 #define RING_WIRE_MAX 256    /* room for the longest encoded message */
@@ -68,12 +68,13 @@ struct ring_msg_token_ack {
 
 /* HEARTBEAT flags: the token is parked at the sender until summoned; a
  * client of the sender holds the region or waits for it there, or another
- * member summoned it (what a try-lock elsewhere is refused on); the
- * sender's grant has been renewed, and each receiver answers this beat
- * with a HEARTBEAT_ACK (§3.3). A bit not defined here is refused. */
+ * member summoned it (what a try-lock elsewhere is refused on); a client
+ * of the sender is in the region, and each receiver answers this beat
+ * with a HEARTBEAT_ACK, which its renewals need (§3.3). A bit not defined
+ * here is refused. */
 #define RING_HB_PARKED 0x1u
 #define RING_HB_BUSY 0x2u
-#define RING_HB_RENEWING 0x4u
+#define RING_HB_GRANTED 0x4u
 
 struct ring_msg_heartbeat {
 	uint32_t epoch; /* never 0 */
@@ -84,8 +85,8 @@ struct ring_msg_heartbeat {
 	struct ring_set alive;
 };
 
-/* "I heard your heartbeat BEAT of hop EPOCH/SEQ": a renewing holder counts
- * these to know a majority still hears it (§3.3). */
+/* "I heard your heartbeat BEAT of hop EPOCH/SEQ": a holder counts these to
+ * know when a majority last heard it, which bounds its renewals (§3.3). */
 struct ring_msg_heartbeat_ack {
 	uint32_t epoch; /* never 0 */
 	uint32_t seq;

@@ -56,7 +56,7 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 		/* flags: the largest value decode accepts */
 		m->u.heartbeat = (struct ring_msg_heartbeat){ UINT32_MAX, UINT32_MAX,
 							      UINT32_MAX,
-							      RING_HB_PARKED | RING_HB_BUSY | RING_HB_RENEWING,
+							      RING_HB_PARKED | RING_HB_BUSY | RING_HB_GRANTED,
 							      UINT32_MAX, all };
 		break;
 	case RING_MSG_ELECTION:

@@ -100,10 +100,11 @@ mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
  * not-modelled: alive_view no_quorum
  * Renewal and try-locks (a longer hold, and a refusal, of one client):
  * not-modelled: grant_started queue_try busy_elsewhere_until busy_hop busy_sent
- * not-modelled: renewing beat beat_sent beat_acks contact
+ * not-modelled: beat beat_sent_at ack_at busy_from busy_beat
  * The election as messages (§6; here a read and a later regeneration):
  * not-modelled: elect_round elect_started participated_until best_initiator
- * not-modelled: handled_round handled_until fwd
+ * not-modelled: handled_round handled_until fwd vote_out_until
+ * not-modelled: vote_epoch
  * Epoch queries and floors (§5.3; no disk is lost here):
  * not-modelled: proven query_active query_at_start first_nonce query_nonce
  * not-modelled: query_next query_every replied reply_epoch floor_known floor_from

@@ -473,9 +473,10 @@ static int craft(struct ctx *c, enum ring_msg_type type, uint16_t from, uint16_t
 		m.u.want = (struct ring_msg_want){.epoch = high, .seq = 1};
 		break;
 	case RING_MSG_HEARTBEAT_ACK:
-		/* Vouches for a holder that may be cut off: only a keyed ring
-		 * can tell it from a member's; at most it keeps a renewed grant
-		 * a lease longer, which fencing makes harmless. */
+		/* Vouches for a holder that may be cut off. Only a keyed ring
+		 * tells it from a member's: on a keyless one a stream of them
+		 * keeps a cut-off holder's renewals going until max_hold_ms
+		 * (docs/security.md), and the fence orders its writes. */
 		m.u.heartbeat_ack = (struct ring_msg_heartbeat_ack){.epoch = high, .seq = 1, .beat = 1};
 		break;
 	case RING_MSG_STATUS_REQ:

@@ -445,9 +445,12 @@ void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r)
 	uint64_t hop_budget = n * (r->grants + 1) + (r->idle_pass_us ? w / r->idle_pass_us : 0) +
 			      n * (w / loss + 1);
 	hop_budget = hop_budget * 5 / 4 + 2 * n;
-	/* A renewal may ask for acks at once, and a release at a parked
-	 * holder says at once that the region is free (§3.3): one each. */
-	uint64_t hb_budget = (2 * w / hb + r->parks + r->renews + r->grants + 4 * n + 10) * 5 / 4;
+	/* A renewal may ask for acks at once (at most four a lease, §3.3);
+	 * a holder whose region came free says so at once, but only after a
+	 * heartbeat that said BUSY, within the slack. */
+	uint64_t lease = r->lease_us ? r->lease_us : 1;
+	uint64_t extra = r->renews < 4 * w / lease + 1 ? r->renews : 4 * w / lease + 1;
+	uint64_t hb_budget = (2 * w / hb + r->parks + extra + 4 * n + 10) * 5 / 4;
 	uint64_t want_budget = 2 * (r->requests + n);
 	/* Acks answer only a renewed grant's heartbeats, once per member. */
 	uint64_t beat_ack_budget = (n - 1) * (r->heartbeats + 1);

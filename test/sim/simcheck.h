@@ -325,7 +325,7 @@ void simcheck_request_due(struct simcheck *c, size_t r, uint64_t from, uint64_t 
 struct simcheck_rates {
 	uint64_t window_us;
 	size_t n;
-	uint64_t idle_pass_us, loss_us, heartbeat_us; /* the layout's; idle_pass_us 0: parking */
+	uint64_t idle_pass_us, loss_us, heartbeat_us, lease_us; /* the layout's; idle_pass_us 0: parking */
 	uint64_t grants, requests, parks, renews;
 	uint64_t hops, acks, heartbeats, wants, beat_acks;
 	/* Elections and their acks, JOINs, LEAVEs, EPOCH_QUERYs and replies:
