@@ -854,6 +854,8 @@ static bool is_recovery(enum ring_msg_type type)
 	case RING_MSG_HEARTBEAT:
 	case RING_MSG_STATUS_REQ:
 	case RING_MSG_STATUS_RESP:
+	case RING_MSG_ADVICE_REQ:
+	case RING_MSG_ADVICE_RESP:
 	case RING_MSG_WANT:
 		return false;
 	}
