@@ -110,7 +110,9 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 		break;
 	case RING_MSG_STATUS_REQ:
 	case RING_MSG_STATUS_RESP:
-		break; /* status is the driver's to answer, from ring_node_status() */
+	case RING_MSG_ADVICE_REQ:
+	case RING_MSG_ADVICE_RESP:
+		break; /* status and advice are the driver's to answer */
 	}
 }
 

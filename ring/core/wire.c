@@ -28,6 +28,8 @@
 #define BODY_HEARTBEAT_ACK (4 + 4 + 4)           /* epoch seq beat */
 #define BODY_STATUS_REQ 8                        /* nonce */
 #define BODY_STATUS_RESP (8 + 1 + 1 + 2 + 4 + 8 + 4 + 4 + SET_BYTES + 8 * RING_COUNTER_COUNT)
+#define BODY_ADVICE_REQ 8                        /* nonce */
+#define BODY_ADVICE_RESP (8 * 8) /* nonce holds p50 p99 p999 max pause_max pauses */
 
 /* The type travels in one byte and every message must fit RING_WIRE_MAX,
  * which is what receivers size their buffers by. */
@@ -78,12 +80,25 @@ static bool hop_ok(const struct ring_hop *h)
 	return (h->epoch == 0) == (h->seq == 0);
 }
 
+/* What every honest answer is, by construction (hold_hist.c): percentiles
+ * in order and none above the longest hold, nothing held without a hold,
+ * no longest pause without a pause. A reader can then print and compare
+ * the figures without checking them again. */
+static bool advice_ok(const struct ring_msg_advice_resp *a)
+{
+	if (a->p50_us > a->p99_us || a->p99_us > a->p999_us || a->p999_us > a->max_us)
+		return false;
+	if (a->holds == 0 && a->max_us != 0)
+		return false;
+	return a->pause_max_us == 0 || a->pauses != 0;
+}
+
 /* The "never 0" fields of wire.h and the flags nobody defined yet: the
  * protocol uses 0 to mean "none", so a 0 here is a forged or broken
  * datagram, and unknown flag bits would be silently misread. */
 static int check_fields(const struct ring_msg *msg)
 {
-	if (msg->from == 0 && msg->type != RING_MSG_STATUS_REQ)
+	if (msg->from == 0 && msg->type != RING_MSG_STATUS_REQ && msg->type != RING_MSG_ADVICE_REQ)
 		return -RING_EFIELD;
 	switch (msg->type) {
 	case RING_MSG_TOKEN:
@@ -125,7 +140,10 @@ static int check_fields(const struct ring_msg *msg)
 		if (msg->u.heartbeat_ack.epoch == 0)
 			return -RING_EFIELD;
 		break;
+	case RING_MSG_ADVICE_RESP:
+		return advice_ok(&msg->u.advice_resp) ? 0 : -RING_EFIELD;
 	case RING_MSG_STATUS_REQ:
+	case RING_MSG_ADVICE_REQ:
 	case RING_MSG_EPOCH_QUERY:
 	case RING_MSG_EPOCH_REPLY:
 		break;

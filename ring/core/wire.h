@@ -38,7 +38,9 @@
 	X(EPOCH_QUERY, 10, "epoch_query")     \
 	X(EPOCH_REPLY, 11, "epoch_reply")     \
 	X(WANT, 12, "want")                   \
-	X(HEARTBEAT_ACK, 13, "heartbeat_ack")
+	X(HEARTBEAT_ACK, 13, "heartbeat_ack") \
+	X(ADVICE_REQ, 14, "advice_req")       \
+	X(ADVICE_RESP, 15, "advice_resp")
 
 enum ring_msg_type {
 #define RING_MSG_ENUM_(name, code, str) RING_MSG_##name = code,
@@ -169,9 +171,28 @@ struct ring_msg_status_resp {
 	struct ring_counters counters;
 };
 
+/* Lease advice over UDP (`ringctl lease-advice`, `watch`): like status,
+ * asked by ringctl from any address (from = 0) and answered by the shell.
+ * The answer is the member's own record since it started: holds of its
+ * clients (GRANTED to release) and the pauses its core detected. */
+struct ring_msg_advice_req {
+	uint64_t nonce;
+};
+
+struct ring_msg_advice_resp {
+	uint64_t nonce;        /* the request's */
+	uint64_t holds;        /* grants of this member's clients that ended */
+	uint64_t p50_us;       /* hold time percentiles, each an upper bound */
+	uint64_t p99_us;       /* within 1/32 of the true value (hold_hist.h); */
+	uint64_t p999_us;      /* p50 <= p99 <= p999 <= max_us */
+	uint64_t max_us;       /* the longest hold, exact; 0 when holds is 0 */
+	uint64_t pause_max_us; /* the longest pause detected; 0: none */
+	uint64_t pauses;       /* pauses detected (the status counter) */
+};
+
 struct ring_msg {
 	enum ring_msg_type type;
-	uint16_t from;        /* sender's member id, never 0 (but for STATUS_REQ) */
+	uint16_t from;        /* sender's member id, never 0 (but for STATUS_REQ, ADVICE_REQ) */
 	uint16_t to;          /* receiver's id, 0 = every member */
 	uint64_t fingerprint; /* ring_layout_fingerprint() */
 	union {
@@ -188,6 +209,8 @@ struct ring_msg {
 		struct ring_msg_epoch_reply epoch_reply;
 		struct ring_msg_want want;
 		struct ring_msg_heartbeat_ack heartbeat_ack;
+		struct ring_msg_advice_req advice_req;
+		struct ring_msg_advice_resp advice_resp;
 	} u;
 };
 

@@ -39,6 +39,26 @@ static const uint8_t *get_status_resp(const uint8_t *p, struct ring_msg_status_r
 	return p;
 }
 
+/* The advice answer's eight fields, all 64-bit, in the order of wire.h. */
+#define ADVICE_FIELDS(X) X(nonce) X(holds) X(p50_us) X(p99_us) X(p999_us) X(max_us) \
+	X(pause_max_us) X(pauses)
+
+static uint8_t *put_advice_resp(uint8_t *p, const struct ring_msg_advice_resp *r)
+{
+#define WIRE_PUT_ADVICE_(f) p = put_u64(p, r->f);
+	ADVICE_FIELDS(WIRE_PUT_ADVICE_)
+#undef WIRE_PUT_ADVICE_
+	return p;
+}
+
+static const uint8_t *get_advice_resp(const uint8_t *p, struct ring_msg_advice_resp *r)
+{
+#define WIRE_GET_ADVICE_(f) p = get_u64(p, &r->f);
+	ADVICE_FIELDS(WIRE_GET_ADVICE_)
+#undef WIRE_GET_ADVICE_
+	return p;
+}
+
 uint8_t *wire_put_body(uint8_t *p, const struct ring_msg *msg)
 {
 	switch (msg->type) {
@@ -105,6 +125,10 @@ uint8_t *wire_put_body(uint8_t *p, const struct ring_msg *msg)
 		return put_u64(p, msg->u.status_req.nonce);
 	case RING_MSG_STATUS_RESP:
 		return put_status_resp(p, &msg->u.status_resp);
+	case RING_MSG_ADVICE_REQ:
+		return put_u64(p, msg->u.advice_req.nonce);
+	case RING_MSG_ADVICE_RESP:
+		return put_advice_resp(p, &msg->u.advice_resp);
 	}
 	return p; /* unreachable: the caller checked the type */
 }
@@ -175,6 +199,10 @@ const uint8_t *wire_get_body(const uint8_t *p, struct ring_msg *msg)
 		return get_u64(p, &msg->u.status_req.nonce);
 	case RING_MSG_STATUS_RESP:
 		return get_status_resp(p, &msg->u.status_resp);
+	case RING_MSG_ADVICE_REQ:
+		return get_u64(p, &msg->u.advice_req.nonce);
+	case RING_MSG_ADVICE_RESP:
+		return get_advice_resp(p, &msg->u.advice_resp);
 	}
 	return p; /* unreachable: the caller checked the type */
 }

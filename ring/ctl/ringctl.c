@@ -26,6 +26,7 @@
 #include "ctl/metrics_fetch.h"
 #include "ctl/follow.h"
 #include "ctl/job.h"
+#include "ctl/lease_advice.h"
 #include "common/net.h"
 #include "core/node.h"
 #include "common/state_dir.h"
@@ -48,30 +49,12 @@ enum {
 
 #define RUN_USAGE "run [-t MS] [--try] [--kill-after MS] [--conflict-exit-code N] -- CMD [ARG...]"
 
-static void usage(FILE *out)
+/* What each command does, after usage()'s synopsis. */
+static void usage_details(FILE *out)
 {
 	char injects[1024];
 	ring_inject_help(injects, sizeof injects);
 	fprintf(out,
-		"usage: ringctl -c CONFIG -n ID status [--json]       this member's state\n"
-		"       ringctl -c CONFIG ring [--json]               every member's state, over UDP\n"
-		"       ringctl -c CONFIG watch [--interval MS] [--count N] [--plain] [--stats]\n"
-		"                                   live view of every member, over UDP\n"
-		"       ringctl -c CONFIG -n ID " RUN_USAGE "\n"
-		"                                   run CMD inside the critical region at member ID\n"
-		"       ringctl fenced-append FILE TEXT [--fence N]   the reference fenced resource\n"
-		"       ringctl -c CONFIG -n ID inject WHAT [ARG]     fault drills (allow_inject = true)\n"
-		"       ringctl trace [--json] [--allow-overlap] [--gap MS] LOG...\n"
-		"                                   check members' JSON logs: mutual exclusion, fencing\n"
-		"       ringctl [-c CONFIG] follow [--hops N] [--all] [--once] [--color|--no-color] LOG...\n"
-		"                                   merged per-member lanes of JSON logs, following them\n"
-		"       ringctl timeline LOG... -o FILE.svg [--from T] [--to T] [--title TEXT]\n"
-		"                                   a picture (SVG) of what the JSON logs tell\n"
-		"       ringctl keygen FILE                           write a new secret_file (mode 0600)\n"
-		"       ringctl -c CONFIG -n ID metrics               Prometheus text of member ID's metrics\n"
-		"       ringctl -c CONFIG -n ID socket                member ID's control socket path\n"
-		"       ringctl --version                             print the version and exit\n"
-		"\n"
 		"run: waits (at most MS milliseconds with -t) for the critical region, runs CMD\n"
 		"in its own process group with RING_FENCE, RING_EPOCH, RING_NODE, RING_LEASE_MS\n"
 		"and RING_DEADLINE_MS (Unix ms when the first lease ends) set, renews the grant\n"
@@ -88,6 +71,13 @@ static void usage(FILE *out)
 		"fenced-append: appends TEXT as one line to FILE only if the fence (--fence or\n"
 		"$RING_FENCE) is not older than the newest fence FILE has accepted; otherwise\n"
 		"prints 'stale fence F < H' and exits 3.\n"
+		"\n"
+		"lease-advice: asks every member over UDP for the hold times of its clients\n"
+		"(GRANTED to release: p50, p99, p99.9, max) and the longest pause it detected,\n"
+		"and advises lease_ms >= 3 x the longest pause and >= 1.5 x the highest p99.9,\n"
+		"max_hold_ms >= 2 x the longest hold, each rounded up to a 1-2-5 step, with one\n"
+		"line of reasoning each; fewer than 20 holds in all: not enough data. Down\n"
+		"members are shown as down; exit 69 when none answers.\n"
 		"\n"
 		"trace: merges logs written with --log-format json (-v adds the token's path)\n"
 		"and a lab's faults.log; reports fences granted twice or going backwards, grants\n"
@@ -108,7 +98,8 @@ static void usage(FILE *out)
 		"round is down. On a terminal it draws a screen (an alternate one, given\n"
 		"back on exit or Ctrl-Z); elsewhere, or with --plain, it writes one line\n"
 		"per round. Ends on Ctrl-C (exit 0) or after --count N rounds. --stats\n"
-		"tells on stderr at the end what it sent and received.\n"
+		"tells on stderr at the end what it sent and received. A footer (the end of\n"
+		"each line with --plain) gives lease-advice's advice, asked every 10 rounds.\n"
 		"\n"
 		"timeline: one lane per member on a shared time axis; --from/--to take seconds\n"
 		"after the first event (12.5) or UTC times (2026-01-02T03:04:05.5Z).\n"
@@ -119,6 +110,33 @@ static void usage(FILE *out)
 		"70 lease lost, 75 not granted (-t ran out, --try found it taken; or N with\n"
 		"--conflict-exit-code N), 78 configuration error.\n",
 		injects);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ringctl -c CONFIG -n ID status [--json]       this member's state\n"
+		"       ringctl -c CONFIG ring [--json]               every member's state, over UDP\n"
+		"       ringctl -c CONFIG lease-advice [--json]       hold times, pauses and the lease\n"
+		"                                   they imply, from every member over UDP\n"
+		"       ringctl -c CONFIG watch [--interval MS] [--count N] [--plain] [--stats]\n"
+		"                                   live view of every member, over UDP\n"
+		"       ringctl -c CONFIG -n ID " RUN_USAGE "\n"
+		"                                   run CMD inside the critical region at member ID\n"
+		"       ringctl fenced-append FILE TEXT [--fence N]   the reference fenced resource\n"
+		"       ringctl -c CONFIG -n ID inject WHAT [ARG]     fault drills (allow_inject = true)\n"
+		"       ringctl trace [--json] [--allow-overlap] [--gap MS] LOG...\n"
+		"                                   check members' JSON logs: mutual exclusion, fencing\n"
+		"       ringctl [-c CONFIG] follow [--hops N] [--all] [--once] [--color|--no-color] LOG...\n"
+		"                                   merged per-member lanes of JSON logs, following them\n"
+		"       ringctl timeline LOG... -o FILE.svg [--from T] [--to T] [--title TEXT]\n"
+		"                                   a picture (SVG) of what the JSON logs tell\n"
+		"       ringctl keygen FILE                           write a new secret_file (mode 0600)\n"
+		"       ringctl -c CONFIG -n ID metrics               Prometheus text of member ID's metrics\n"
+		"       ringctl -c CONFIG -n ID socket                member ID's control socket path\n"
+		"       ringctl --version                             print the version and exit\n"
+		"\n");
+	usage_details(out);
 }
 
 static int load_conf(const char *path, struct ring_conf *conf)
@@ -435,6 +453,29 @@ static int cmd_ring(const struct ring_conf *conf, bool json)
 	int got = ring_status_poll_round(p, 3, 250, -1, NULL);
 	print_ring(conf, p, json);
 	if (got <= 0)
+		no_answer_hint(conf, ring_status_poll_fingerprint(p));
+	ring_status_poll_close(p);
+	return got < 0 ? EXIT_FAIL : got > 0 ? 0 : EXIT_UNREACHABLE;
+}
+
+/* ---- lease-advice: every member's hold times and pauses over UDP ---- */
+
+static int cmd_lease_advice(const struct ring_conf *conf, bool json)
+{
+	struct ring_status_poll *p;
+	int rc = open_poll(conf, &p);
+	if (rc)
+		return rc;
+	ring_status_poll_ask(p, RING_POLL_ADVICE);
+	int got = ring_status_poll_round(p, 3, 250, -1, NULL); /* as `ring` asks */
+	const struct ring_msg_advice_resp *ans[RING_MAX_MEMBERS];
+	for (size_t i = 0; i < conf->layout.n; i++)
+		ans[i] = ring_status_poll_advice(p, i);
+	if (got > 0 && ring_lease_advice_print(stdout, &conf->layout, ans, json) < 0) {
+		fprintf(stderr, "ringctl: writing the report failed\n");
+		got = -1;
+	}
+	if (got == 0)
 		no_answer_hint(conf, ring_status_poll_fingerprint(p));
 	ring_status_poll_close(p);
 	return got < 0 ? EXIT_FAIL : got > 0 ? 0 : EXIT_UNREACHABLE;
@@ -1102,6 +1143,13 @@ static int main_ring(const struct globals *g, int argc, char **argv)
 	return rc ? rc : cmd_ring(&conf, json);
 }
 
+static int main_lease_advice(const struct globals *g, int argc, char **argv)
+{
+	bool json;
+	int rc = json_command(g, argc, argv, &json);
+	return rc ? rc : cmd_lease_advice(&conf, json);
+}
+
 static int main_watch(const struct globals *g, int argc, char **argv)
 {
 	struct ring_watch_opts o = {.interval_ms = RING_WATCH_INTERVAL_DEFAULT};
@@ -1276,6 +1324,7 @@ static const struct command {
 	{"status", true, main_status},
 	{"ring", false, main_ring},
 	{"watch", false, main_watch},
+	{"lease-advice", false, main_lease_advice},
 	{"run", true, main_run},
 	{"inject", true, main_inject},
 	{"fenced-append", false, main_fenced_append},

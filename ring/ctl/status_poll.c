@@ -1,6 +1,6 @@
-/* The UDP status poll of `ringctl ring` and `ringctl watch`: asks every
- * member for its status, keeps the answers to this round's nonce, asks
- * the silent ones again. See status_poll.h. */
+/* The UDP status poll of `ringctl ring`, `watch` and `lease-advice`: asks
+ * every member for its status or its advice figures, keeps the answers to
+ * this round's nonce, asks the silent ones again. See status_poll.h. */
 #include "ctl/status_poll.h"
 
 #include <errno.h>
@@ -23,10 +23,13 @@ struct ring_status_poll {
 	struct ring_auth *auth; /* NULL when the ring has no secret_file */
 	int fd;
 	struct ring_status_poll_traffic traffic;
-	size_t answered;
+	unsigned kinds; /* RING_POLL_* a round asks */
+	size_t answered, advised;
 	struct ring_addr addr[RING_MAX_MEMBERS];
 	bool got[RING_MAX_MEMBERS];
 	struct ring_msg_status_resp resp[RING_MAX_MEMBERS];
+	bool got_advice[RING_MAX_MEMBERS];
+	struct ring_msg_advice_resp advice[RING_MAX_MEMBERS];
 };
 
 int ring_status_poll_open(struct ring_status_poll **out, const struct ring_layout *l,
@@ -40,6 +43,7 @@ int ring_status_poll_open(struct ring_status_poll **out, const struct ring_layou
 	}
 	p->l = l;
 	p->fd = -1;
+	p->kinds = RING_POLL_STATUS;
 	p->fp = ring_layout_fingerprint(l);
 	int family = AF_UNSPEC;
 	for (size_t i = 0; i < l->n; i++) {
@@ -84,24 +88,63 @@ void ring_status_poll_close(struct ring_status_poll *p)
 	free(p);
 }
 
-/* Sends this round's request to every member that has not answered. */
+void ring_status_poll_ask(struct ring_status_poll *p, unsigned kinds)
+{
+	p->kinds = kinds & (RING_POLL_STATUS | RING_POLL_ADVICE);
+	if (!p->kinds)
+		p->kinds = RING_POLL_STATUS;
+}
+
+/* Sends this round's request of TYPE to member I. */
+static void send_req(struct ring_status_poll *p, size_t i, enum ring_msg_type type)
+{
+	/* The two requests have the same body: a nonce. */
+	struct ring_msg req = {.type = type, .from = 0, .to = p->l->members[i].id,
+			       .fingerprint = p->fp};
+	if (type == RING_MSG_ADVICE_REQ)
+		req.u.advice_req.nonce = p->nonce;
+	else
+		req.u.status_req.nonce = p->nonce;
+	uint8_t buf[RING_WIRE_MAX + RING_AUTH_TRAILER];
+	int n = ring_wire_encode(&req, buf, RING_WIRE_MAX);
+	if (n > 0 && p->auth)
+		n = ring_auth_seal(p->auth, buf, (size_t)n, sizeof buf, ring_wall_us());
+	if (n > 0 && sendto(p->fd, buf, (size_t)n, 0, (struct sockaddr *)&p->addr[i].sa,
+			    p->addr[i].len) == n) {
+		p->traffic.sent++;
+		p->traffic.sent_bytes += (uint64_t)n;
+	}
+}
+
+/* Sends this round's requests to every member that has not answered them. */
 static void ask(struct ring_status_poll *p)
 {
-	struct ring_msg req = {.type = RING_MSG_STATUS_REQ, .from = 0, .fingerprint = p->fp};
-	req.u.status_req.nonce = p->nonce;
-	uint8_t buf[RING_WIRE_MAX + RING_AUTH_TRAILER];
 	for (size_t i = 0; i < p->l->n; i++) {
-		if (p->got[i])
-			continue;
-		req.to = p->l->members[i].id;
-		int n = ring_wire_encode(&req, buf, RING_WIRE_MAX);
-		if (n > 0 && p->auth)
-			n = ring_auth_seal(p->auth, buf, (size_t)n, sizeof buf, ring_wall_us());
-		if (n > 0 && sendto(p->fd, buf, (size_t)n, 0, (struct sockaddr *)&p->addr[i].sa,
-				    p->addr[i].len) == n) {
-			p->traffic.sent++;
-			p->traffic.sent_bytes += (uint64_t)n;
-		}
+		if ((p->kinds & RING_POLL_STATUS) && !p->got[i])
+			send_req(p, i, RING_MSG_STATUS_REQ);
+		if ((p->kinds & RING_POLL_ADVICE) && !p->got_advice[i])
+			send_req(p, i, RING_MSG_ADVICE_REQ);
+	}
+}
+
+/* Keeps M when it answers this round, once per member and kind. */
+static void keep(struct ring_status_poll *p, const struct ring_msg *m)
+{
+	int idx = m->fingerprint == p->fp ? ring_layout_index(p->l, m->from) : -1;
+	if (idx < 0)
+		return;
+	if (m->type == RING_MSG_STATUS_RESP && (p->kinds & RING_POLL_STATUS) &&
+	    m->u.status_resp.nonce == p->nonce && !p->got[idx]) {
+		p->got[idx] = true;
+		p->resp[idx] = m->u.status_resp;
+		p->answered++;
+		p->traffic.kept++;
+	} else if (m->type == RING_MSG_ADVICE_RESP && (p->kinds & RING_POLL_ADVICE) &&
+		   m->u.advice_resp.nonce == p->nonce && !p->got_advice[idx]) {
+		p->got_advice[idx] = true;
+		p->advice[idx] = m->u.advice_resp;
+		p->advised++;
+		p->traffic.kept++;
 	}
 }
 
@@ -129,18 +172,16 @@ static void read_all(struct ring_status_poll *p)
 					: -1;
 		}
 		struct ring_msg m;
-		if (n <= 0 || ring_wire_decode(in, (size_t)n, &m) < 0 ||
-		    m.type != RING_MSG_STATUS_RESP || m.fingerprint != p->fp ||
-		    m.u.status_resp.nonce != p->nonce)
-			continue;
-		int idx = ring_layout_index(l, m.from);
-		if (idx < 0 || p->got[idx])
-			continue;
-		p->got[idx] = true;
-		p->resp[idx] = m.u.status_resp;
-		p->answered++;
-		p->traffic.kept++;
+		if (n > 0 && ring_wire_decode(in, (size_t)n, &m) == 0)
+			keep(p, &m);
 	}
+}
+
+/* Whether every member has given every answer this round asks. */
+static bool complete(const struct ring_status_poll *p)
+{
+	return (!(p->kinds & RING_POLL_STATUS) || p->answered == p->l->n) &&
+	       (!(p->kinds & RING_POLL_ADVICE) || p->advised == p->l->n);
 }
 
 int ring_status_poll_round(struct ring_status_poll *p, unsigned tries, unsigned try_ms,
@@ -148,12 +189,13 @@ int ring_status_poll_round(struct ring_status_poll *p, unsigned tries, unsigned 
 {
 	bool w = false;
 	memset(p->got, 0, sizeof p->got);
-	p->answered = 0;
+	memset(p->got_advice, 0, sizeof p->got_advice);
+	p->answered = p->advised = 0;
 	p->nonce = p->nonce_base + ++p->round;
-	for (unsigned t = 0; t < tries && p->answered < p->l->n && !w; t++) {
+	for (unsigned t = 0; t < tries && !complete(p) && !w; t++) {
 		ask(p);
 		uint64_t until = ring_mono_us() / 1000u + try_ms;
-		for (int spins = 0; spins < 100000 && p->answered < p->l->n && !w; spins++) {
+		for (int spins = 0; spins < 100000 && !complete(p) && !w; spins++) {
 			uint64_t now = ring_mono_us() / 1000u;
 			if (now >= until)
 				break;
@@ -173,7 +215,7 @@ int ring_status_poll_round(struct ring_status_poll *p, unsigned tries, unsigned 
 	}
 	if (woken)
 		*woken = w;
-	return (int)p->answered;
+	return (int)((p->kinds & RING_POLL_STATUS) ? p->answered : p->advised);
 }
 
 const struct ring_msg_status_resp *ring_status_poll_answer(const struct ring_status_poll *p,
@@ -185,6 +227,17 @@ const struct ring_msg_status_resp *ring_status_poll_answer(const struct ring_sta
 size_t ring_status_poll_answered(const struct ring_status_poll *p)
 {
 	return p->answered;
+}
+
+const struct ring_msg_advice_resp *ring_status_poll_advice(const struct ring_status_poll *p,
+							   size_t i)
+{
+	return i < p->l->n && p->got_advice[i] ? &p->advice[i] : NULL;
+}
+
+size_t ring_status_poll_advised(const struct ring_status_poll *p)
+{
+	return p->advised;
 }
 
 uint64_t ring_status_poll_fingerprint(const struct ring_status_poll *p)

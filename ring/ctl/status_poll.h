@@ -1,7 +1,9 @@
 /* Every member's status over UDP (STATUS_REQ / STATUS_RESP): the one poll
- * that `ringctl ring` runs once and `ringctl watch` runs in a loop. Each
- * round has a fresh nonce, so a late answer to the round before is not
- * taken for a current one. No libevent; the caller owns the clock's use. */
+ * that `ringctl ring` runs once and `ringctl watch` runs in a loop; and
+ * their lease-advice figures (ADVICE_REQ / ADVICE_RESP) for `lease-advice`
+ * and watch's footer. Each round has a fresh nonce, so a late answer to
+ * the round before is not taken for a current one. No libevent; the
+ * caller owns the clock's use. */
 #ifndef RING_STATUS_POLL_H
 #define RING_STATUS_POLL_H
 
@@ -24,12 +26,22 @@ int ring_status_poll_open(struct ring_status_poll **out, const struct ring_layou
 
 void ring_status_poll_close(struct ring_status_poll *p);
 
+/* What a round asks each member for: its status, its advice figures, or
+ * both (in one round, the same nonce). A new poll asks for status. */
+enum {
+	RING_POLL_STATUS = 1u,
+	RING_POLL_ADVICE = 2u,
+};
+void ring_status_poll_ask(struct ring_status_poll *p, unsigned kinds);
+
 /* One round: forgets the last round's answers, takes a new nonce, asks
- * every member, waits at most TRY_MS for answers, asks the silent ones
- * again, TRIES times in all (a lost datagram is not a down member). Ends
- * early once all have answered, or when WAKE_FD (-1: none) becomes
- * readable. Returns the number of members that answered, or -RING_EIO
- * when waiting failed. *WOKEN (may be NULL) says whether WAKE_FD ended it. */
+ * every member what ring_status_poll_ask set, waits at most TRY_MS for
+ * answers, asks the silent ones again, TRIES times in all (a lost datagram
+ * is not a down member). Ends early once all have given every answer, or
+ * when WAKE_FD (-1: none) becomes readable. Returns the number of members
+ * that answered the status request (the advice request, when the round
+ * asks only that), or -RING_EIO when waiting failed. *WOKEN (may be NULL)
+ * says whether WAKE_FD ended it. */
 int ring_status_poll_round(struct ring_status_poll *p, unsigned tries, unsigned try_ms,
 			   int wake_fd, bool *woken);
 
@@ -38,8 +50,14 @@ int ring_status_poll_round(struct ring_status_poll *p, unsigned tries, unsigned 
 const struct ring_msg_status_resp *ring_status_poll_answer(const struct ring_status_poll *p,
 							   size_t i);
 
-/* Members that answered this round. */
+/* Members that answered this round's status request. */
 size_t ring_status_poll_answered(const struct ring_status_poll *p);
+
+/* This round's advice answer of the member at ring index I, or NULL; and
+ * how many members gave one. */
+const struct ring_msg_advice_resp *ring_status_poll_advice(const struct ring_status_poll *p,
+							   size_t i);
+size_t ring_status_poll_advised(const struct ring_status_poll *p);
 
 /* The ring's fingerprint the poll uses, for messages about a ring where
  * nobody answers (a member with another file ignores us). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/node.h"
+#include "ctl/lease_advice.h"
 
 void ring_watch_init(struct ring_watch *w, const struct ring_layout *l)
 {
@@ -66,6 +67,16 @@ void ring_watch_update(struct ring_watch *w, const struct ring_msg_status_resp *
 	}
 	w->now_us = now_us;
 	w->rounds++;
+}
+
+void ring_watch_advice(struct ring_watch *w, const struct ring_msg_advice_resp *const *answers)
+{
+	struct ring_advice a;
+	ring_lease_advice_collect(w->l, answers, &a);
+	if (a.members == 0)
+		return; /* nobody answered: the last advice stands */
+	w->advice = a;
+	w->advised = true;
 }
 
 void ring_watch_token(const struct ring_watch *w, struct ring_watch_token *t)
@@ -206,6 +217,28 @@ static void screen_member(struct out *o, const struct ring_watch *w, size_t i, u
 	     (unsigned long long)r->counters.elections, restarted(w, m) ? "restarted" : "");
 }
 
+/* The advice in a few words; LINE_FORM: "advice lease_ms=2000
+ * max_hold_ms=2000 holds=43 pause_max_ms=499". */
+static void advice_str(const struct ring_watch *w, char *b, size_t n, bool line_form)
+{
+	const struct ring_advice *a = &w->advice;
+	if (!a->enough) {
+		snprintf(b, n, line_form ? "advice not-enough-data holds=%llu" :
+			 "lease advice: not enough data (%llu holds, 20 needed)",
+			 (unsigned long long)a->holds);
+		return;
+	}
+	if (line_form)
+		snprintf(b, n, "advice lease_ms=%u max_hold_ms=%u holds=%llu pause_max_ms=%llu",
+			 a->lease_ms, a->max_hold_ms, (unsigned long long)a->holds,
+			 (unsigned long long)(a->pause_us / 1000u));
+	else
+		snprintf(b, n, "lease advice: lease_ms >= %u, max_hold_ms >= %u%s (%llu holds, longest "
+			 "pause %llu ms; ringctl lease-advice says why)", a->lease_ms, a->max_hold_ms,
+			 a->max_hold_optional ? " or 0" : "", (unsigned long long)a->holds,
+			 (unsigned long long)(a->pause_us / 1000u));
+}
+
 static void render_screen(struct out *o, const struct ring_watch *w, unsigned cols, unsigned rows,
 			  const char *stamp)
 {
@@ -239,6 +272,11 @@ static void render_screen(struct out *o, const struct ring_watch *w, unsigned co
 	if (up == 0 && (!rows || rows > l->n + 2))
 		line(o, cols, "no member answers: are they running, and on this same file? "
 			      "(a member with another file ignores us and logs config_mismatch)");
+	else if (w->advised && (!rows || rows > l->n + 2)) {
+		char adv[256];
+		advice_str(w, adv, sizeof adv, false);
+		line(o, cols, "%s", adv);
+	}
 }
 
 static void render_line(struct out *o, const struct ring_watch *w, const char *stamp)
@@ -276,6 +314,12 @@ static void render_line(struct out *o, const struct ring_watch *w, const char *s
 				     restarted(w, m) ? " restarted" : "");
 		}
 		put_n(o, s, n, sizeof s);
+	}
+	if (w->advised) {
+		char adv[256];
+		advice_str(w, adv, sizeof adv, true);
+		put(o, " | ", 3);
+		put(o, adv, strlen(adv));
 	}
 	put(o, "\n", 1);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/advice.h"
 #include "core/layout.h"
 #include "core/wire.h"
 
@@ -33,6 +34,8 @@ struct ring_watch {
 	uint64_t rounds;
 	uint64_t now_us;  /* the last round's time */
 	bool authenticated;   /* the ring's datagrams carry a MAC (shown; the caller sets it) */
+	bool advised;         /* ADVICE holds the ring's lease advice: a footer shows it */
+	struct ring_advice advice;
 	struct ring_watch_member m[RING_MAX_MEMBERS]; /* by ring index */
 };
 
@@ -46,6 +49,11 @@ void ring_watch_init(struct ring_watch *w, const struct ring_layout *l);
  * RING_WATCH_RESTART_US. */
 void ring_watch_update(struct ring_watch *w, const struct ring_msg_status_resp *const *answers,
 		       uint64_t now_us);
+
+/* Takes the members' advice answers (ANSWERS[i] NULL: none from the
+ * member at ring index i); with at least one, the view shows the ring's
+ * lease advice from then on, until the next call with answers. */
+void ring_watch_advice(struct ring_watch *w, const struct ring_msg_advice_resp *const *answers);
 
 /* Where the token is, per the members that answered the last round. */
 struct ring_watch_token {
@@ -69,6 +77,8 @@ enum ring_watch_form {
  * > 0), lines ended by '\n'. STAMP is the caller's time label. SCREEN
  * lines are cut to COLS characters and at most ROWS lines are written
  * (members past them are summed up in the last line); 0 means no limit.
+ * With advice, SCREEN ends with a footer line that gives it (when a row is
+ * left for it) and LINE with " | advice ...".
  * Returns the length the whole text needs, as snprintf does. */
 int ring_watch_render(const struct ring_watch *w, enum ring_watch_form form, unsigned cols,
 		      unsigned rows, const char *stamp, char *buf, size_t len);

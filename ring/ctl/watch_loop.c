@@ -24,6 +24,9 @@
 #define ENTER_SCREEN "\033[?1049h\033[?25l"
 #define LEAVE_SCREEN "\033[?25h\033[?1049l"
 
+/* Rounds between two asks for the lease advice (watch's footer). */
+#define ADVICE_EVERY 10u
+
 static int sig_pipe[2] = {-1, -1};
 
 static void on_signal(int sig)
@@ -245,9 +248,13 @@ static void redraw(struct watch *w)
 static void take_answers(struct watch *w)
 {
 	const struct ring_msg_status_resp *ans[RING_MAX_MEMBERS];
-	for (size_t i = 0; i < w->l->n; i++)
+	const struct ring_msg_advice_resp *adv[RING_MAX_MEMBERS];
+	for (size_t i = 0; i < w->l->n; i++) {
 		ans[i] = ring_status_poll_answer(w->p, i);
+		adv[i] = ring_status_poll_advice(w->p, i);
+	}
 	ring_watch_update(w->view, ans, ring_mono_us());
+	ring_watch_advice(w->view, adv); /* none asked this round: the last stands */
 }
 
 /* Waits until NEXT (ring_mono_us), hearing signals meanwhile; false when
@@ -281,6 +288,10 @@ static int run_rounds(struct watch *w, uint64_t start, char *err, size_t errlen)
 	uint64_t next = start;
 	for (uint64_t round = 0; !w->t.gone && (!o->count || round < o->count);) {
 		bool woken = false;
+		/* The advice changes slowly: asked with the first round's
+		 * status and every ADVICE_EVERY rounds after. */
+		ring_status_poll_ask(w->p, round % ADVICE_EVERY == 0 ? RING_POLL_STATUS | RING_POLL_ADVICE
+								     : RING_POLL_STATUS);
 		if (ring_status_poll_round(w->p, 2, try_ms, sig_pipe[0], &woken) < 0) {
 			snprintf(err, errlen, "waiting for status answers: %s", strerror(errno));
 			return -RING_EIO;

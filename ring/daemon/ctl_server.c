@@ -166,7 +166,7 @@ static void reply(struct client *c, const char *fmt, ...)
 static void hold_ended(struct client *c)
 {
 	uint64_t now = c->s->h.now(c->s->h.arg);
-	ring_hist_observe(&c->s->h.samples->hold, now > c->granted_us ? now - c->granted_us : 0);
+	ring_metrics_hold(c->s->h.samples, now > c->granted_us ? now - c->granted_us : 0);
 }
 
 /* Writes what is queued for C now: before a stall or a close, the event

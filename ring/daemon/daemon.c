@@ -284,6 +284,8 @@ static void carry_out(struct ring_daemon *d)
 			break;
 		}
 		case RING_ACTION_LOG:
+			if (a->u.log.event == RING_LOG_PAUSE_DETECTED)
+				ring_metrics_pause(&d->metrics, a->u.log.field[0]); /* for lease advice */
 			log_core(d, a);
 			break;
 		case RING_ACTION_LEFT:
@@ -363,13 +365,34 @@ static uint16_t member_at(struct ring_daemon *d, const struct ring_addr *from)
 	return i < d->layout->n ? d->layout->members[i].id : 0;
 }
 
+/* Sends M, sealed when the ring has a key, to a ringctl at TO. */
+static void answer(struct ring_daemon *d, const struct ring_msg *m, const struct ring_addr *to)
+{
+	uint8_t out[RING_WIRE_MAX + RING_AUTH_TRAILER];
+	int n = ring_wire_encode(m, out, RING_WIRE_MAX);
+	if (n > 0 && d->auth)
+		n = ring_auth_seal(d->auth, out, (size_t)n, sizeof out, ring_wall_us());
+	if (n > 0 && sendto(d->udp_fd, out, (size_t)n, MSG_DONTWAIT,
+			    (const struct sockaddr *)&to->sa, to->len) >= 0)
+		ring_metrics_count(d->metrics.tx, m->type);
+}
+
+/* A request of TYPE (STATUS_REQ, ADVICE_REQ) that decodes and is of this
+ * ring, into REQ; false for anything else. */
+static bool request_ok(struct ring_daemon *d, const uint8_t *buf, size_t len,
+		       enum ring_msg_type type, struct ring_msg *req)
+{
+	return ring_wire_decode(buf, len, req) == 0 && req->type == type &&
+	       req->fingerprint == d->fingerprint;
+}
+
 /* Returns false, answering nothing, for a request that does not decode or
  * is of another ring. */
 static bool answer_status(struct ring_daemon *d, const uint8_t *buf, size_t len,
 			  const struct ring_addr *from)
 {
 	struct ring_msg req;
-	if (ring_wire_decode(buf, len, &req) < 0 || req.fingerprint != d->fingerprint)
+	if (!request_ok(d, buf, len, RING_MSG_STATUS_REQ, &req))
 		return false;
 	struct ring_status st;
 	ring_node_status(d->node, now_us(d), &st);
@@ -388,13 +411,27 @@ static bool answer_status(struct ring_daemon *d, const uint8_t *buf, size_t len,
 	r->alive = st.alive;
 	r->counters = st.counters;
 	r->counters.auth_failures = d->auth_failures;
-	uint8_t out[RING_WIRE_MAX + RING_AUTH_TRAILER];
-	int n = ring_wire_encode(&m, out, RING_WIRE_MAX);
-	if (n > 0 && d->auth)
-		n = ring_auth_seal(d->auth, out, (size_t)n, sizeof out, ring_wall_us());
-	if (n > 0 && sendto(d->udp_fd, out, (size_t)n, MSG_DONTWAIT,
-			    (const struct sockaddr *)&from->sa, from->len) >= 0)
-		ring_metrics_count(d->metrics.tx, RING_MSG_STATUS_RESP);
+	answer(d, &m, from);
+	return true;
+}
+
+/* Lease advice (ringctl lease-advice, watch): this member's hold times and
+ * pauses as the metrics keep them. False as for answer_status. */
+static bool answer_advice(struct ring_daemon *d, const uint8_t *buf, size_t len,
+			  const struct ring_addr *from)
+{
+	struct ring_msg req;
+	if (!request_ok(d, buf, len, RING_MSG_ADVICE_REQ, &req))
+		return false;
+	struct ring_advice_figures f;
+	ring_metrics_figures(&d->metrics, &f);
+	struct ring_msg m = {.type = RING_MSG_ADVICE_RESP, .from = d->id, .to = 0,
+			     .fingerprint = d->fingerprint};
+	m.u.advice_resp = (struct ring_msg_advice_resp){
+		.nonce = req.u.advice_req.nonce, .holds = f.holds, .p50_us = f.p50_us,
+		.p99_us = f.p99_us, .p999_us = f.p999_us, .max_us = f.max_us,
+		.pause_max_us = f.pause_max_us, .pauses = f.pauses};
+	answer(d, &m, from);
 	return true;
 }
 
@@ -459,8 +496,8 @@ static void receive(struct ring_daemon *d, struct rx *r)
 	}
 	unsigned type = n > 0 ? ring_wire_peek_type(buf, (size_t)n) : 0;
 	ring_metrics_count(d->metrics.rx, type);
-	if (type == RING_MSG_STATUS_REQ &&
-	    answer_status(d, buf, (size_t)n, &r->from))
+	if ((type == RING_MSG_STATUS_REQ && answer_status(d, buf, (size_t)n, &r->from)) ||
+	    (type == RING_MSG_ADVICE_REQ && answer_advice(d, buf, (size_t)n, &r->from)))
 		return; /* answered; a broken one goes to the core to be counted */
 	if (id != 0) {
 		int idx = ring_layout_index(d->layout, id);

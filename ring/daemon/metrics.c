@@ -38,6 +38,27 @@ void ring_hist_observe(struct ring_histogram *h, uint64_t us)
 	h->sum_us += us;
 }
 
+void ring_metrics_hold(struct ring_metrics *m, uint64_t us)
+{
+	ring_hist_observe(&m->hold, us);
+	ring_hold_hist_observe(&m->hold_fine, us);
+}
+
+void ring_metrics_pause(struct ring_metrics *m, uint64_t ms)
+{
+	uint64_t us = ms > UINT64_MAX / 1000u ? UINT64_MAX : ms * 1000u;
+	m->pauses++;
+	if (us > m->pause_max_us)
+		m->pause_max_us = us;
+}
+
+void ring_metrics_figures(const struct ring_metrics *m, struct ring_advice_figures *f)
+{
+	ring_hold_hist_figures(&m->hold_fine, f);
+	f->pause_max_us = m->pause_max_us;
+	f->pauses = m->pauses;
+}
+
 /* What each status counter means, by its place in struct ring_counters: a
  * counter renamed in counters.h stops this compiling, one added without a
  * line here is caught by test/unit/test_metrics.c (its help would be NULL). */
@@ -94,6 +115,41 @@ static void add_seconds(struct out *o, uint64_t us)
 {
 	add(o, "%llu.%06llu", (unsigned long long)(us / 1000000u),
 	    (unsigned long long)(us % 1000000u));
+}
+
+static void gauge_seconds(struct out *o, const char *name, const char *help, uint64_t us)
+{
+	head(o, name, "gauge", help);
+	add(o, "%s ", name);
+	add_seconds(o, us);
+	add(o, "\n");
+}
+
+/* This member's hold percentiles and longest pause, and the advice they
+ * imply by themselves (ringctl lease-advice combines every member's). */
+static void advice(struct out *o, const struct ring_metrics *m)
+{
+	struct ring_advice_figures f;
+	ring_metrics_figures(m, &f);
+	struct ring_advice a;
+	ring_advice_init(&a);
+	ring_advice_add(&a, 0, &f);
+	ring_advice_decide(&a);
+	gauge_seconds(o, "ring_hold_p50_seconds", "Median hold here (an upper bound within 3 %); "
+		      "0 before the first hold.", f.p50_us);
+	gauge_seconds(o, "ring_hold_p99_seconds", "99th percentile of holds here (within 3 %).",
+		      f.p99_us);
+	gauge_seconds(o, "ring_hold_p999_seconds", "99.9th percentile of holds here (within 3 %).",
+		      f.p999_us);
+	gauge_seconds(o, "ring_hold_max_seconds", "Longest hold here, exact.", f.max_us);
+	gauge_seconds(o, "ring_pause_max_seconds", "Longest pause this member detected; 0: none.",
+		      f.pause_max_us);
+	gauge_seconds(o, "ring_lease_advice_seconds",
+		      "lease_ms this member's figures imply (docs/operations.md, Choosing a lease); "
+		      "0 until 20 holds.", a.enough ? (uint64_t)a.lease_ms * 1000u : 0);
+	gauge_seconds(o, "ring_max_hold_advice_seconds",
+		      "max_hold_ms this member's figures imply; 0 until 20 holds.",
+		      a.enough ? (uint64_t)a.max_hold_ms * 1000u : 0);
 }
 
 static void histogram(struct out *o, const char *name, const char *help,
@@ -177,6 +233,7 @@ int ring_metrics_format(char *buf, size_t len, const struct ring_layout *layout,
 		  "Time from a client's ACQUIRE to its GRANTED.", &m->grant_wait);
 	histogram(&o, "ring_hold_seconds",
 		  "Time from GRANTED to the client's release, disconnect or revocation.", &m->hold);
+	advice(&o, m);
 	return (int)(o.off > (size_t)INT32_MAX ? INT32_MAX : o.off);
 }
 

@@ -10,6 +10,7 @@
 #include "common/control.h" /* RING_METRICS_MAX */
 #include "core/layout.h"
 #include "core/node.h"
+#include "daemon/hold_hist.h"
 
 /* Upper bounds of the histogram buckets, in microseconds: 100 us (a grant
  * to a client on the member that holds the token) to 60 s (a long queue
@@ -42,10 +43,22 @@ struct ring_metrics {
 	uint64_t tx[RING_MSG_SLOTS]; /* datagrams handed to the kernel */
 	struct ring_histogram grant_wait; /* ACQUIRE to GRANTED */
 	struct ring_histogram hold;       /* GRANTED to RELEASE, disconnect or REVOKED */
+	struct ring_hold_hist hold_fine;  /* the same holds, fine enough for percentiles */
+	uint64_t pause_max_us;            /* the longest pause the core detected */
+	uint64_t pauses;                  /* pauses it detected (pause_detected) */
 };
 
 /* One sample of US microseconds. No allocation; a few compares. */
 void ring_hist_observe(struct ring_histogram *h, uint64_t us);
+
+/* One hold of US microseconds, into both hold histograms. */
+void ring_metrics_hold(struct ring_metrics *m, uint64_t us);
+
+/* A pause the core detected (pause_detected, MS as it logged it). */
+void ring_metrics_pause(struct ring_metrics *m, uint64_t ms);
+
+/* This member's figures for lease advice: its holds and its pauses. */
+void ring_metrics_figures(const struct ring_metrics *m, struct ring_advice_figures *f);
 
 /* One datagram of wire type TYPE (anything unknown lands in slot 0). */
 static inline void ring_metrics_count(uint64_t *slots, unsigned type)

@@ -107,6 +107,13 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 		memset(&r->counters, 0xff, sizeof r->counters);
 		break;
 	}
+	case RING_MSG_ADVICE_REQ:
+		m->u.advice_req.nonce = UINT64_MAX;
+		break;
+	case RING_MSG_ADVICE_RESP:
+		/* every figure at its largest: the order rules hold with equality */
+		memset(&m->u.advice_resp, 0xff, sizeof m->u.advice_resp);
+		break;
 	}
 }
 
@@ -190,6 +197,16 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 			c[k] = 0x0101010101010101ULL * (k + 1);
 		break;
 	}
+	case RING_MSG_ADVICE_REQ:
+		m->u.advice_req.nonce = 0x0807060504030201ULL;
+		break;
+	case RING_MSG_ADVICE_RESP:
+		/* in order, as decode wants: p50 < p99 < p999 < max */
+		m->u.advice_resp = (struct ring_msg_advice_resp){
+			0x1112131415161718ULL, 0x0000002122232425ULL, 0x0000003132333435ULL,
+			0x0000004142434445ULL, 0x0000005152535455ULL, 0x0000006162636465ULL,
+			0x0000007172737475ULL, 0x0000000000008182ULL};
+		break;
 	}
 }
 
@@ -286,6 +303,21 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 		CU_ASSERT_EQUAL(memcmp(&x->counters, &y->counters, sizeof x->counters), 0);
 		break;
 	}
+	case RING_MSG_ADVICE_REQ:
+		CU_ASSERT_EQUAL(a->u.advice_req.nonce, b->u.advice_req.nonce);
+		break;
+	case RING_MSG_ADVICE_RESP: {
+		const struct ring_msg_advice_resp *x = &a->u.advice_resp, *y = &b->u.advice_resp;
+		CU_ASSERT_EQUAL(x->nonce, y->nonce);
+		CU_ASSERT_EQUAL(x->holds, y->holds);
+		CU_ASSERT_EQUAL(x->p50_us, y->p50_us);
+		CU_ASSERT_EQUAL(x->p99_us, y->p99_us);
+		CU_ASSERT_EQUAL(x->p999_us, y->p999_us);
+		CU_ASSERT_EQUAL(x->max_us, y->max_us);
+		CU_ASSERT_EQUAL(x->pause_max_us, y->pause_max_us);
+		CU_ASSERT_EQUAL(x->pauses, y->pauses);
+		break;
+	}
 	}
 }
 
@@ -375,7 +407,8 @@ static void test_encoded_size_equals_wire_size(void)
 		{ RING_MSG_LEAVE, 16 + 20 },     { RING_MSG_STATUS_REQ, 16 + 8 },
 		{ RING_MSG_STATUS_RESP, 16 + 64 + 8 * RING_COUNTER_COUNT },
 		{ RING_MSG_EPOCH_QUERY, 16 + 8 }, { RING_MSG_EPOCH_REPLY, 16 + 12 },
-		{ RING_MSG_WANT, 16 + 8 },       { RING_MSG_HEARTBEAT_ACK, 16 + 12 },
+		{ RING_MSG_WANT, 16 + 8 },         { RING_MSG_HEARTBEAT_ACK, 16 + 12 },
+		{ RING_MSG_ADVICE_REQ, 16 + 8 },   { RING_MSG_ADVICE_RESP, 16 + 64 },
 	};
 	CU_ASSERT_EQUAL(sizeof sizes / sizeof sizes[0], N_TYPES);
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -564,8 +597,8 @@ static void test_checks_run_in_header_order(void)
 	CU_ASSERT_EQUAL(decode_exact(buf, RING_WIRE_HEADER - 1, &out), -RING_ESHORT);
 }
 
-/* Every type but the status request, which ringctl sends from outside the
- * ring and so from no member id. */
+/* Every type but the status and advice requests, which ringctl sends from
+ * outside the ring and so from no member id. */
 static void test_sender_0_is_rejected_for_every_member_type(void)
 {
 	for (size_t i = 0; i < N_TYPES; i++) {
@@ -573,7 +606,7 @@ static void test_sender_0_is_rejected_for_every_member_type(void)
 		uint8_t buf[RING_WIRE_MAX];
 		make_pattern(&m, all_types[i]);
 		m.from = 0;
-		if (all_types[i] == RING_MSG_STATUS_REQ) {
+		if (all_types[i] == RING_MSG_STATUS_REQ || all_types[i] == RING_MSG_ADVICE_REQ) {
 			size_t n = encode_ok(&m, buf, sizeof buf);
 			CU_ASSERT_EQUAL(decode_exact(buf, n, &out), 0);
 			continue;
@@ -591,6 +624,59 @@ static void test_status_resp_with_unknown_state_or_flags_is_rejected(void)
 	make_pattern(&m, RING_MSG_STATUS_RESP);
 	m.u.status_resp.flags = 4;
 	assert_decode_fails(&m, -RING_EFIELD);
+}
+
+/* The figures of an advice answer are what a histogram gives, so their
+ * order is known: a sender that breaks it is not believed. */
+static void test_advice_resp_out_of_order_is_rejected(void)
+{
+	struct ring_msg m;
+	make_pattern(&m, RING_MSG_ADVICE_RESP);
+	m.u.advice_resp.p50_us = m.u.advice_resp.p99_us + 1;
+	assert_decode_fails(&m, -RING_EFIELD);
+	make_pattern(&m, RING_MSG_ADVICE_RESP);
+	m.u.advice_resp.p99_us = m.u.advice_resp.p999_us + 1;
+	assert_decode_fails(&m, -RING_EFIELD);
+	make_pattern(&m, RING_MSG_ADVICE_RESP);
+	m.u.advice_resp.p999_us = m.u.advice_resp.max_us + 1;
+	assert_decode_fails(&m, -RING_EFIELD);
+	make_pattern(&m, RING_MSG_ADVICE_RESP);
+	m.u.advice_resp.holds = 0; /* a longest hold without any hold */
+	assert_decode_fails(&m, -RING_EFIELD);
+	make_pattern(&m, RING_MSG_ADVICE_RESP);
+	m.u.advice_resp.pauses = 0; /* a longest pause without any pause */
+	assert_decode_fails(&m, -RING_EFIELD);
+}
+
+/* A member that has seen nothing answers all zeros; one that paused
+ * without a hold, or whose pauses were too short to count in ms, too. */
+static void test_advice_resp_of_nothing_seen_is_accepted(void)
+{
+	struct ring_msg m;
+	make_pattern(&m, RING_MSG_ADVICE_RESP);
+	struct ring_msg_advice_resp *a = &m.u.advice_resp;
+	*a = (struct ring_msg_advice_resp){.nonce = 7};
+	assert_round_trip(&m);
+	a->pauses = 3;
+	assert_round_trip(&m);
+	a->pause_max_us = 500000;
+	assert_round_trip(&m);
+}
+
+static void test_advice_resp_byte_layout_is_big_endian(void)
+{
+	struct ring_msg m;
+	make_pattern(&m, RING_MSG_ADVICE_RESP);
+	uint8_t buf[RING_WIRE_MAX];
+	CU_ASSERT_EQUAL_FATAL(ring_wire_encode(&m, buf, sizeof buf), 16 + 64);
+	CU_ASSERT_EQUAL(buf[OFF_TYPE], RING_MSG_ADVICE_RESP);
+	static const uint8_t nonce[8] = {0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18};
+	static const uint8_t holds[8] = {0, 0, 0, 0x21, 0x22, 0x23, 0x24, 0x25};
+	static const uint8_t pauses[8] = {0, 0, 0, 0, 0, 0, 0x81, 0x82};
+	CU_ASSERT_EQUAL(memcmp(buf + 16, nonce, 8), 0);
+	CU_ASSERT_EQUAL(memcmp(buf + 24, holds, 8), 0);
+	CU_ASSERT_EQUAL(memcmp(buf + 16 + 56, pauses, 8), 0);
+	CU_ASSERT_EQUAL(buf[16 + 48 + 7], 0x75); /* pause_max_us, low byte */
 }
 
 static void test_token_with_epoch_0_or_seq_0_is_rejected(void)
@@ -794,6 +880,8 @@ static void test_message_names_come_from_the_type_table(void)
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_EPOCH_QUERY), "epoch_query");
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_EPOCH_REPLY), "epoch_reply");
 	CU_ASSERT_STRING_EQUAL(ring_msg_name((enum ring_msg_type)(N_TYPES + 1)), "unknown");
+	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_ADVICE_REQ), "advice_req");
+	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_ADVICE_RESP), "advice_resp");
 }
 
 static bool is_decode_error(int rc)
@@ -897,6 +985,9 @@ CU_TestInfo ring_test_wire_tests[] = {
 	T_(test_checks_run_in_header_order),
 	T_(test_sender_0_is_rejected_for_every_member_type),
 	T_(test_status_resp_with_unknown_state_or_flags_is_rejected),
+	T_(test_advice_resp_out_of_order_is_rejected),
+	T_(test_advice_resp_of_nothing_seen_is_accepted),
+	T_(test_advice_resp_byte_layout_is_big_endian),
 	T_(test_token_with_epoch_0_or_seq_0_is_rejected),
 	T_(test_heartbeat_with_epoch_0_is_rejected),
 	T_(test_heartbeat_with_unknown_flags_is_rejected),

@@ -30,6 +30,8 @@
 	X(inject, NONE)      \
 	X(log, NONE)         \
 	X(metrics, NONE)     \
+	X(hold_hist, NONE)   \
+	X(advice, NONE)      \
 	X(watch, NONE)       \
 	X(status_poll, NONE) \
 	X(net, NONE)         \

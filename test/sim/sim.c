@@ -920,6 +920,8 @@ static bool is_recovery(enum ring_msg_type type)
 	case RING_MSG_HEARTBEAT:
 	case RING_MSG_STATUS_REQ:
 	case RING_MSG_STATUS_RESP:
+	case RING_MSG_ADVICE_REQ:
+	case RING_MSG_ADVICE_RESP:
 	case RING_MSG_WANT:
 	case RING_MSG_HEARTBEAT_ACK: /* a renewed hold's, healthy or not */
 		return false;

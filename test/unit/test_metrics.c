@@ -321,6 +321,43 @@ static void test_histogram_buckets_are_cumulative_and_inf_is_the_count(void)
 	free(text);
 }
 
+/* The lease-advice gauges carry the fine histogram's figures and the
+ * member's own advice: 0 until 20 holds, then the rule of common/advice.c. */
+static void test_hold_percentiles_pause_and_advice_are_gauges(void)
+{
+	struct ring_layout l = layout3();
+	struct ring_status st = {.node = 1, .state = RING_STATE_IDLE, .successor = 2};
+	static struct ring_metrics m;
+	memset(&m, 0, sizeof m);
+	for (int k = 0; k < 19; k++)
+		ring_metrics_hold(&m, 50000);
+	ring_metrics_pause(&m, 400);
+	ring_metrics_pause(&m, 499);
+	ring_metrics_pause(&m, 120);
+	static struct parsed p;
+	char *text = format(&l, &st, &m);
+	parse(text, &p);
+	CU_ASSERT_EQUAL(p.errors, 0);
+	CU_ASSERT_EQUAL(value(&p, "ring_hold_seconds_count", ""), 19);
+	CU_ASSERT_DOUBLE_EQUAL(value(&p, "ring_hold_p50_seconds", ""), 0.05, 0.05 / 32);
+	CU_ASSERT_DOUBLE_EQUAL(value(&p, "ring_hold_max_seconds", ""), 0.05, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(value(&p, "ring_pause_max_seconds", ""), 0.499, 1e-9);
+	CU_ASSERT_EQUAL(value(&p, "ring_lease_advice_seconds", ""), 0); /* 19 holds */
+	CU_ASSERT_EQUAL(value(&p, "ring_max_hold_advice_seconds", ""), 0);
+	CU_ASSERT_EQUAL(m.pauses, 3);
+	free(text);
+	ring_metrics_hold(&m, 60000);
+	text = format(&l, &st, &m);
+	parse(text, &p);
+	CU_ASSERT_EQUAL(p.errors, 0);
+	CU_ASSERT_DOUBLE_EQUAL(value(&p, "ring_hold_p999_seconds", ""), 0.06, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(value(&p, "ring_hold_max_seconds", ""), 0.06, 1e-9);
+	/* 3 x 499 ms = 1497 -> 2000 ms; 2 x 60 ms -> 200, not below the lease */
+	CU_ASSERT_DOUBLE_EQUAL(value(&p, "ring_lease_advice_seconds", ""), 2.0, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(value(&p, "ring_max_hold_advice_seconds", ""), 2.0, 1e-9);
+	free(text);
+}
+
 static void test_every_counter_has_help(void)
 {
 	for (size_t k = 0; k < RING_COUNTER_COUNT; k++)
@@ -360,6 +397,7 @@ CU_TestInfo ring_test_metrics_tests[] = {
 	T_(test_exposition_is_well_formed_prometheus_text),
 	T_(test_state_is_one_hot_over_every_state),
 	T_(test_histogram_buckets_are_cumulative_and_inf_is_the_count),
+	T_(test_hold_percentiles_pause_and_advice_are_gauges),
 	T_(test_every_counter_has_help),
 	T_(test_largest_text_fits_and_small_buffer_is_cut_safely),
 	CU_TEST_INFO_NULL,

@@ -98,6 +98,85 @@ static void two_members_on_loopback(int *fd1, int *fd2)
 	layout.members[1] = (struct ring_member){.id = 2, .host = "127.0.0.1", .port = p2};
 }
 
+/* Member 1 at FD, in a child, for one ADVICE_REQ: a status answer with its
+ * nonce (not asked for: not kept), an advice answer with another nonce,
+ * then the right one (holds = 42). */
+static void fake_advice_member(int fd)
+{
+	uint64_t fp = ring_layout_fingerprint(&layout);
+	uint64_t end = ring_mono_us() + 10000000u;
+	while (ring_mono_us() < end) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		uint8_t in[RING_WIRE_MAX], out[RING_WIRE_MAX];
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof from;
+		ssize_t n = recvfrom(fd, in, sizeof in, 0, (struct sockaddr *)&from, &flen);
+		struct ring_msg req;
+		if (n <= 0 || ring_wire_decode(in, (size_t)n, &req) < 0 ||
+		    req.type != RING_MSG_ADVICE_REQ)
+			continue;
+		uint64_t nonce = req.u.advice_req.nonce;
+		struct ring_msg m[3] = {
+			{.type = RING_MSG_STATUS_RESP, .from = 1, .fingerprint = fp},
+			{.type = RING_MSG_ADVICE_RESP, .from = 1, .fingerprint = fp},
+			{.type = RING_MSG_ADVICE_RESP, .from = 1, .fingerprint = fp},
+		};
+		m[0].u.status_resp.nonce = nonce;
+		m[1].u.advice_resp = (struct ring_msg_advice_resp){.nonce = nonce + 1, .holds = 7};
+		m[2].u.advice_resp = (struct ring_msg_advice_resp){
+			.nonce = nonce, .holds = 42, .p50_us = 50000, .p99_us = 51000,
+			.p999_us = 52000, .max_us = 53000, .pause_max_us = 499000, .pauses = 1};
+		for (int k = 0; k < 3; k++) {
+			int len = ring_wire_encode(&m[k], out, sizeof out);
+			if (len > 0)
+				(void)sendto(fd, out, (size_t)len, 0, (struct sockaddr *)&from, flen);
+		}
+		return;
+	}
+}
+
+/* An advice round asks ADVICE_REQ only, keeps this round's answer and no
+ * status, and counts what answered it. */
+static void test_an_advice_round_keeps_only_this_rounds_advice(void)
+{
+	int fd1, fd2; /* fd2: member 2, silent */
+	two_members_on_loopback(&fd1, &fd2);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		fake_advice_member(fd1);
+		_exit(0);
+	}
+	close(fd1);
+	struct ring_status_poll *p;
+	char err[256];
+	CU_ASSERT_EQUAL_FATAL(ring_status_poll_open(&p, &layout, "", err, sizeof err), 0);
+	ring_status_poll_ask(p, RING_POLL_ADVICE);
+	CU_ASSERT_EQUAL(ring_status_poll_round(p, 1, 1000, -1, NULL), 1);
+	CU_ASSERT_EQUAL(ring_status_poll_advised(p), 1);
+	CU_ASSERT_EQUAL(ring_status_poll_answered(p), 0);
+	CU_ASSERT_PTR_NULL(ring_status_poll_answer(p, 0));
+	const struct ring_msg_advice_resp *a = ring_status_poll_advice(p, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_EQUAL(a->holds, 42);
+	CU_ASSERT_EQUAL(a->pause_max_us, 499000);
+	CU_ASSERT_PTR_NULL(ring_status_poll_advice(p, 1));
+	uint8_t b[RING_WIRE_MAX];
+	struct ring_msg req;
+	ssize_t n = recv(fd2, b, sizeof b, MSG_DONTWAIT);
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(ring_wire_decode(b, (size_t)n, &req), 0);
+	CU_ASSERT_EQUAL(req.type, RING_MSG_ADVICE_REQ);
+	CU_ASSERT_EQUAL(req.from, 0);
+	CU_ASSERT_EQUAL(drain(fd2), 0); /* and no status request */
+	int st;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	ring_status_poll_close(p);
+	close(fd2);
+}
+
 static void test_only_this_rounds_answers_count(void)
 {
 	int fd1, fd2; /* fd2: member 2, silent */
@@ -191,6 +270,7 @@ static void test_a_member_address_that_does_not_resolve_is_a_config_error(void)
 
 #define T_(f) {#f, f}
 CU_TestInfo ring_test_status_poll_tests[] = {
+	T_(test_an_advice_round_keeps_only_this_rounds_advice),
 	T_(test_only_this_rounds_answers_count),
 	T_(test_a_wake_fd_ends_a_round_early_and_the_silent_are_asked_again),
 	T_(test_a_member_address_that_does_not_resolve_is_a_config_error),

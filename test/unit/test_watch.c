@@ -227,6 +227,42 @@ static void test_plain_is_one_line_per_round_and_the_screen_a_line_per_member(vo
 	}
 }
 
+/* Advice answers give both forms the ring's lease advice: the screen a
+ * footer line, the plain line a last field; with too few holds, says so. */
+static void test_advice_is_a_footer_and_the_end_of_the_line(void)
+{
+	setup(3);
+	ring_watch_update(&w, ans, 1000000);
+	render(RING_WATCH_SCREEN, 0, 0);
+	CU_ASSERT_EQUAL(count_lines(text), 2 + 3); /* no advice asked yet: no footer */
+	static struct ring_msg_advice_resp adv[3];
+	const struct ring_msg_advice_resp *aans[3] = {&adv[0], NULL, &adv[2]};
+	adv[0] = (struct ring_msg_advice_resp){.holds = 5, .max_us = 9};
+	adv[2] = (struct ring_msg_advice_resp){.holds = 5, .max_us = 9};
+	ring_watch_advice(&w, aans);
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, " | advice not-enough-data holds=10\n"));
+	adv[2] = (struct ring_msg_advice_resp){.holds = 40, .p50_us = 50000, .p99_us = 52000,
+					       .p999_us = 53000, .max_us = 60000,
+					       .pause_max_us = 499000, .pauses = 1};
+	ring_watch_advice(&w, aans);
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, " | advice lease_ms=2000 max_hold_ms=2000 holds=45 "
+					    "pause_max_ms=499\n"));
+	render(RING_WATCH_SCREEN, 0, 0);
+	CU_ASSERT_EQUAL(count_lines(text), 2 + 3 + 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nlease advice: lease_ms >= 2000, max_hold_ms >= 2000 or 0 "
+					    "(45 holds, longest pause 499 ms"));
+	/* A round without advice answers keeps the last advice. */
+	const struct ring_msg_advice_resp *none[3] = {NULL, NULL, NULL};
+	ring_watch_advice(&w, none);
+	render(RING_WATCH_LINE, 0, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, " | advice lease_ms=2000 "));
+	/* No room left on the screen: no footer. */
+	render(RING_WATCH_SCREEN, 0, 5);
+	CU_ASSERT_EQUAL(count_lines(text), 5);
+}
+
 static void test_both_forms_say_whether_the_ring_is_authenticated(void)
 {
 	setup(3);
@@ -304,6 +340,7 @@ CU_TestInfo ring_test_watch_tests[] = {
 	T_(test_a_restarted_member_is_marked_for_five_seconds_not_given_negative_rates),
 	T_(test_the_token_and_whether_it_is_parked),
 	T_(test_plain_is_one_line_per_round_and_the_screen_a_line_per_member),
+	T_(test_advice_is_a_footer_and_the_end_of_the_line),
 	T_(test_both_forms_say_whether_the_ring_is_authenticated),
 	T_(test_the_screen_fits_the_terminal),
 	T_(test_render_into_a_small_buffer_is_cut_safely_and_says_what_it_needs),
