@@ -40,6 +40,7 @@ void visit_serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 	}
 	if (alone) { /* a park is for a ring: alone, every grant is a visit anyway */
 		node->parked = false;
+		node->summoned = false; /* by a member since gone: nobody waits (§3.3's BUSY) */
 		node->lap_epoch = 0;
 	}
 	if (!node->parked && !alone && park_allowed(node))
