@@ -20,6 +20,7 @@
 	X(park, NONE)        \
 	X(clients, NONE)     \
 	X(review_renew2, NONE) \
+	X(review_renew3, NONE) \
 	X(members, NONE)     \
 	X(restart, NONE)     \
 	X(election, NONE)    \
