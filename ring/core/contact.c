@@ -18,15 +18,28 @@ uint32_t contact_beat(struct ring_node *node, uint64_t now)
  * a member whose vote is already on its way in an election cannot say
  * that, so it is silent until that vote can no longer count, whatever it
  * hears meanwhile (a heartbeat ends our part in the election here, not
- * the vote the initiator will count); so is an initiator. A token of an
- * epoch that election did not know is most likely what it made, and its
- * holder is vouched for as usual: otherwise every renewal would fail for
- * an election timeout after each regeneration. */
+ * the vote the initiator will count); so is an initiator. Only a token
+ * the highest initiator we voted for minted (an epoch's low byte is its
+ * minter, §4.2) above every epoch our votes' elections knew at our hop is
+ * the result (election_note_vote), our votes spent, and its holder
+ * vouched for as usual:
+ * otherwise every renewal would fail for an election timeout after each
+ * regeneration. (Later hops may have raised what the election knew: its
+ * result is still above all of it.) */
+static bool vote_spent(const struct ring_node *node, const struct ring_msg_heartbeat *h,
+		       uint64_t now)
+{
+	if (now >= node->vote_out_until)
+		return true;
+	int mi = ring_layout_index(&node->layout, node->vote_initiator);
+	return mi >= 0 && (h->epoch & 0xffu) == (uint32_t)mi && h->epoch > node->vote_epoch;
+}
+
 void contact_answer(struct ring_node *node, struct ring_update *up, uint16_t from,
 		    const struct ring_msg_heartbeat *h, uint64_t now)
 {
 	if (!(h->flags & RING_HB_GRANTED) || node->phase != PHASE_NONE || node->elect_active ||
-	    (now < node->vote_out_until && h->epoch <= node->vote_epoch))
+	    !vote_spent(node, h, now))
 		return;
 	struct ring_msg ack = {.type = RING_MSG_HEARTBEAT_ACK};
 	ack.u.heartbeat_ack = (struct ring_msg_heartbeat_ack){h->epoch, h->seq, h->beat};

@@ -14,6 +14,26 @@ static uint64_t election_timeout(const struct ring_node *node)
 	       (uint64_t)l->n * (l->retries + 1) * ms(l->ack_timeout_ms);
 }
 
+/* A vote of ours goes out in INITIATOR's election, which knew epochs up to
+ * MAX_EPOCH here. What contact_answer() stays silent on until it cannot
+ * count: every token but one the highest initiator we voted for minted
+ * above every epoch our votes' elections knew. That election is the one
+ * that completes (we carry no lower one after it, and each lower
+ * initiator it passes gives up its own), so such a token is its result. */
+static void election_note_vote(struct ring_node *node, uint16_t initiator, uint32_t max_epoch,
+			       uint64_t now)
+{
+	if (now < node->vote_out_until) {
+		node->vote_epoch = max_u32(node->vote_epoch, max_epoch);
+		if (initiator > node->vote_initiator)
+			node->vote_initiator = initiator;
+	} else {
+		node->vote_epoch = max_epoch;
+		node->vote_initiator = initiator;
+	}
+	node->vote_out_until = now + election_timeout(node);
+}
+
 /* A live token was heard recently enough that an election must be a
  * mistake (§6.2). */
 bool election_recently_heard(const struct ring_node *node, uint64_t now)
@@ -171,8 +191,7 @@ static void election_arrive(struct ring_node *node, struct ring_update *up,
 		ring_set_add(&fwd.participants, node->me);
 	fwd.max_epoch = max_u32(fwd.max_epoch, node->epoch);
 	node->participated_until = now + election_timeout(node);
-	node->vote_out_until = node->participated_until;
-	node->vote_epoch = fwd.max_epoch;
+	election_note_vote(node, e->initiator, fwd.max_epoch, now);
 	if (node->loss_deadline < node->participated_until)
 		node->loss_deadline = node->participated_until;
 	election_forward(node, up, &fwd, (node->me + 1) % node->layout.n, now);

@@ -136,11 +136,13 @@ struct ring_node {
 	bool elect_active;
 	uint64_t elect_started;
 	uint64_t participated_until;
-	/* Our vote, carried on in an election that knew epochs up to
-	 * vote_epoch, may still count until then whatever we hear meanwhile:
-	 * no HEARTBEAT_ACK of ours for a token of those epochs (contact.c). */
+	/* Our votes, carried on in elections, may still count until then
+	 * whatever we hear meanwhile: no HEARTBEAT_ACK of ours (contact.c) but
+	 * for a token the highest of their initiators (vote_initiator) minted
+	 * above every epoch they knew at our hop (vote_epoch). */
 	uint64_t vote_out_until;
 	uint32_t vote_epoch;
+	uint16_t vote_initiator;
 	uint16_t best_initiator; /* highest election carried until participated_until */
 	uint32_t handled_round[RING_MAX_MEMBERS];
 	uint64_t handled_until[RING_MAX_MEMBERS];

@@ -1,8 +1,9 @@
 /* CUnit suite of the third hostile review of renewal's proof of contact
  * (PROTOCOL.md §3.3 "Renewal needs contact", §6.2): who may ack a
- * GRANTED heartbeat while its vote is out. test_break_*: a history that
- * breaks what the design promises (fails on the reviewed code);
- * *_holds: a probe the reviewed code withstood. */
+ * GRANTED heartbeat while its vote is out. The two findings' tests
+ * (renamed from test_break_*) failed on the reviewed code and pass since
+ * election_note_vote keeps the highest initiator and epoch of the votes
+ * out; *_holds: a probe the reviewed code withstood. */
 #include <CUnit/CUnit.h>
 
 #include <stdbool.h>
@@ -153,7 +154,7 @@ static void two_others(const struct hring *s, size_t h, size_t x, size_t *lo, si
  * initiator's round); or have the initiator refuse to regenerate if its
  * final max_epoch is above the max_epoch it knew when each participant
  * voted (carry, per election, "max_epoch raised after a vote"). */
-static void test_break_vote_out_acks_an_epoch_a_later_participant_will_raise_to(void)
+static void test_a_vote_out_acks_no_epoch_a_later_participant_may_raise_to(void)
 {
 	size_t h, x, lo, hi;
 	uint32_t e0;
@@ -184,7 +185,7 @@ static void test_break_vote_out_acks_an_epoch_a_later_participant_will_raise_to(
  * second review's history (test_a_member_whose_vote_is_out_does_not_ack)
  * with one more election in between. Fix: vote_epoch = max(vote_epoch,
  * fwd.max_epoch) while now < vote_out_until (reset only once it passed). */
-static void test_break_a_second_vote_lowers_vote_epoch(void)
+static void test_a_second_vote_does_not_lower_what_the_votes_knew(void)
 {
 	size_t h, x, lo, hi;
 	uint32_t e0;
@@ -254,8 +255,8 @@ static void test_nine_members_heartbeat_quarter_lease_renew_third_holds(void)
 
 #define T_(f) {#f, f}
 CU_TestInfo ring_test_review_renew3_tests[] = {
-	T_(test_break_vote_out_acks_an_epoch_a_later_participant_will_raise_to),
-	T_(test_break_a_second_vote_lowers_vote_epoch),
+	T_(test_a_vote_out_acks_no_epoch_a_later_participant_may_raise_to),
+	T_(test_a_second_vote_does_not_lower_what_the_votes_knew),
 	T_(test_vote_out_silent_to_known_epochs_holds),
 	T_(test_nine_members_heartbeat_quarter_lease_renew_third_holds),
 	CU_TEST_INFO_NULL,

@@ -104,7 +104,7 @@ mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
  * The election as messages (§6; here a read and a later regeneration):
  * not-modelled: elect_round elect_started participated_until best_initiator
  * not-modelled: handled_round handled_until fwd vote_out_until
- * not-modelled: vote_epoch
+ * not-modelled: vote_epoch vote_initiator
  * Epoch queries and floors (§5.3; no disk is lost here):
  * not-modelled: proven query_active query_at_start first_nonce query_nonce
  * not-modelled: query_next query_every replied reply_epoch floor_known floor_from

@@ -275,6 +275,9 @@ struct sim_run {
 	/* Try-locks (TRY) among those runs' requests: the last time a client
 	 * was in the CS or waited, which a refusal must be explained by. */
 	uint64_t last_busy_us;
+	/* The last ELECTION sent: a vote that may still count keeps its
+	 * carrier from vouching for a holder for an election timeout (§3.3). */
+	uint64_t last_vote_us;
 	uint64_t cs_cap_us, cs_fixed_us, cs_max_us;
 	uint64_t t_heal, t_settle, t_end, bound_us;
 	bool healed;
@@ -847,10 +850,15 @@ static void on_revoke(struct sim_run *run, uint32_t i, const struct ring_action 
 	if (!ends)
 		return;
 	/* On a healthy ring a majority always hears the holder: a client that
-	 * renews in time keeps its grant until it lets go (§3.3). */
+	 * renews in time keeps its grant until it lets go (§3.3), unless
+	 * the members' election votes were out within its lease (they do
+	 * not vouch for a holder then: an election timeout after a vote). */
+	const struct ring_layout *L = &run->cl.layout;
+	uint64_t vote_quiet = (L->loss_timeout_ms + L->n * (L->retries + 1) * L->ack_timeout_ms +
+			       L->lease_ms) * MS;
 	if (run->cls == SIM_CLASS_HEALTHY && cl->cs_end && run->cl.now < cl->cs_end &&
-	    (!run->cl.layout.max_hold_ms ||
-	     run->cl.now < cl->granted_at + run->cl.layout.max_hold_ms * MS))
+	    run->cl.now > run->last_vote_us + vote_quiet &&
+	    (!L->max_hold_ms || run->cl.now < cl->granted_at + L->max_hold_ms * MS))
 		fail(run, "liveness", "n%u revoked c%u's renewed grant on a healthy ring", i, c);
 	simcheck_cs_end(&run->chk, cl->gid);
 	client_think(run, c);
@@ -1387,6 +1395,8 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 	enum ring_msg_type type = ring_wire_peek_type(a->u.send.buf, a->u.send.len);
 	if (to == 0 && type == RING_MSG_HEARTBEAT)
 		run->heartbeats++;
+	if (type == RING_MSG_ELECTION)
+		run->last_vote_us = run->cl.now;
 	if (run->cl.now >= run->t_settle && (unsigned)type < 16) {
 		run->settled_sent[type]++;
 		if (!run->settled_recovery && is_recovery(type))
