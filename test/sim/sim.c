@@ -132,6 +132,7 @@ struct sim_node {
 	uint64_t hb_from[RING_MAX_MEMBERS];
 	bool was_summoned;      /* its token was summoned as its last step began */
 	uint64_t paused_at, resumed_at; /* its last pause */
+	uint64_t pause_seen_at; /* when its core last logged pause_detected */
 };
 
 enum client_state { CL_DOWN, CL_THINK, CL_WAIT, CL_CS };
@@ -644,10 +645,12 @@ static void check_try_refusal(struct sim_run *run, uint32_t i, uint32_t c)
 	const struct ring_layout *L = &run->cl.layout;
 	uint64_t window = 2 * L->heartbeat_ms * MS + run->cl.net.slow_delay_us +
 			  run->cl.net.max_delay_us + run->in_flight_us;
-	/* A member that just woke reads the heartbeats its pause held, as
-	 * old as the pause (one too short to detect has no quarantine). */
+	/* A member that just woke from a pause too short for it to detect
+	 * reads the heartbeats its pause held, as old as the pause; one it
+	 * detected ignores them (its quarantine, §5.5). */
 	const struct sim_node *nd = &run->nodes[i];
-	if (nd->resumed_at && nd->resumed_at + window >= run->cl.now)
+	if (nd->resumed_at && nd->resumed_at + window >= run->cl.now &&
+	    nd->pause_seen_at < nd->resumed_at)
 		window += nd->resumed_at - nd->paused_at;
 	if (run->last_busy_us + window >= run->cl.now)
 		return;
@@ -1319,6 +1322,7 @@ static void elect_feed_log(struct sim_run *run, uint32_t i, const struct ring_ac
 		break;
 	case RING_LOG_PAUSE_DETECTED:
 		simcheck_elect_log(&run->chk, i, SIMCHECK_PAUSE_DETECTED, 0, 0, 0);
+		run->nodes[i].pause_seen_at = run->cl.now;
 		break;
 	case RING_LOG_TOKEN_RECV:
 		simcheck_elect_log(&run->chk, i, SIMCHECK_TOKEN_TAKEN, 0, 0, 0);
@@ -1806,6 +1810,9 @@ static void judge_heartbeats(struct sim_run *run, uint32_t i, const struct simne
 	}
 }
 
+static bool update_logged(const struct ring_update *up, enum ring_log_event log, int field,
+			  uint64_t f, bool check);
+
 /* What a step was told and answered (simcheck_epochs.c): the newer epoch a
  * heartbeat, or a STALE ack of the pass it awaits, told it; the ack of a
  * stale token; the pace of its EPOCH_QUERYs. BEFORE is
@@ -1844,10 +1851,14 @@ static void judge_epochs(struct sim_run *run, uint32_t i, const struct simnet_it
 		 simcheck_passing_to(&run->chk, i, it->src)) {
 		simcheck_told(&run->chk, i, "a STALE ack of its pass", before->epoch,
 			      in.u.token_ack.known_epoch, after);
+		/* Kept, passed on, or dropped for a reason of its own: the
+		 * step's timers skipped the successor below a quorum (a pause
+		 * just ended, its ack timeout long past: mixed 1074720). */
 		simcheck_stale_ack_old(&run->chk, i, before->token_epoch, in.u.token_ack.epoch,
 				       in.u.token_ack.known_epoch,
 				       run->cl.m[i].status.has_token ||
-					       update_sent(up, RING_MSG_TOKEN, false));
+					       update_sent(up, RING_MSG_TOKEN, false) ||
+					       update_logged(up, RING_LOG_NO_QUORUM, 0, 0, false));
 	} else if (got && in.type == RING_MSG_TOKEN)
 		simcheck_stale_token(&run->chk, i, before->epoch, in.u.token.epoch, in.u.token.seq,
 				     &ack);
