@@ -371,6 +371,10 @@ static void ring_apply(struct cmp_run *run, uint32_t i)
 			fail(run, "client", "n%u denied its client: %s", i,
 			     ring_strerror(a->u.deny.reason));
 			break;
+		case RING_ACTION_RENEWED:
+			/* These clients never renew. */
+			fail(run, "client", "n%u renewed a grant nobody asked to renew", i);
+			break;
 		case RING_ACTION_LOG:
 			if (run->cl.trace && (unsigned)a->u.log.event < RING_LOG_COUNT_) {
 				const struct ring_log_info *info = ring_log_info(a->u.log.event);
