@@ -21,11 +21,10 @@ uint32_t contact_beat(struct ring_node *node, uint64_t now)
  * the vote the initiator will count); so is an initiator. Only a token
  * the highest initiator we voted for minted (an epoch's low byte is its
  * minter, §4.2) above every epoch our votes' elections knew at our hop is
- * the result (election_note_vote), our votes spent, and its holder
- * vouched for as usual:
- * otherwise every renewal would fail for an election timeout after each
- * regeneration. (Later hops may have raised what the election knew: its
- * result is still above all of it.) */
+ * the result (election_note_vote): our votes are spent and its holder is
+ * vouched for as usual; otherwise every renewal would fail for an
+ * election timeout after each regeneration. (Later hops may have raised
+ * what the election knew: its result is still above all of it.) */
 static bool vote_spent(const struct ring_node *node, const struct ring_msg_heartbeat *h,
 		       uint64_t now)
 {
