@@ -3,7 +3,7 @@
 # the `make install` (PREFIX=/usr) that `make deb` staged in WORKDIR/debian/ring,
 # plus what only the package carries: compressed man pages, stripped binaries,
 # /etc/ring/example.ini (a conffile), the state directory /var/lib/ring, the
-# README, the ring user and the ringusers group (sysusers.d, made by DEBIAN/postinst), and DEBIAN/
+# README, the copyright (the MIT licence of LICENSE) and changelog, the ring user and the ringusers group (sysusers.d, made by DEBIAN/postinst), and DEBIAN/
 # (control from control.in, conffiles, md5sums, postinst).
 set -euo pipefail
 (($# == 3)) || { echo "usage: build-deb.sh VERSION WORKDIR OUT.deb" >&2; exit 2; }
@@ -22,6 +22,11 @@ strip --strip-unneeded --remove-section=.comment "$root/usr/sbin/ringd" "$root/u
 install -d -m 0755 "$root/etc/ring" "$root/usr/share/doc/ring" "$root/DEBIAN"
 install -m 0644 "$top/conf/example.ini" "$root/etc/ring/example.ini"
 install -m 0644 "$top/README.md" "$root/usr/share/doc/ring/README.md"
+# Debian policy 12.5 and 12.7: the copyright file (machine-readable, the
+# top-level LICENSE's terms) and the changelog, gzipped with no name or time.
+install -m 0644 "$here/copyright" "$root/usr/share/doc/ring/copyright"
+gzip -9nc "$here/changelog" >"$root/usr/share/doc/ring/changelog.Debian.gz"
+chmod 0644 "$root/usr/share/doc/ring/changelog.Debian.gz"
 # state_dir's default parent (/var/lib/ring/<name>); ringd makes the rest.
 install -d -m 0750 "$root/var/lib/ring"
 # The unit's User=ring and Group=ringusers: declared for systemd-sysusers, made by the postinst.

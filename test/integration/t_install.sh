@@ -61,9 +61,23 @@ for p in libevent-2.1-7 libinih1 libsodium23 libjansson4 libc6; do
 done
 files=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
 for f in ./usr/sbin/ringd ./usr/bin/ringctl ./usr/share/man/man8/ringd.8.gz ./usr/share/man/man1/ringctl.1.gz \
-	./usr/share/man/man5/ring.conf.5.gz ./etc/ring/example.ini ./var/lib/ring/; do
+	./usr/share/man/man5/ring.conf.5.gz ./etc/ring/example.ini ./var/lib/ring/ \
+	./usr/share/doc/ring/copyright ./usr/share/doc/ring/changelog.Debian.gz; do
 	grep -qxF "$f" <<<"$files" || fail "the package lacks $f: $files"
 done
+# The licence: the package's copyright file grants what LICENSE grants (the
+# same MIT text, as DEP-5's Expat), and names a maintainer one can write to.
+[[ $(field Maintainer) == *@*.* && $(field Maintainer) != *localhost* ]] ||
+	fail "Maintainer is no address: $(field Maintainer)"
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/ring/copyright >"$T/copyright"
+head -n 1 "$T/copyright" | grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+	fail "copyright is not machine-readable (DEP-5): $(head -n 1 "$T/copyright")"
+lic=$(sed -n '/^ Permission/,$p' "$T/copyright" | sed 's/^ //; s/^\.$//' | tr -s ' \n' ' ')
+top=$(sed -n '/^Permission/,$p' "$ROOT/LICENSE" | tr -s ' \n' ' ')
+[[ -n $top && $lic == "$top" ]] || fail "the copyright file's licence text is not LICENSE's"
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/ring/changelog.Debian.gz | gzip -dc |
+	head -n 1 | grep -q "^ring ($version) " || fail "changelog.Debian.gz does not start with ring ($version)"
+
 if [[ -f $ROOT/conf/ring@.service ]]; then
 	grep -qxF ./lib/systemd/system/ring@.service <<<"$files" || fail "the package lacks the systemd unit"
 fi
