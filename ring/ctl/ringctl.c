@@ -49,94 +49,154 @@ enum {
 
 #define RUN_USAGE "run [-t MS] [--try] [--kill-after MS] [--conflict-exit-code N] -- CMD [ARG...]"
 
-/* What each command does, after usage()'s synopsis. */
-static void usage_details(FILE *out)
+/* Each command's synopsis (the lines of usage(), "ringctl ..." and their
+ * continuations) and what it does, if more needs saying: `ringctl --help`
+ * prints them all, `ringctl CMD --help` its own. */
+static const struct help {
+	const char *name;
+	const char *synopsis;
+	const char *details;
+} helps[] = {
+	{"status", "ringctl -c CONFIG -n ID status [--json]       this member's state\n", NULL},
+	{"ring", "ringctl -c CONFIG ring [--json]               every member's state, over UDP\n", NULL},
+	{"lease-advice",
+	 "ringctl -c CONFIG lease-advice [--json]       hold times, pauses and the lease\n"
+	 "                            they imply, from every member over UDP\n",
+	 "lease-advice: asks every member over UDP for the hold times of its clients\n"
+	 "(GRANTED to release: p50, p99, p99.9, max) and the longest pause it detected,\n"
+	 "and advises lease_ms >= 3 x the longest pause and >= 1.5 x the highest p99.9,\n"
+	 "max_hold_ms >= 2 x the longest hold, each rounded up to a 1-2-5 step, with one\n"
+	 "line of reasoning each; fewer than 20 holds in all: not enough data. Down\n"
+	 "members are shown as down; exit 69 when none answers.\n"},
+	{"watch",
+	 "ringctl -c CONFIG watch [--interval MS] [--count N] [--plain] [--stats]\n"
+	 "                            live view of every member, over UDP\n",
+	 "watch: asks every member for its status every MS milliseconds (default 500,\n"
+	 "50..60000) and shows one line per member: state, the token (parked or\n"
+	 "not), epoch, fence, queue, grants/s, hops/s, and the retransmits, skips\n"
+	 "and elections counted since the member started; a member silent for a\n"
+	 "round is down. On a terminal it draws a screen (an alternate one, given\n"
+	 "back on exit or Ctrl-Z); elsewhere, or with --plain, it writes one line\n"
+	 "per round. Ends on Ctrl-C (exit 0) or after --count N rounds. --stats\n"
+	 "tells on stderr at the end what it sent and received. A footer (the end of\n"
+	 "each line with --plain) gives lease-advice's advice, asked every 10 rounds.\n"},
+	{"run",
+	 "ringctl -c CONFIG -n ID " RUN_USAGE "\n"
+	 "                            run CMD inside the critical region at member ID\n",
+	 "run: waits (at most MS milliseconds with -t) for the critical region, runs CMD\n"
+	 "in its own process group with RING_FENCE, RING_EPOCH, RING_NODE, RING_LEASE_MS\n"
+	 "and RING_DEADLINE_MS (Unix ms when the first lease ends) set, renews the grant\n"
+	 "every lease_ms/3 while CMD runs (up to max_hold_ms where the ring sets it),\n"
+	 "releases when CMD exits and exits with its status. --try fails at once when\n"
+	 "another client holds the region or waits for it, and otherwise takes it\n"
+	 "wherever the token rests. \"Not granted\" (-t ran out, or --try lost) exits 75,\n"
+	 "or N with --conflict-exit-code N. If the grant ends first, the group gets\n"
+	 "SIGTERM, SIGKILL --kill-after MS later (default lease_ms/10, at most 1000;\n"
+	 "0: SIGKILL at once), and run exits 70. Processes CMD leaves behind are\n"
+	 "stopped the same way before the release. SIGINT, SIGTERM and SIGHUP are\n"
+	 "passed on to the group (a second one kills it); if run dies, so does the job.\n"},
+	{"fenced-append",
+	 "ringctl fenced-append FILE TEXT [--fence N]   the reference fenced resource\n",
+	 "fenced-append: appends TEXT as one line to FILE only if the fence (--fence or\n"
+	 "$RING_FENCE) is not older than the newest fence FILE has accepted; otherwise\n"
+	 "prints 'stale fence F < H' and exits 3.\n"},
+	{"inject", "ringctl -c CONFIG -n ID inject WHAT [ARG]     fault drills (allow_inject = true)\n",
+	 "inject WHAT:\n"},
+	{"trace",
+	 "ringctl trace [--json] [--allow-overlap] [--gap MS] LOG...\n"
+	 "                            check members' JSON logs: mutual exclusion, fencing\n",
+	 "trace: merges logs written with --log-format json (-v adds the token's path)\n"
+	 "and a lab's faults.log; reports fences granted twice or going backwards, grants\n"
+	 "under an old epoch, overlapping critical regions (violations unless\n"
+	 "--allow-overlap), stretches with no token, and recovery after each fault.\n"
+	 "Exits 1 on a violation.\n"},
+	{"follow",
+	 "ringctl [-c CONFIG] follow [--hops N] [--all] [--once] [--color|--no-color] LOG...\n"
+	 "                            merged per-member lanes of JSON logs, following them\n",
+	 "follow: one column per member (the config's members with -c, else the ids\n"
+	 "the logs name), the events people watch in time order, every Nth token hop\n"
+	 "(--hops, default 10; 0 none; hops are logged with ringd -v), --all for every\n"
+	 "event. Follows the files as they grow until SIGINT/SIGTERM; --once prints\n"
+	 "what they hold and exits. Colour when stdout is a terminal.\n"},
+	{"timeline",
+	 "ringctl timeline LOG... -o FILE.svg [--from T] [--to T] [--title TEXT]\n"
+	 "                            a picture (SVG) of what the JSON logs tell\n",
+	 "timeline: one lane per member on a shared time axis; --from/--to take seconds\n"
+	 "after the first event (12.5) or UTC times (2026-01-02T03:04:05.5Z).\n"},
+	{"keygen", "ringctl keygen FILE                           write a new secret_file (mode 0600)\n",
+	 NULL},
+	{"metrics",
+	 "ringctl -c CONFIG -n ID metrics               Prometheus text of member ID's metrics\n",
+	 NULL},
+	{"socket", "ringctl -c CONFIG -n ID socket                member ID's control socket path\n",
+	 NULL},
+};
+
+#define EXIT_CODES_HELP                                                                  \
+	"Exit codes: 0 ok, 1 failure, 2 usage, 3 stale fence, 69 member unreachable,\n"   \
+	"70 lease lost, 75 not granted (-t ran out, --try found it taken; or N with\n"   \
+	"--conflict-exit-code N), 78 configuration error.\n"
+
+/* H's synopsis, each line after FIRST ("usage: ") or the indent under it. */
+static void help_synopsis(FILE *out, const struct help *h, const char **first)
 {
-	char injects[1024];
-	ring_inject_help(injects, sizeof injects);
-	fprintf(out,
-		"run: waits (at most MS milliseconds with -t) for the critical region, runs CMD\n"
-		"in its own process group with RING_FENCE, RING_EPOCH, RING_NODE, RING_LEASE_MS\n"
-		"and RING_DEADLINE_MS (Unix ms when the first lease ends) set, renews the grant\n"
-		"every lease_ms/3 while CMD runs (up to max_hold_ms where the ring sets it),\n"
-		"releases when CMD exits and exits with its status. --try fails at once when\n"
-		"another client holds the region or waits for it, and otherwise takes it\n"
-		"wherever the token rests. \"Not granted\" (-t ran out, or --try lost) exits 75,\n"
-		"or N with --conflict-exit-code N. If the grant ends first, the group gets\n"
-		"SIGTERM, SIGKILL --kill-after MS later (default lease_ms/10, at most 1000;\n"
-		"0: SIGKILL at once), and run exits 70. Processes CMD leaves behind are\n"
-		"stopped the same way before the release. SIGINT, SIGTERM and SIGHUP are\n"
-		"passed on to the group (a second one kills it); if run dies, so does the job.\n"
-		"\n"
-		"fenced-append: appends TEXT as one line to FILE only if the fence (--fence or\n"
-		"$RING_FENCE) is not older than the newest fence FILE has accepted; otherwise\n"
-		"prints 'stale fence F < H' and exits 3.\n"
-		"\n"
-		"lease-advice: asks every member over UDP for the hold times of its clients\n"
-		"(GRANTED to release: p50, p99, p99.9, max) and the longest pause it detected,\n"
-		"and advises lease_ms >= 3 x the longest pause and >= 1.5 x the highest p99.9,\n"
-		"max_hold_ms >= 2 x the longest hold, each rounded up to a 1-2-5 step, with one\n"
-		"line of reasoning each; fewer than 20 holds in all: not enough data. Down\n"
-		"members are shown as down; exit 69 when none answers.\n"
-		"\n"
-		"trace: merges logs written with --log-format json (-v adds the token's path)\n"
-		"and a lab's faults.log; reports fences granted twice or going backwards, grants\n"
-		"under an old epoch, overlapping critical regions (violations unless\n"
-		"--allow-overlap), stretches with no token, and recovery after each fault.\n"
-		"Exits 1 on a violation.\n"
-		"\n"
-		"follow: one column per member (the config's members with -c, else the ids\n"
-		"the logs name), the events people watch in time order, every Nth token hop\n"
-		"(--hops, default 10; 0 none; hops are logged with ringd -v), --all for every\n"
-		"event. Follows the files as they grow until SIGINT/SIGTERM; --once prints\n"
-		"what they hold and exits. Colour when stdout is a terminal.\n"
-		"\n"
-		"watch: asks every member for its status every MS milliseconds (default 500,\n"
-		"50..60000) and shows one line per member: state, the token (parked or\n"
-		"not), epoch, fence, queue, grants/s, hops/s, and the retransmits, skips\n"
-		"and elections counted since the member started; a member silent for a\n"
-		"round is down. On a terminal it draws a screen (an alternate one, given\n"
-		"back on exit or Ctrl-Z); elsewhere, or with --plain, it writes one line\n"
-		"per round. Ends on Ctrl-C (exit 0) or after --count N rounds. --stats\n"
-		"tells on stderr at the end what it sent and received. A footer (the end of\n"
-		"each line with --plain) gives lease-advice's advice, asked every 10 rounds.\n"
-		"\n"
-		"timeline: one lane per member on a shared time axis; --from/--to take seconds\n"
-		"after the first event (12.5) or UTC times (2026-01-02T03:04:05.5Z).\n"
-		"\n"
-		"inject WHAT:\n%s"
-		"\n"
-		"Exit codes: 0 ok, 1 failure, 2 usage, 3 stale fence, 69 member unreachable,\n"
-		"70 lease lost, 75 not granted (-t ran out, --try found it taken; or N with\n"
-		"--conflict-exit-code N), 78 configuration error.\n",
-		injects);
+	for (const char *l = h->synopsis; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		fprintf(out, "%s%.*s\n", *first, (int)len, l);
+		*first = "       ";
+		l += len + (nl != NULL);
+	}
+}
+
+/* H's details; inject's words come from the one table of them. */
+static void help_details(FILE *out, const struct help *h)
+{
+	if (!h->details)
+		return;
+	fputs(h->details, out);
+	if (strcmp(h->name, "inject") == 0) {
+		char injects[1024];
+		ring_inject_help(injects, sizeof injects);
+		fputs(injects, out);
+	}
 }
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: ringctl -c CONFIG -n ID status [--json]       this member's state\n"
-		"       ringctl -c CONFIG ring [--json]               every member's state, over UDP\n"
-		"       ringctl -c CONFIG lease-advice [--json]       hold times, pauses and the lease\n"
-		"                                   they imply, from every member over UDP\n"
-		"       ringctl -c CONFIG watch [--interval MS] [--count N] [--plain] [--stats]\n"
-		"                                   live view of every member, over UDP\n"
-		"       ringctl -c CONFIG -n ID " RUN_USAGE "\n"
-		"                                   run CMD inside the critical region at member ID\n"
-		"       ringctl fenced-append FILE TEXT [--fence N]   the reference fenced resource\n"
-		"       ringctl -c CONFIG -n ID inject WHAT [ARG]     fault drills (allow_inject = true)\n"
-		"       ringctl trace [--json] [--allow-overlap] [--gap MS] LOG...\n"
-		"                                   check members' JSON logs: mutual exclusion, fencing\n"
-		"       ringctl [-c CONFIG] follow [--hops N] [--all] [--once] [--color|--no-color] LOG...\n"
-		"                                   merged per-member lanes of JSON logs, following them\n"
-		"       ringctl timeline LOG... -o FILE.svg [--from T] [--to T] [--title TEXT]\n"
-		"                                   a picture (SVG) of what the JSON logs tell\n"
-		"       ringctl keygen FILE                           write a new secret_file (mode 0600)\n"
-		"       ringctl -c CONFIG -n ID metrics               Prometheus text of member ID's metrics\n"
-		"       ringctl -c CONFIG -n ID socket                member ID's control socket path\n"
-		"       ringctl --version                             print the version and exit\n"
-		"\n");
-	usage_details(out);
+	const size_t n = sizeof helps / sizeof helps[0];
+	const char *first = "usage: ";
+	for (size_t k = 0; k < n; k++)
+		help_synopsis(out, &helps[k], &first);
+	fprintf(out, "%sringctl --version                             print the version and exit\n",
+		first);
+	fputs("ringctl CMD --help tells what CMD does.\n", out);
+	for (size_t k = 0; k < n; k++) {
+		if (!helps[k].details)
+			continue;
+		fputc('\n', out);
+		help_details(out, &helps[k]);
+	}
+	fprintf(out, "\n%s", EXIT_CODES_HELP);
+}
+
+/* `ringctl CMD --help`: CMD's synopsis and what it does, on stdout. */
+static int command_help(const char *name)
+{
+	for (size_t k = 0; k < sizeof helps / sizeof helps[0]; k++) {
+		if (strcmp(helps[k].name, name) != 0)
+			continue;
+		const char *first = "usage: ";
+		help_synopsis(stdout, &helps[k], &first);
+		if (helps[k].details) {
+			putchar('\n');
+			help_details(stdout, &helps[k]);
+		}
+		printf("\n%s", EXIT_CODES_HELP);
+		return 0;
+	}
+	fprintf(stderr, "ringctl: no help for '%s'\n", name);
+	return EXIT_USAGE;
 }
 
 static int load_conf(const char *path, struct ring_conf *conf)
@@ -1389,6 +1449,8 @@ int main(int argc, char **argv)
 		const struct command *c = &commands[k];
 		if (strcmp(name, c->name) != 0)
 			continue;
+		if (i + 1 < argc && (strcmp(argv[i + 1], "--help") == 0 || strcmp(argv[i + 1], "-h") == 0))
+			return command_help(name);
 		if (c->needs_id && !have_id) {
 			fprintf(stderr, "ringctl: %s needs -n ID\n", name);
 			return EXIT_USAGE;

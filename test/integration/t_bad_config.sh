@@ -344,6 +344,17 @@ for args in "" "bogus" "-c $T/good.ini status" "-c $T/good.ini -n 1 run" "-n 1 s
 	((rc == 2)) || fail "ringctl $args exited $rc, want 2"
 done
 timeout $SAFETY_S "$RINGCTL" --help | grep -q 'fenced-append' || fail "ringctl --help does not list fenced-append"
+# Each command of ringctl's table has its own help, on stdout, exit 0, with
+# no -n or -c asked first: its synopsis and what it does (issue 30).
+cmds=$(sed -n '/} commands\[\] = {/,/^};/p' "$ROOT/ring/ctl/ringctl.c" | grep -oP '^\s*\{"\K[a-z-]+(?=")')
+[[ -n $cmds ]] || fail "no command table in ring/ctl/ringctl.c"
+for c in $cmds; do
+	out=$(timeout $SAFETY_S "$RINGCTL" "$c" --help 2>"$T/help.err")
+	rc=$?
+	((rc == 0)) && [[ $(head -n 1 <<<"$out") == "usage: ringctl "*"$c"* && ! -s $T/help.err ]] ||
+		fail "ringctl $c --help: exit $rc, '$(head -n 1 <<<"$out")', stderr '$(cat "$T/help.err")'"
+	(($(grep -c '^usage: \|^       ringctl' <<<"$out") <= 2)) || fail "ringctl $c --help printed every command's usage"
+done
 # A file that is not there: line 0.
 out=$(timeout $SAFETY_S "$RINGD" -c "$T/none.ini" -n 1 2>&1)
 rc=$?
