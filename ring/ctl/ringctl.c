@@ -682,6 +682,7 @@ struct grant {
 	/* Renewal: RENEW every renew_every ms, the next at renew_at; the
 	 * last one sent at renew_sent (0: none unanswered). */
 	uint64_t renew_every, renew_at, renew_sent;
+	bool revoked; /* the member said REVOKED, or went away */
 };
 
 /* Starts CMD as a job (job.c) with RING_FENCE, RING_EPOCH, RING_NODE,
@@ -734,6 +735,7 @@ static bool member_says(int fd, struct line_reader *r, struct grant *g, char *wh
 			return false;
 		if (n <= 0) {
 			snprintf(why, whylen, "lease lost (member went away)");
+			g->revoked = true;
 			return true;
 		}
 		unsigned long long fence, left;
@@ -748,6 +750,7 @@ static bool member_says(int fd, struct line_reader *r, struct grant *g, char *wh
 			continue;
 		}
 		if (strncmp(line, "REVOKED", 7) == 0) {
+			g->revoked = true;
 			uint64_t held = mono_ms() - g->granted_at;
 			if (g->max_hold_ms && held + 50 >= g->max_hold_ms)
 				snprintf(why, whylen, "lease lost (%s: max_hold_ms = %u reached)", line,
@@ -860,6 +863,26 @@ static void release(int fd, struct line_reader *r)
 	}
 }
 
+/* Our own clock ended the grant (it runs a RENEW's transit ahead of the
+ * member's): wait a little for the member's REVOKED before closing, so
+ * that the member ends the grant by its lease (lease_expired) rather than
+ * by our hanging up. A member that is stalled does not answer: bounded. */
+static void await_revoked(int fd, struct line_reader *r)
+{
+	char line[1024];
+	uint64_t until = mono_ms() + 250;
+	while (mono_ms() < until) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		int n = read_line(fd, r, line, sizeof line);
+		if (n == -2)
+			continue;
+		if (n <= 0 || strncmp(line, "REVOKED", 7) == 0)
+			return;
+	}
+}
+
 static int cmd_run(const struct ring_conf *conf, uint16_t id, const struct run_opts *o,
 		   char **cmd)
 {
@@ -893,6 +916,8 @@ static int cmd_run(const struct ring_conf *conf, uint16_t id, const struct run_o
 	bool lost = watch_job(&g, fd, &r, &job, cmd[0]);
 	ring_job_end(&job);
 	if (lost) {
+		if (!g.revoked)
+			await_revoked(fd, &r);
 		close(fd);
 		return EXIT_LEASE_LOST;
 	}
