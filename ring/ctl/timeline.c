@@ -1,9 +1,11 @@
 /* `ringctl timeline`: from members' JSON logs to one SVG that any browser
  * opens (no script, no external resource). Each element carries a stable
- * class ("cs", "hold", "regen", "crash", ...) that the tests count. Memory
- * and output stay bounded whatever the logs' size: every lane keeps a fixed
- * number of pixel-column buckets, and a lane with more events than it can
- * draw one by one is drawn from its buckets instead. */
+ * class ("cs", "hold", "regen", "crash", ...) that the tests count. Crashes
+ * and parked stretches are drawn as trace reads them (trace.h's view: a
+ * few words per grant, park and fault). The drawing's memory and output
+ * stay bounded whatever the logs' size: every lane keeps a fixed number of
+ * pixel-column buckets, and a lane with more events than it can draw one
+ * by one is drawn from its buckets instead. */
 #include "ctl/timeline.h"
 
 #include <errno.h>
@@ -15,6 +17,7 @@
 
 #include "core/err.h"
 #include "ctl/logread.h"
+#include "ctl/trace.h"
 
 /* ---- the picture's geometry ---- */
 
@@ -27,10 +30,6 @@
 #define TIP_MAX 120      /* bytes of a point's tooltip */
 #define RUNS_MAX 256     /* runs (start to stop or crash) drawn per lane */
 #define NOTES_MAX 200    /* notes (lines naming no member) drawn */
-/* A run that ends without node_stop this long before the logs' end is a
- * crash; closer to the end it may still be running (its log still being
- * written), and the lane is drawn open. */
-#define OPEN_SLACK_US 2000000u
 
 /* The point marks, with their class names, legend text and colours. */
 #define MARKS(X)                                                        \
@@ -131,6 +130,7 @@ struct note {
 
 struct tl {
 	const struct ring_timeline_opts *o;
+	struct ring_trace_view *view; /* trace's reading: crashes, parks */
 	uint64_t first, last, from, to;
 	bool any;
 	uint16_t *index; /* member id -> lane + 1 */
@@ -364,10 +364,25 @@ static void end_run(struct tl *tl, struct lane *l, uint64_t t, int how)
 	end_hold(tl, l, t);
 	if (l->up && l->nruns < RUNS_MAX && t >= tl->from && l->run_start <= tl->to)
 		l->runs[l->nruns++] = (struct run){l->run_start, t, how};
-	if (how == END_CRASH)
-		add_point(tl, l, M_CRASH, t, 0, NULL,
-			  "crash: the log ends here without node_stop (kill -9, power, OOM)");
+	if (how == END_CRASH) {
+		char tip[TIP_MAX];
+		snprintf(tip, sizeof tip, "crash: dated by the others' logs; its own log ends %.3f s "
+			 "before, without node_stop (kill -9, power, OOM)",
+			 (double)(t - l->last_ts) / 1e6);
+		add_point(tl, l, M_CRASH, t, 0, NULL, tip);
+	}
 	l->up = false;
+}
+
+/* The lane's run ends with its log (a restart follows, or the files end):
+ * a crash where trace dates one, else still running. */
+static void end_unstopped(struct tl *tl, struct lane *l)
+{
+	uint64_t at;
+	if (ring_trace_view_crashed(tl->view, l->id, l->last_ts, &at))
+		end_run(tl, l, at > l->last_ts ? at : l->last_ts, END_CRASH);
+	else
+		end_run(tl, l, l->last_ts, END_OPEN);
 }
 
 static enum mark mark_of(const char *ev)
@@ -397,10 +412,10 @@ static int draw_record(struct tl *tl, const struct ring_logrec *r)
 	uint64_t t = r->ts, v = 0;
 	/* ringd logs a line or two before node_start (main.c: auth_off): such
 	 * a line belongs to the next run, not to one that died before it. */
-	bool preamble = strcmp(ev, "auth_off") == 0;
+	bool preamble = strcmp(ev, "auth_off") == 0 || strcmp(ev, "auth_key") == 0;
 	if (strcmp(ev, "node_start") == 0) {
 		if (l->up && l->started)
-			end_run(tl, l, l->last_ts, END_CRASH); /* started again: it had died */
+			end_unstopped(tl, l); /* started again: it had died */
 		if (!l->up)
 			l->run_start = t;
 		l->up = l->started = true;
@@ -421,10 +436,11 @@ static int draw_record(struct tl *tl, const struct ring_logrec *r)
 	} else if (strcmp(ev, "token_pass") == 0) {
 		end_hold(tl, l, t);
 	} else if (strcmp(ev, "token_park") == 0 && !l->hops) {
-		l->holding = true; /* parked here: surely held, -v or not */
-		l->hold_start = t;
-	} else if (strcmp(ev, "token_unpark") == 0 && !l->hops) {
-		end_hold(tl, l, t);
+		/* Parked here, heartbeating, until trace's reading ends it
+		 * (an unpark, a crash, the token seen elsewhere: trace_gaps.c). */
+		uint64_t end;
+		if (ring_trace_view_park_end(tl->view, l->id, t, &end))
+			add_span(tl, l, S_HOLD, t, end, 0, false);
 	} else if (strcmp(ev, "cs_enter") == 0) {
 		end_cs(tl, l, t, false);
 		l->in_cs = true;
@@ -728,7 +744,10 @@ static void draw_lane(FILE *f, struct tl *tl, const struct lane *l, double y, do
 	fputs("</g>\n", f);
 }
 
-static void draw_legend(FILE *f, double y)
+/* The legend: the spans, the marks, and the dashed line of a note (a line
+ * naming no member: faults.log's) when there are notes. Without F it only
+ * counts the rows it takes. */
+static int draw_legend(FILE *f, double y, bool notes)
 {
 	static const struct {
 		const char *cls, *text;
@@ -737,11 +756,15 @@ static void draw_legend(FILE *f, double y)
 		     {"k-cs", "client in the critical region"}};
 	double x = LEFT;
 	int row = 0;
-	fputs("<g class=\"legend\">\n", f);
-	for (size_t i = 0; i < 3 + M_COUNT; i++) {
+	if (f)
+		fputs("<g class=\"legend\">\n", f);
+	for (size_t i = 0; i < 3 + (size_t)M_COUNT + notes; i++) {
 		const char *cls = i < 3 ? spans[i].cls : NULL, *text = i < 3 ? spans[i].text : NULL;
 		char kc[32];
-		if (i >= 3) {
+		if (i >= 3 + M_COUNT) {
+			cls = NULL;
+			text = "fault (faults.log)";
+		} else if (i >= 3) {
 			snprintf(kc, sizeof kc, "k-%s", marks[i - 3].cls);
 			cls = kc;
 			text = marks[i - 3].text;
@@ -752,12 +775,19 @@ static void draw_legend(FILE *f, double y)
 			row++;
 		}
 		double yy = y + row * 18;
-		fprintf(f, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"10\"/>"
-			   "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-			cls, x, yy, x + 16, yy + 9, text);
+		if (f && cls)
+			fprintf(f, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"10\"/>",
+				cls, x, yy);
+		else if (f)
+			fprintf(f, "<line class=\"note k-note\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+				   "y2=\"%.1f\"/>", x + 6, yy - 1, x + 6, yy + 11);
+		if (f)
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 16, yy + 9, text);
 		x += w + 12;
 	}
-	fputs("</g>\n", f);
+	if (f)
+		fputs("</g>\n", f);
+	return row + 1;
 }
 
 static void write_style(FILE *f)
@@ -783,7 +813,7 @@ static int render(struct tl *tl, FILE *f)
 	double lh = lane_height(tl->nlanes), gap = 4;
 	double lanes_h = (double)tl->nlanes * (lh + gap);
 	double legend_y = TOP + lanes_h + 24;
-	int legend_rows = 3;
+	int legend_rows = draw_legend(NULL, 0, tl->nnotes > 0);
 	double height = legend_y + legend_rows * 18 + 10;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
@@ -819,7 +849,7 @@ static int render(struct tl *tl, FILE *f)
 		esc(f, tl->notes[i].tip, TIP_MAX);
 		fputs("</title></line>\n", f);
 	}
-	draw_legend(f, legend_y);
+	draw_legend(f, legend_y, tl->nnotes > 0);
 	fputs("</svg>\n", f);
 	return ferror(f) ? -RING_EIO : 0;
 }
@@ -880,16 +910,13 @@ static int alloc_lanes(struct tl *tl, char *err, size_t errlen)
 	return 0;
 }
 
-/* A member still up when its log ends crashed, unless its log ends so
- * near the others' that it may still be running. */
+/* A member still up when its log ends crashed if the others' logs say so
+ * (trace_faults.c), else it may still be running. */
 static void end_open_runs(struct tl *tl)
 {
-	for (size_t i = 0; i < tl->nlanes; i++) {
-		struct lane *l = &tl->lanes[i];
-		if (l->up)
-			end_run(tl, l, l->last_ts,
-				tl->last - l->last_ts > OPEN_SLACK_US ? END_CRASH : END_OPEN);
-	}
+	for (size_t i = 0; i < tl->nlanes; i++)
+		if (tl->lanes[i].up)
+			end_unstopped(tl, &tl->lanes[i]);
 }
 
 /* The picture into the file OUT; *SIZE its length in bytes. */
@@ -919,9 +946,13 @@ int ring_timeline_write(const char *const *files, size_t n, const struct ring_ti
 		return -RING_ENOMEM;
 	}
 	tl->o = opts;
-	/* Two passes over the files: the lanes and their buckets are sized
-	 * by what the first one finds in all of them. */
-	int rc = each_record(tl, files, n, survey, err, errlen);
+	/* Trace's reading first, then two passes over the files: the lanes
+	 * and their buckets are sized by what the first one finds. */
+	int rc = 0;
+	if (!(tl->view = ring_trace_view_read(files, n, err, errlen)))
+		rc = -RING_EIO;
+	if (rc == 0)
+		rc = each_record(tl, files, n, survey, err, errlen);
 	if (rc == 0 && !tl->any) {
 		snprintf(err, errlen, "no log records in the files given");
 		rc = -RING_EIO;
@@ -949,6 +980,7 @@ int ring_timeline_write(const char *const *files, size_t n, const struct ring_ti
 		};
 	}
 out:
+	ring_trace_view_free(tl->view);
 	free_tl(tl);
 	free(tl);
 	return rc;

@@ -15,6 +15,7 @@
 #include "core/err.h"
 #include "core/node.h"
 #include "ctl/trace_faults.h"
+#include "ctl/trace_gaps.h"
 
 #define LIST_MAX 8 /* incidents of each kind printed in full */
 #define FAULT_JSON_MAX 1000 /* faults listed one by one in --json */
@@ -34,6 +35,10 @@ enum kind {
 	K_NODE_START,
 	K_NODE_STOP,
 	K_FAULT,
+	K_PARK,      /* token_park: the token stays here, heartbeating */
+	K_PARK_END,  /* what ends a park here: unpark, leave_done, no_quorum */
+	K_LOSS,      /* loss_suspect */
+	K_PREAMBLE,  /* ringd's lines before node_start: of the next life */
 };
 
 /* What the checker makes of a core event; the names come from the core's
@@ -61,6 +66,14 @@ static enum kind core_kind(enum ring_log_event ev)
 		return K_STALE_DROP;
 	case RING_LOG_PAUSE_DETECTED:
 		return K_PAUSE;
+	case RING_LOG_TOKEN_PARK:
+		return K_PARK;
+	case RING_LOG_TOKEN_UNPARK:
+	case RING_LOG_LEAVE_DONE:
+	case RING_LOG_NO_QUORUM:
+		return K_PARK_END;
+	case RING_LOG_LOSS_SUSPECT:
+		return K_LOSS;
 	default:
 		return K_OTHER;
 	}
@@ -75,6 +88,8 @@ static const struct {
 	{"node_start", K_NODE_START},
 	{"node_stop", K_NODE_STOP},
 	{"fault", K_FAULT},
+	{"auth_key", K_PREAMBLE},
+	{"auth_off", K_PREAMBLE},
 };
 
 /* EV's kind; *CORE is its core event, or -1. */
@@ -111,8 +126,7 @@ struct fault {
 struct tracer {
 	struct grant *g;
 	size_t ng, capg;
-	uint64_t *seen; /* times the token was seen anywhere */
-	size_t nseen, capseen;
+	struct ring_trace_gaps *gaps; /* where the token was seen alive */
 	struct fault *f;
 	size_t nf, capf;
 	uint64_t first, last;
@@ -120,7 +134,7 @@ struct tracer {
 	size_t nepochs;
 	bool nodes[65536];
 	struct ring_trace_faults *faults;
-	bool faults_oom; /* the fault inference ran out of memory */
+	bool faults_oom; /* the fault inference (or the gaps') ran out of memory */
 	struct ring_trace_result *res;
 	const struct ring_trace_opts *opts;
 	FILE *out;
@@ -180,6 +194,7 @@ struct record {
 	enum kind kind;
 	uint32_t node, epoch;
 	uint64_t seq, fence, known;
+	uint64_t hb_ms;    /* node_start's heartbeat_ms */
 	int core;          /* its core event, or -1 */
 	uint64_t field[3]; /* the core event's fields, by RING_LOG_EVENTS */
 	char what[64];     /* a fault's */
@@ -208,6 +223,7 @@ static bool parse_line(const char *line, size_t len, struct record *r)
 	r->seq = num(o, "seq");
 	r->fence = num(o, "fence");
 	r->known = num(o, "known");
+	r->hb_ms = num(o, "heartbeat_ms");
 	const char *what = json_string_value(json_object_get(o, "what"));
 	snprintf(r->what, sizeof r->what, "%s", what ? what : "?");
 	json_decref(o);
@@ -225,10 +241,16 @@ struct member_log {
 	ssize_t open;        /* index of its grant still in progress, or -1 */
 };
 
-static void note_seen(struct tracer *tr, uint64_t t)
+static void note_seen_to(struct tracer *tr, uint32_t node, uint64_t t, uint32_t to)
 {
-	if (grow((void **)&tr->seen, &tr->capseen, tr->nseen, sizeof *tr->seen))
-		tr->seen[tr->nseen++] = t;
+	if (ring_trace_gaps_seen(tr->gaps, node, t, to) < 0)
+		tr->faults_oom = true;
+}
+
+static void note_seen(struct tracer *tr, uint32_t node, uint64_t t)
+{
+	if (ring_trace_gaps_seen(tr->gaps, node, t, 0) < 0)
+		tr->faults_oom = true;
 }
 
 static void apply_grant(struct tracer *tr, struct member_log *m, const struct record *r)
@@ -255,7 +277,7 @@ static void apply_grant(struct tracer *tr, struct member_log *m, const struct re
 	g->order = m->order;
 	m->open = (ssize_t)tr->ng++;
 	res->grants++;
-	note_seen(tr, r->t);
+	note_seen(tr, r->node, r->t);
 }
 
 /* What any event tells: the span of the logs, the members and epochs they
@@ -285,14 +307,15 @@ static void apply_grant_end(struct tracer *tr, struct member_log *m, const struc
 		tr->g[m->open].end = r->t;
 		tr->g[m->open].ended = true;
 		m->open = -1;
-		note_seen(tr, r->t);
+		note_seen(tr, r->node, r->t);
 	}
 }
 
 /* node_start: a restart. Whatever was in progress died with the old
- * process, at the latest at its last word. */
-static void apply_restart(struct tracer *tr, struct member_log *m)
+ * process, at its last word or later (crash_ends: as the others tell). */
+static void apply_restart(struct tracer *tr, struct member_log *m, const struct record *r)
 {
+	(void)ring_trace_gaps_life_end(tr->gaps, r->node, m->last_t);
 	if (m->open >= 0)
 		tr->g[m->open].end = m->last_t;
 	m->open = -1;
@@ -309,6 +332,34 @@ static void note_fault(struct tracer *tr, const struct record *r)
 	}
 }
 
+/* What a line tells of where the token stays (trace_gaps.c): from its
+ * arrival (or park) to its departure, heartbeating, unlogged. */
+static void apply_park(struct tracer *tr, const struct record *r)
+{
+	int rc = 0;
+	switch (r->kind) {
+	case K_PARK:
+	case K_TOKEN_RECV:
+	case K_TOKEN_REGEN:
+		rc = ring_trace_gaps_park(tr->gaps, r->node, r->t);
+		break;
+	case K_TOKEN_PASS:
+	case K_PARK_END:
+	case K_NODE_STOP:
+		rc = ring_trace_gaps_unpark(tr->gaps, r->node, r->t);
+		break;
+	case K_LOSS:
+		/* It heard the token silent_ms ago: alive then. */
+		if (r->field[0] && r->field[0] * 1000 <= r->t)
+			rc = ring_trace_gaps_silence(tr->gaps, r->node, r->t - r->field[0] * 1000);
+		break;
+	default:
+		break;
+	}
+	if (rc < 0)
+		tr->faults_oom = true;
+}
+
 /* Counts and places one event of a member's log. */
 static void apply(struct tracer *tr, struct member_log *m, const struct record *r)
 {
@@ -318,13 +369,13 @@ static void apply(struct tracer *tr, struct member_log *m, const struct record *
 	case K_TOKEN_RECV:
 		m->cur_epoch = r->epoch;
 		m->cur_seq = (int64_t)r->seq;
-		note_seen(tr, r->t);
+		note_seen(tr, r->node, r->t);
 		break;
 	case K_TOKEN_PASS:
-		note_seen(tr, r->t);
+		note_seen_to(tr, r->node, r->t, (uint32_t)r->field[0]);
 		break;
 	case K_TOKEN_REGEN:
-		note_seen(tr, r->t);
+		note_seen(tr, r->node, r->t);
 		res->regenerations++;
 		m->cur_epoch = r->epoch;
 		m->cur_seq = 0;
@@ -350,7 +401,7 @@ static void apply(struct tracer *tr, struct member_log *m, const struct record *
 		apply_grant_end(tr, m, r);
 		break;
 	case K_NODE_START:
-		apply_restart(tr, m);
+		apply_restart(tr, m, r);
 		break;
 	case K_FAULT:
 		note_fault(tr, r);
@@ -358,7 +409,9 @@ static void apply(struct tracer *tr, struct member_log *m, const struct record *
 	default:
 		break;
 	}
-	m->last_t = r->t;
+	apply_park(tr, r);
+	if (r->kind != K_PREAMBLE)
+		m->last_t = r->t;
 }
 
 /* The same line, to the fault inference. */
@@ -374,7 +427,10 @@ static void to_faults(struct tracer *tr, const struct record *r)
 						  : RING_TRACE_SHELL_NONE,
 		.field = {r->field[0], r->field[1], r->field[2]},
 		.what = r->what,
+		.hb_ms = r->hb_ms,
 	};
+	if (r->kind == K_PREAMBLE)
+		return; /* of the life its node_start begins, which tells more */
 	if (ring_trace_faults_line(tr->faults, &l) < 0)
 		tr->faults_oom = true;
 }
@@ -441,9 +497,11 @@ static int read_file(struct tracer *tr, const char *path, char *err, size_t errl
 		to_faults(tr, &r);
 	}
 	ring_trace_faults_end_file(tr->faults);
-	for (size_t i = 0; i < fm.n; i++)
+	for (size_t i = 0; i < fm.n; i++) {
+		(void)ring_trace_gaps_life_end(tr->gaps, fm.node[i], fm.m[i].last_t);
 		if (fm.m[i].open >= 0)
 			tr->g[fm.m[i].open].end = fm.m[i].last_t;
+	}
 	free(fm.m);
 	free(fm.node);
 	free(line);
@@ -505,12 +563,6 @@ static int by_start(const void *a, const void *b)
 {
 	const struct grant *x = a, *y = b;
 	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int by_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
 }
 
 static double rel(const struct tracer *tr, uint64_t t)
@@ -580,38 +632,50 @@ static void check_overlaps(struct tracer *tr)
 	}
 }
 
-/* A critical region in progress is the token at its holder, heartbeats
- * or not (they are not logged). */
-static bool held_throughout(const struct tracer *tr, uint64_t from, uint64_t to)
+/* A critical region its log does not end (no cs_exit: the member died in
+ * it) lasted until the crash, as the others' logs date it. */
+static void crash_ends(struct tracer *tr)
 {
-	for (size_t i = 0; i < tr->ng; i++)
-		if (tr->g[i].start <= from && tr->g[i].end >= to)
-			return true;
-	return false;
-}
-
-static void check_gaps(struct tracer *tr)
-{
-	struct ring_trace_result *res = tr->res;
-	if (tr->nseen > 1)
-		qsort(tr->seen, tr->nseen, sizeof *tr->seen, by_u64);
-	uint64_t limit = tr->opts->gap_ms * 1000;
-	for (size_t i = 1; i < tr->nseen; i++) {
-		uint64_t d = tr->seen[i] - tr->seen[i - 1];
-		if (d <= limit || held_throughout(tr, tr->seen[i - 1], tr->seen[i]))
-			continue;
-		res->gaps++;
-		if (d > res->longest_gap_us)
-			res->longest_gap_us = d;
-		if (res->gaps <= LIST_MAX && !tr->opts->json)
-			fprintf(tr->out, "no token seen for %.3f s from %.3f s\n", (double)d / 1e6,
-				rel(tr, tr->seen[i - 1]));
+	uint64_t at;
+	for (size_t i = 0; i < tr->ng; i++) {
+		struct grant *g = &tr->g[i];
+		if (!g->ended && ring_trace_faults_crashed(tr->faults, g->node, g->start, &at) &&
+		    at > g->end) {
+			g->end = at;
+			note_seen(tr, g->node, at);
+		}
 	}
 }
 
+static void print_gap(void *arg, uint64_t from, uint64_t len)
+{
+	struct tracer *tr = arg;
+	if (tr->res->gaps < LIST_MAX && !tr->opts->json)
+		fprintf(tr->out, "no token seen for %.3f s from %.3f s\n", (double)len / 1e6,
+			rel(tr, from));
+	tr->res->gaps++;
+}
+
+/* A critical region in progress, or a parked token, is the token at its
+ * holder, heartbeats or not (they are not logged): trace_gaps.c. */
+static int check_gaps(struct tracer *tr)
+{
+	struct ring_trace_span *held = malloc((tr->ng + 1) * sizeof *held);
+	if (!held)
+		return -RING_ENOMEM;
+	for (size_t i = 0; i < tr->ng; i++)
+		held[i] = (struct ring_trace_span){tr->g[i].start, tr->g[i].end};
+	tr->res->gaps = 0;
+	long n = ring_trace_gaps_check(tr->gaps, tr->faults, tr->last, held, tr->ng,
+				       tr->opts->gap_ms * 1000, &tr->res->longest_gap_us, print_gap, tr);
+	free(held);
+	return n < 0 ? (int)n : 0;
+}
+
 /* Every fault, from faults.log or inferred from the logs (trace_faults.c),
- * with the time to the next grant anywhere. */
-static int check_faults(struct tracer *tr)
+ * with the time to the next grant anywhere: resolved before the checks
+ * (a crash ends its member's region and park), printed after them. */
+static int resolve_faults(struct tracer *tr)
 {
 	struct ring_trace_result *res = tr->res;
 	struct ring_trace_fault_totals tot;
@@ -625,8 +689,6 @@ static int check_faults(struct tracer *tr)
 	res->faults_inferred = tot.inferred;
 	res->faults_unrecovered = tot.unrecovered;
 	res->slowest_recovery_us = tot.slowest_us;
-	if (!tr->opts->json)
-		ring_trace_faults_print(tr->faults, tr->first, LIST_MAX, tr->out);
 	return 0;
 }
 
@@ -701,21 +763,31 @@ static void report(struct tracer *tr)
 		r->violation ? "VIOLATION" : "OK: mutual exclusion and fencing held");
 }
 
-int ring_trace_check(const char *const *files, size_t n, const struct ring_trace_opts *opts,
-		     FILE *out, struct ring_trace_result *res, char *err, size_t errlen)
+static void tracer_free(struct tracer *tr)
 {
-	struct ring_trace_result local;
-	if (!res)
-		res = &local;
-	memset(res, 0, sizeof *res);
+	if (!tr)
+		return;
+	ring_trace_faults_free(tr->faults);
+	ring_trace_gaps_free(tr->gaps);
+	free(tr->g);
+	free(tr->f);
+	free(tr);
+}
+
+/* Reads FILES and resolves their faults into *TRP. Returns 0, or
+ * -RING_EIO or -RING_ENOMEM with ERR set. */
+static int tracer_read(const char *const *files, size_t n, const struct ring_trace_opts *opts,
+		       FILE *out, struct ring_trace_result *res, struct tracer **trp, char *err,
+		       size_t errlen)
+{
 	struct tracer *tr = calloc(1, sizeof *tr);
-	if (!tr) {
-		snprintf(err, errlen, "out of memory");
-		return -RING_ENOMEM;
+	*trp = NULL;
+	if (tr) {
+		tr->faults = ring_trace_faults_new();
+		tr->gaps = ring_trace_gaps_new();
 	}
-	tr->faults = ring_trace_faults_new();
-	if (!tr->faults) {
-		free(tr);
+	if (!tr || !tr->faults || !tr->gaps) {
+		tracer_free(tr);
 		snprintf(err, errlen, "out of memory");
 		return -RING_ENOMEM;
 	}
@@ -727,26 +799,98 @@ int ring_trace_check(const char *const *files, size_t n, const struct ring_trace
 		rc = read_file(tr, files[i], err, errlen);
 		res->files++;
 	}
-	if (rc == 0) {
-		end_at_faults(tr);
-		check_fences(tr);
-		check_overlaps(tr);
-		check_gaps(tr);
-		if (tr->faults_oom || check_faults(tr) < 0) {
-			snprintf(err, errlen, "out of memory");
-			rc = -RING_ENOMEM;
-			goto out;
-		}
-		res->violation = res->dup_fences || res->backwards || res->stale_grants ||
-				 (res->overlaps && !opts->allow_overlap);
-		report(tr);
-		rc = res->violation ? 1 : 0;
+	if (rc == 0 && (tr->faults_oom || resolve_faults(tr) < 0)) {
+		snprintf(err, errlen, "out of memory");
+		rc = -RING_ENOMEM;
 	}
-out:
-	ring_trace_faults_free(tr->faults);
-	free(tr->g);
-	free(tr->seen);
-	free(tr->f);
-	free(tr);
-	return rc;
+	if (rc < 0) {
+		tracer_free(tr);
+		return rc;
+	}
+	*trp = tr;
+	return 0;
+}
+
+struct ring_trace_view {
+	struct tracer *tr;
+};
+
+static void no_gap(void *arg, uint64_t from, uint64_t len)
+{
+	(void)arg, (void)from, (void)len;
+}
+
+struct ring_trace_view *ring_trace_view_read(const char *const *files, size_t n, char *err,
+					     size_t errlen)
+{
+	static const struct ring_trace_opts quiet = {.json = true}; /* prints nothing */
+	struct ring_trace_view *v = calloc(1, sizeof *v);
+	struct ring_trace_result *res = calloc(1, sizeof *res);
+	if (!v || !res || tracer_read(files, n, &quiet, NULL, res, &v->tr, err, errlen) < 0) {
+		if (!v || !res)
+			snprintf(err, errlen, "out of memory");
+		free(v);
+		free(res);
+		return NULL;
+	}
+	crash_ends(v->tr);
+	uint64_t longest;
+	if (ring_trace_gaps_check(v->tr->gaps, v->tr->faults, v->tr->last, NULL, 0, UINT64_MAX, &longest,
+				  no_gap, NULL) < 0 || v->tr->faults_oom) {
+		snprintf(err, errlen, "out of memory");
+		ring_trace_view_free(v);
+		return NULL;
+	}
+	return v;
+}
+
+void ring_trace_view_free(struct ring_trace_view *v)
+{
+	if (!v)
+		return;
+	if (v->tr)
+		free(v->tr->res);
+	tracer_free(v->tr);
+	free(v);
+}
+
+bool ring_trace_view_crashed(const struct ring_trace_view *v, uint32_t node, uint64_t t,
+			     uint64_t *at)
+{
+	return ring_trace_faults_crashed(v->tr->faults, node, t, at);
+}
+
+bool ring_trace_view_park_end(const struct ring_trace_view *v, uint32_t node, uint64_t t,
+			      uint64_t *end)
+{
+	return ring_trace_gaps_park_end(v->tr->gaps, node, t, end);
+}
+
+int ring_trace_check(const char *const *files, size_t n, const struct ring_trace_opts *opts,
+		     FILE *out, struct ring_trace_result *res, char *err, size_t errlen)
+{
+	struct ring_trace_result local;
+	if (!res)
+		res = &local;
+	memset(res, 0, sizeof *res);
+	struct tracer *tr;
+	int rc = tracer_read(files, n, opts, out, res, &tr, err, errlen);
+	if (rc < 0)
+		return rc;
+	crash_ends(tr);
+	end_at_faults(tr);
+	check_fences(tr);
+	check_overlaps(tr);
+	if (check_gaps(tr) < 0 || tr->faults_oom) {
+		snprintf(err, errlen, "out of memory");
+		tracer_free(tr);
+		return -RING_ENOMEM;
+	}
+	if (!opts->json)
+		ring_trace_faults_print(tr->faults, tr->first, LIST_MAX, tr->out);
+	res->violation = res->dup_fences || res->backwards || res->stale_grants ||
+			 (res->overlaps && !opts->allow_overlap);
+	report(tr);
+	tracer_free(tr);
+	return res->violation ? 1 : 0;
 }

@@ -35,4 +35,25 @@ struct ring_trace_result {
 int ring_trace_check(const char *const *files, size_t n, const struct ring_trace_opts *opts,
 		     FILE *out, struct ring_trace_result *res, char *err, size_t errlen);
 
+/* What `ringctl timeline` draws by trace's reading of the logs: when a
+ * member crashed (trace_faults.c) and how long a parked token stayed
+ * parked (trace_gaps.c). */
+struct ring_trace_view;
+
+/* Reads FILES as ring_trace_check does, printing nothing. NULL with ERR
+ * set when a file cannot be read or memory runs out. */
+struct ring_trace_view *ring_trace_view_read(const char *const *files, size_t n, char *err,
+					     size_t errlen);
+void ring_trace_view_free(struct ring_trace_view *v);
+
+/* Whether NODE's life that T falls in ended in a crash the logs confirm,
+ * and when (*AT). */
+bool ring_trace_view_crashed(const struct ring_trace_view *v, uint32_t node, uint64_t t,
+			     uint64_t *at);
+
+/* The end of the park NODE began at T (its token_park), into *END; false
+ * if there is none. */
+bool ring_trace_view_park_end(const struct ring_trace_view *v, uint32_t node, uint64_t t,
+			      uint64_t *end);
+
 #endif

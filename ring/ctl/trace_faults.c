@@ -46,6 +46,9 @@ struct sig {
 struct life {
 	uint32_t node;
 	uint64_t first_t, last_t, restart_t;
+	uint64_t hb_ms;    /* its heartbeat_ms (node_start), 0 if unknown */
+	uint64_t crash_t;  /* when it crashed, if it did (judge_life) */
+	bool crashed;
 	bool stopped, holding;
 	bool lived; /* it started, or logged a core event: not just ringd's preamble */
 	bool started; /* its file shows its node_start */
@@ -54,6 +57,7 @@ struct life {
 struct sight {
 	uint64_t t;
 	uint32_t node;
+	uint32_t to; /* a token_pass's: the hop that gave that member the token */
 };
 
 struct grant_at {
@@ -192,7 +196,8 @@ static int sighted(struct ring_trace_faults *fs, const struct ring_trace_line *l
 {
 	if (!grow((void **)&fs->si, &fs->capsi, fs->nsi, sizeof *fs->si))
 		return -RING_ENOMEM;
-	fs->si[fs->nsi++] = (struct sight){l->t, l->node};
+	uint32_t to = l->core == RING_LOG_TOKEN_PASS ? (uint32_t)l->field[0] : 0;
+	fs->si[fs->nsi++] = (struct sight){l->t, l->node, to};
 	return 0;
 }
 
@@ -381,8 +386,10 @@ int ring_trace_faults_line(struct ring_trace_faults *fs, const struct ring_trace
 	}
 	if (l->shell == RING_TRACE_SHELL_START || l->core >= 0)
 		fs->cur.lived = true;
-	if (l->shell == RING_TRACE_SHELL_START)
+	if (l->shell == RING_TRACE_SHELL_START) {
 		fs->cur.started = true;
+		fs->cur.hb_ms = l->hb_ms;
+	}
 	if (l->core >= 0 && (rc = core_line(fs, l)) < 0)
 		return rc;
 	if (l->t > fs->cur.last_t)
@@ -500,7 +507,9 @@ static bool token_seen_elsewhere(const struct ring_trace_faults *fs, uint32_t no
 	for (size_t i = lo, k = 0; i < fs->nsi && fs->si[i].t < until; i++, k++) {
 		if (k >= SCAN_MAX)
 			return true; /* a busy ring: the token surely moved on */
-		if (fs->si[i].node != node)
+		/* The pass that gave NODE the token may be logged after
+		 * NODE's token_recv: it is not the token elsewhere. */
+		if (fs->si[i].node != node && fs->si[i].to != node)
 			return true;
 	}
 	return false;
@@ -570,10 +579,16 @@ static uint64_t skipped_at(const struct ring_trace_faults *fs, const struct cras
 
 /* Whether the token died with NODE, holder at its last word TL: the next
  * sign of the ring is a loss another member suspects, with no token seen
- * anywhere between. */
+ * anywhere between. Then *HEARD is the latest time another member heard
+ * the token alive (a suspicion's time less its silent_ms), over the
+ * suspicions of that silence: the holder's last heartbeat that arrived;
+ * *FIRST is the first of those suspicions. */
 static bool lost_with(const struct ring_trace_faults *fs, const struct crash_evidence *ce,
-		      uint32_t node, uint64_t tl, uint64_t restart)
+		      uint32_t node, uint64_t tl, uint64_t restart, uint64_t *heard,
+		      uint64_t *first)
 {
+	bool lost = false;
+	*heard = *first = 0;
 	for (size_t k = first_after(fs->s, ce->losses, ce->nlo, tl), n = 0;
 	     k < ce->nlo && n < SCAN_MAX; k++, n++) {
 		const struct sig *lo = &fs->s[ce->losses[k]];
@@ -581,38 +596,65 @@ static bool lost_with(const struct ring_trace_faults *fs, const struct crash_evi
 			break;
 		if (lo->by == node)
 			continue;
-		return !token_seen_elsewhere(fs, node, tl, lo->t);
+		if (!lost) {
+			if (token_seen_elsewhere(fs, node, tl, lo->t))
+				return false;
+			lost = true;
+			*first = lo->t;
+		} else if (token_seen_elsewhere(fs, node, *first, lo->t)) {
+			break; /* a suspicion of a later silence */
+		}
+		uint64_t at = before(lo->t, lo->ms);
+		if (at > *heard)
+			*heard = at;
 	}
-	return false;
+	return lost;
+}
+
+/* When a holder whose token died with it crashed: after the last
+ * heartbeat another member heard (HEARD), and before the next was due, so
+ * half a heartbeat after it when node_start told the interval; never
+ * before its own last word TL, never after the first suspicion. */
+static uint64_t holder_crash_at(const struct life *lf, uint64_t heard, uint64_t suspected)
+{
+	uint64_t at = heard > lf->last_t ? heard : lf->last_t;
+	if (heard >= lf->last_t && lf->hb_ms)
+		at += lf->hb_ms * 1000 / 2;
+	return suspected && at > suspected ? suspected : at;
 }
 
 /* Life I, if it ended without node_stop and the logs confirm a crash,
  * becomes a crash signal. */
 static int judge_life(struct ring_trace_faults *fs, const struct crash_evidence *ce, size_t i)
 {
-	const struct life *lf = &fs->lv[i];
+	struct life *lf = &fs->lv[i];
 	if (lf->stopped)
 		return 0;
-	uint64_t tl = lf->last_t;
+	uint64_t tl = lf->last_t, heard = 0, suspected = 0;
 	uint64_t restart = next_start(fs, i);
 	uint64_t skip_start = skipped_at(fs, ce, lf->node, tl, restart);
 	bool holding = lf->holding;
-	bool lost = holding && lost_with(fs, ce, lf->node, tl, restart);
+	bool lost = holding && lost_with(fs, ce, lf->node, tl, restart, &heard, &suspected);
 	if (!restart && !skip_start && !lost)
 		return 0; /* still running when the logs end, as far as they tell */
-	/* When it began: at its last word if the token died with it
-	 * (it held it then, and nobody else showed it before the
-	 * others noticed); otherwise when the others met its absence. */
+	/* When it began: when the token died with it (it held it then,
+	 * and nobody else showed it before the others noticed), by the
+	 * heartbeats the others heard; otherwise when the others met its
+	 * absence. */
 	uint64_t noticed = skip_start ? skip_start : restart;
 	if (!lost && holding && noticed && token_seen_elsewhere(fs, lf->node, tl, noticed))
 		holding = false; /* it passed the token on unlogged (no -v) */
 	uint64_t start = tl;
-	if (!holding && !lost)
+	if (lost)
+		start = holder_crash_at(lf, heard, suspected);
+	else if (!holding)
 		start = noticed;
 	struct sig *s = add_sig(fs, S_CRASH, tl, start, lf->node, lf->node);
 	if (!s)
 		return -RING_ENOMEM;
 	s->until = restart;
+	lf->crashed = true;
+	lf->crash_t = start;
 	return 0;
 }
 
@@ -658,6 +700,10 @@ static void add_evidence(struct ring_trace_faults *fs, struct incident *in, size
 	if (!in->listed && !evidence_only(s->kind) && s->kind < fs->s[in->lead].kind) {
 		in->lead = si;
 		in->subject = s->subject;
+		/* A crash began when it did: the silences it caused began
+		 * with the last heartbeat heard, a little before. */
+		if (s->kind == S_CRASH)
+			in->start = s->start;
 	}
 }
 
@@ -815,31 +861,36 @@ static int merge(struct ring_trace_faults *fs, const size_t *order, size_t n_in)
 }
 
 /* The life of NODE that T falls in, the latest that began at or before T;
- * NULL when the logs have none. *FIRST: it is NODE's first in the logs. */
+ * NULL when the logs have none. *FIRST: it is NODE's first in the logs, or
+ * the life before it ended with node_stop (a clean start either way). */
 static const struct life *life_at(const struct ring_trace_faults *fs, uint32_t node, uint64_t t,
 				  bool *first)
 {
-	const struct life *at = NULL;
-	size_t before = 0;
+	const struct life *at = NULL, *prev = NULL;
 	for (size_t i = 0; i < fs->nl; i++) {
 		const struct life *lf = &fs->lv[i];
 		if (lf->node != node || lf->first_t > t)
 			continue;
-		before++;
-		if (!at || lf->first_t > at->first_t)
+		if (!at || lf->first_t > at->first_t) {
+			prev = at;
 			at = lf;
+		} else if (!prev || lf->first_t > prev->first_t) {
+			prev = lf;
+		}
 	}
-	*first = before == 1;
+	*first = !prev || prev->stopped;
 	return at;
 }
 
-/* Whether a signal is only the ring forming, not a fault: a member's first
- * start in the logs (its node_start is there) being admitted (member_rejoin
- * of it), or that member suspecting a loss of a silence that began before
- * any token showed anywhere in the logs: there was none yet to lose. (Its
- * own log cannot tell whether it has seen the token: without -v a member
- * that does not hold it logs nothing of it.) A member's later starts are
- * judged as usual: its crash is the fault. */
+/* Whether a signal is only a member starting, not a fault: a member in a
+ * clean start (its first in the logs, or after a node_stop: a graceful
+ * restart; its node_start is there) being admitted (member_rejoin of it),
+ * or that member suspecting a loss of a silence that began before any
+ * token showed anywhere in the logs, or before it started: there was none
+ * yet for it to lose. (Its own log cannot tell whether it has seen the
+ * token: without -v a member that does not hold it logs nothing of it.)
+ * After a crash the member's start is judged as usual: the crash is the
+ * fault. */
 static bool start_up(const struct ring_trace_faults *fs, const struct sig *s)
 {
 	uint32_t who = s->kind == S_REJOIN ? s->subject : s->kind == S_LOSS ? s->by : 0;
@@ -849,7 +900,7 @@ static bool start_up(const struct ring_trace_faults *fs, const struct sig *s)
 		return false;
 	if (s->kind == S_REJOIN)
 		return true;
-	return fs->nsi == 0 || s->start < fs->si[0].t;
+	return fs->nsi == 0 || s->start < fs->si[0].t || s->start <= lf->first_t;
 }
 
 /* Drops the ring's own start before anything is judged. */
@@ -954,6 +1005,19 @@ int ring_trace_faults_resolve(struct ring_trace_faults *fs, struct ring_trace_fa
 		return rc;
 	time_recoveries(fs, tot);
 	return 0;
+}
+
+bool ring_trace_faults_crashed(const struct ring_trace_faults *fs, uint32_t node, uint64_t t,
+			       uint64_t *at)
+{
+	for (size_t i = 0; i < fs->nl; i++) {
+		const struct life *lf = &fs->lv[i];
+		if (lf->node == node && lf->first_t <= t && t <= lf->last_t) {
+			*at = lf->crash_t;
+			return lf->crashed;
+		}
+	}
+	return false;
 }
 
 /* ---- report ---- */

@@ -20,6 +20,7 @@ struct ring_trace_line {
 	       RING_TRACE_SHELL_FAULT } shell;
 	uint64_t field[3]; /* the core event's fields, in RING_LOG_EVENTS order */
 	const char *what;  /* a fault's text (faults.log) */
+	uint64_t hb_ms;    /* node_start: the member's heartbeat_ms; 0 if not logged */
 };
 
 /* The totals trace.c reports. */
@@ -44,6 +45,14 @@ void ring_trace_faults_end_file(struct ring_trace_faults *fs);
 /* After every file: infers the faults, merges each incident's signals into
  * one fault, times each to the next grant. Returns 0 or -RING_ENOMEM. */
 int ring_trace_faults_resolve(struct ring_trace_faults *fs, struct ring_trace_fault_totals *tot);
+
+/* After resolve: whether NODE's life that T falls in (from its first line
+ * to its last) ended in a crash the logs confirm; then *AT is when the
+ * crash happened, as closely as the logs tell (docs/testing.md, "Faults
+ * and recovery"): timeline draws it there, trace ends the dead member's
+ * critical region and parked token there. */
+bool ring_trace_faults_crashed(const struct ring_trace_faults *fs, uint32_t node, uint64_t t,
+			       uint64_t *at);
 
 /* The faults, one line each (times in seconds after BASE; at most LIST_MAX
  * inferred ones printed in full, faults.log's all), to OUT. */

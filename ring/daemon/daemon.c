@@ -924,6 +924,10 @@ int ring_daemon_run(struct ring_daemon *d, char *err, size_t errlen)
 		RING_LF_N("members", d->layout->n), RING_LF_S("control", d->conf->control[d->me]),
 		/* which wire this binary speaks: what an upgrade must check */
 		RING_LF_N("wire", RING_WIRE_VERSION),
+		/* what ringctl trace dates a crash by: a holder is heard every
+		 * heartbeat_ms, missed after loss_timeout_ms */
+		RING_LF_N("heartbeat_ms", d->layout->heartbeat_ms),
+		RING_LF_N("loss_timeout_ms", d->layout->loss_timeout_ms),
 	};
 	ring_log_emit(d->log, "node_start", false, f, sizeof f / sizeof f[0]);
 	struct ring_event ev = {.type = RING_EVENT_START};

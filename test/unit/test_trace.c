@@ -200,14 +200,17 @@ static int check_text(const char *const *files, size_t n, struct ring_trace_resu
 	return rc;
 }
 
-static void test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_word(void)
+static void test_a_log_that_ends_early_is_a_crash_timed_from_the_last_heartbeat_heard(void)
 {
 	/* n1 is granted at 1.0 and says nothing more: the token died with it.
-	 * n2 suspects the loss after 500 ms of silence, regenerates and is
-	 * granted at 1.8. n2 and n3 end without node_stop too, but nothing
-	 * says they died: still running when the logs were read. */
+	 * n2 suspects the loss after 500 ms of silence (it heard the token
+	 * last at 1.1), regenerates and is granted at 1.8. n2 and n3 end
+	 * without node_stop too, but nothing says they died: still running
+	 * when the logs were read. The crash came after the last heartbeat
+	 * n2 heard, 1.1, and before the next was due: n1's node_start tells
+	 * heartbeat_ms 100, so 1.15. */
 	const char *files[] = {
-		LOG("x1", "0.5 1 node_start \"epoch\":0",
+		LOG("x1", "0.5 1 node_start \"epoch\":0,\"heartbeat_ms\":100",
 		          "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256"),
 		LOG("x2", "0.5 2 node_start \"epoch\":0",
 		          "0.6 2 loss_suspect \"silent_ms\":0,\"epoch\":0",
@@ -223,10 +226,99 @@ static void test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_
 	CU_ASSERT_EQUAL(r.faults, 1);
 	CU_ASSERT_EQUAL(r.faults_inferred, 1);
 	CU_ASSERT_EQUAL(r.faults_listed, 0);
-	CU_ASSERT_EQUAL(r.slowest_recovery_us, 800000);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 650000);
 	CU_ASSERT_EQUAL(r.incidents, 0); /* faults.log's count, unchanged */
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "inferred fault at 0.500 s: crash n1"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "next grant 0.800 s later (n2 fence 513:1)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "inferred fault at 0.650 s: crash n1"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "next grant 0.650 s later (n2 fence 513:1)"));
+	/* Its critical region lasted until then, not 0 s: no stretch
+	 * without a token from its grant to the silence. */
+	CU_ASSERT_EQUAL(r.gaps, 0);
+
+	/* Without heartbeat_ms (an older ringd), the last heartbeat heard;
+	 * with a silence that began before the holder's last word (it was
+	 * granted since), that word. */
+	const char *older[] = {
+		LOG("y1", "0.5 1 node_start \"epoch\":0",
+		          "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256"),
+		LOG("y2", "0.5 2 node_start \"epoch\":0",
+		          "1.6 2 loss_suspect \"silent_ms\":500,\"epoch\":256",
+		          "1.8 2 cs_enter \"fence\":513:1,\"epoch\":513"),
+	};
+	CU_ASSERT_EQUAL(check_text(older, 2, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 700000);
+	const char *early[] = {
+		LOG("z1", "0.5 1 node_start \"epoch\":0,\"heartbeat_ms\":100",
+		          "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256"),
+		LOG("z2", "0.5 2 node_start \"epoch\":0",
+		          "0.6 2 token_regen \"epoch\":256,\"alive\":2",
+		          "1.6 2 loss_suspect \"silent_ms\":900,\"epoch\":256",
+		          "1.8 2 cs_enter \"fence\":513:1,\"epoch\":513"),
+	};
+	CU_ASSERT_EQUAL(check_text(early, 2, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 800000);
+}
+
+/* A parked token heartbeats unlogged: the stretch from its park to the
+ * next event is no gap; a graceful restart (node_stop, node_start, its
+ * rejoin: a grant follows it, so it would be a fault of its own) is no
+ * fault; the kill of the parked holder is one, dated by the
+ * silence, and the outage after it is the one gap. */
+static void test_a_parked_token_is_alive_and_a_graceful_restart_no_fault(void)
+{
+	const char *files[] = {
+		LOG("p1", "0.5 1 node_start \"epoch\":0,\"heartbeat_ms\":100",
+		          "0.7 1 token_park \"epoch\":256,\"seq\":2,\"idle\":2",
+		          "3.0 1 cs_enter \"fence\":256:1,\"epoch\":256",
+		          "4.0 1 cs_exit \"fence\":256:1",
+		          "4.0 1 token_park \"epoch\":256,\"seq\":9,\"idle\":2",
+		          "9.0 1 member_rejoin \"id\":3,\"epoch\":512",
+		          "10.0 1 cs_enter \"fence\":512:1,\"epoch\":512",
+		          "10.5 1 cs_exit \"fence\":512:1",
+		          "10.5 1 token_park \"epoch\":512,\"seq\":3,\"idle\":2"),
+		LOG("p2", "0.5 2 node_start \"epoch\":0",
+		          "0.6 2 token_regen \"epoch\":256,\"alive\":3",
+		          "21.5 2 loss_suspect \"silent_ms\":1000,\"epoch\":512",
+		          "21.6 2 token_regen \"epoch\":769,\"alive\":2",
+		          "21.7 2 token_park \"epoch\":769,\"seq\":2,\"idle\":1",
+		          "21.7 2 cs_enter \"fence\":769:1,\"epoch\":769",
+		          "21.8 2 cs_exit \"fence\":769:1"),
+		LOG("p3", "0.5 3 node_start \"epoch\":0",
+		          "8.0 3 leave_done \"epoch\":256",
+		          "8.0 3 node_stop \"reason\":\"leave\"",
+		          "8.5 3 node_start \"epoch\":256",
+		          "21.5 3 loss_suspect \"silent_ms\":1001,\"epoch\":512"),
+	};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 3, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "inferred fault at 20.050 s: crash n1"));
+	CU_ASSERT_EQUAL(r.slowest_recovery_us, 1150000);
+	CU_ASSERT_EQUAL(r.gaps, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "no token seen for 1.100 s from 20.000 s"));
+}
+
+/* With -v, the pass that gave n1 the token can be logged a moment after
+ * n1's token_recv: it is not the token elsewhere, and n1, killed holding
+ * it, crashed with it. */
+static void test_a_pass_logged_after_its_recv_is_not_the_token_elsewhere(void)
+{
+	const char *files[] = {
+		LOG("v1", "0.5 1 node_start \"epoch\":0,\"heartbeat_ms\":100",
+		          "1.0 1 token_recv \"from\":2,\"epoch\":256,\"seq\":3"),
+		LOG("v2", "0.5 2 node_start \"epoch\":0",
+		          "0.6 2 token_regen \"epoch\":256,\"alive\":2",
+		          "1.00002 2 token_pass \"to\":1,\"epoch\":256,\"seq\":3",
+		          "2.5 2 loss_suspect \"silent_ms\":1000,\"epoch\":256",
+		          "2.6 2 token_regen \"epoch\":513,\"alive\":1",
+		          "2.7 2 cs_enter \"fence\":513:1,\"epoch\":513"),
+	};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 2, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "inferred fault at 1.050 s: crash n1"));
+	CU_ASSERT_EQUAL(r.gaps, 1); /* 1.5 .. 2.6: the outage */
 }
 
 static void test_one_file_shared_by_several_members_is_read_per_member(void)
@@ -426,7 +518,9 @@ CU_TestInfo ring_test_trace_tests[] = {
 	T_(test_overlap_is_a_violation_unless_allowed),
 	T_(test_a_killed_holder_holds_until_the_fault),
 	T_(test_recovery_after_a_fault_is_measured),
-	T_(test_a_log_that_ends_early_is_an_inferred_crash_timed_from_its_last_word),
+	T_(test_a_log_that_ends_early_is_a_crash_timed_from_the_last_heartbeat_heard),
+	T_(test_a_parked_token_is_alive_and_a_graceful_restart_no_fault),
+	T_(test_a_pass_logged_after_its_recv_is_not_the_token_elsewhere),
 	T_(test_one_file_shared_by_several_members_is_read_per_member),
 	T_(test_a_silence_begins_at_the_last_sign_of_the_token),
 	T_(test_a_fresh_rings_start_is_not_a_fault),

@@ -1,0 +1,12 @@
+#!/bin/bash
+# ringctl trace and timeline after a real kill -9 of the holder of a
+# busy ring (its client in the critical region, two more queued),
+# with the default logs and with -v, default timings, and a graceful
+# restart before it that must not count: trace_crash.sh says what is checked.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/trace_crash.sh"
+RESULTS=()
+crash_scenario busy 0
+crash_scenario busy 1
+for r in "${RESULTS[@]}"; do echo "| $r"; done
+pass "busy ring: crash dated and recovery timed from the logs alone, with and without -v"
