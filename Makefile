@@ -211,13 +211,13 @@ lab: ring/ringd ring/ringctl $(B)/forge
 
 # The hostile-input attacker (test/security/hostile.c), on the core's wire,
 # layout, auth and conf code.
-$(B)/hostile: $(call objs,$(B),test/security/hostile.c $(CORE_SRC) ring/common/auth.c ring/common/conf.c)
+$(B)/hostile: $(call objs,$(B),test/security/hostile.c $(CORE_SRC) ring/common/auth.c ring/common/conf.c ring/common/fingerprint.c)
 	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
 
 # The lab's forger (test/lab/forge.c): one forged TOKEN from a member's
 # address, for the unauthenticated-ring scenario (s_9_forged_token.sh).
-$(B)/forge: $(call objs,$(B),test/lab/forge.c $(CORE_SRC) ring/common/conf.c)
-	$(CC) $(CFLAGS) $^ $(INIH_LIBS) -o $@
+$(B)/forge: $(call objs,$(B),test/lab/forge.c $(CORE_SRC) ring/common/conf.c ring/common/fingerprint.c)
+	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
 
 # Security tests (test/security/t_*.sh, as root): hostile input, valgrind,
 # key rotation, control-socket descriptors.
@@ -311,9 +311,9 @@ build/fuzz/fuzz_datagram: test/fuzz/fuzz_datagram.c $(CORE_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
 
-build/fuzz/fuzz_conf: test/fuzz/fuzz_conf.c ring/common/conf.c $(CORE_SRC)
+build/fuzz/fuzz_conf: test/fuzz/fuzz_conf.c ring/common/conf.c ring/common/fingerprint.c $(CORE_SRC)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(INIH_CFLAGS) $^ $(INIH_LIBS) -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(INIH_CFLAGS) $(SODIUM_CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
 
 build/fuzz/fuzz_control: test/fuzz/fuzz_control.c ring/common/control.c ring/common/parse.c $(CORE_SRC)
 	@mkdir -p $(dir $@)

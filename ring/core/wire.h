@@ -194,7 +194,7 @@ struct ring_msg {
 	enum ring_msg_type type;
 	uint16_t from;        /* sender's member id, never 0 (but for STATUS_REQ, ADVICE_REQ) */
 	uint16_t to;          /* receiver's id, 0 = every member */
-	uint64_t fingerprint; /* ring_layout_fingerprint() */
+	uint64_t fingerprint; /* the layout's (ring_layout.fingerprint) */
 	union {
 		struct ring_msg_token token;
 		struct ring_msg_token_ack token_ack;

@@ -13,6 +13,7 @@
 
 #include "common/auth.h"
 #include "common/clock.h"
+#include "common/fingerprint.h"
 #include "core/err.h"
 #include "common/net.h"
 

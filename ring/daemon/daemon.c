@@ -17,6 +17,7 @@
 #include "common/auth.h"
 #include "common/clock.h"
 #include "common/control.h"
+#include "common/fingerprint.h"
 #include "daemon/ctl_server.h"
 #include "daemon/epoch_store.h"
 #include "common/state_dir.h"
@@ -878,6 +879,7 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 		return rc;
 	struct ring_layout layout = *d->layout;
 	layout.keyed = d->auth != NULL;
+	layout.fingerprint = d->fingerprint;
 	d->node = ring_node_new(&layout, id, epoch, &rc);
 	if (!d->node) {
 		snprintf(err, errlen, "%s", ring_strerror(rc));

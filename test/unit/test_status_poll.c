@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/fingerprint.h"
 #include "core/err.h"
 #include "ctl/status_poll.h"
 #include "lib/suites.h"
