@@ -173,19 +173,33 @@ static int check_folders(const struct options *o, const struct ring_conf *conf)
  * missing, open or short key before the start does; the ring's own key
  * may not exist yet (the first start makes it). state_dir is checked as a
  * start checks it: another user's, or one others may write, fails here. */
+/* The key fingerprints line of --check: what two hosts compare to know
+ * they hold the same key, without copying it. */
+static void print_key_fingerprints(const struct ring_auth *a)
+{
+	uint64_t fp[RING_AUTH_KEYS];
+	size_t n = ring_auth_key_fingerprints(a, fp, RING_AUTH_KEYS);
+	printf("key fingerprint %016llx (signs)", (unsigned long long)fp[0]);
+	for (size_t i = 1; i < n && i < RING_AUTH_KEYS; i++)
+		printf(", %016llx (accepted)", (unsigned long long)fp[i]);
+	printf("\n");
+}
+
 static int check(const struct options *o, const struct ring_conf *conf)
 {
+	struct ring_auth *a = NULL;
 	if (conf->secret_file[0] && !(conf->auto_key && access(conf->secret_file, F_OK) != 0)) {
 		char err[512];
-		struct ring_auth *a;
 		int rc = ring_auth_load(&a, conf->secret_file, 1, err, sizeof err);
-		ring_auth_free(a);
 		if (rc < 0) {
 			fprintf(stderr, "%s%s: %s\n", err_prefix(), o->config, err);
 			return EXIT_CONFIG;
 		}
 	}
 	ring_conf_describe(conf, stdout);
+	if (a)
+		print_key_fingerprints(a);
+	ring_auth_free(a);
 	if (o->have_id && ring_layout_index(&conf->layout, o->id) < 0) {
 		fprintf(stderr, "%s: no member %u\n", o->config, o->id);
 		return EXIT_CONFIG;

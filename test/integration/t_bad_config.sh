@@ -301,10 +301,22 @@ check_key() { # NAME WANT REGEX: ringd --check of key-NAME.ini exits WANT, stder
 keyed good
 check_key good 0 '^$'
 grep -q "authentication: on ($T/good.key)" "$T/key-good.check" || fail "--check does not show the key: $(cat "$T/key-good.check")"
+# A key fingerprint to compare across hosts: the same for a copy of the
+# key, another for another key, and never the key itself.
+fp_good=$(sed -n 's/^key fingerprint \([0-9a-f]\{16\}\) (signs)$/\1/p' "$T/key-good.check")
+[[ -n $fp_good ]] || fail "--check prints no key fingerprint: $(cat "$T/key-good.check")"
+! grep -qF "$(cat "$T/good.key")" "$T/key-good.check" || fail "--check prints the key itself"
+cp -p "$T/good.key" "$T/copy.key" && keyed copy && check_key copy 0 '^$'
+grep -qx "key fingerprint $fp_good (signs)" "$T/key-copy.check" || fail "a copy of the key has another fingerprint: $(grep '^key' "$T/key-copy.check")"
+"$RINGCTL" keygen "$T/other.key" >/dev/null && keyed other && check_key other 0 '^$'
+! grep -q "key fingerprint $fp_good" "$T/key-other.check" || fail "another key has the same fingerprint $fp_good"
+say "--check: key fingerprint $fp_good, the same for a copy, another for another key"
 keyed missing
 check_key missing 78 'missing.key: No such file'
 cp "$T/good.key" "$T/open.key" && chmod 644 "$T/open.key" && keyed open
 check_key open 78 'readable by others'
+cp "$T/good.key" "$T/group.key" && chmod 640 "$T/group.key" && keyed group
+check_key group 78 'readable by its group \(mode 0640\)'
 (umask 077 && echo short >"$T/short.key") && keyed short
 check_key short 78 'at least 32'
 (umask 077 && head -c 64 /dev/urandom >"$T/binary.key") && keyed binary
