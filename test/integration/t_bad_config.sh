@@ -323,6 +323,36 @@ check_key short 78 'at least 32'
 check_key binary 78 'not text.*ringctl keygen'
 say "--check refuses a missing, 0644, short or binary key file (exit 78)"
 
+# ---- --check -n ID finds what member ID's start needs of this host ----
+# (README's multi-host step 2: a file for host 3 checked on host 1 passed,
+# and a state_dir whose folder was missing passed --check, then the start
+# failed.) Each failing check names the cause; --no-local-checks skips them.
+check_here() { # NAME WANT REGEX ARGS...: ringd --check ARGS exits WANT, stderr matching REGEX
+	local name=$1 want=$2 re=$3 out rc
+	shift 3
+	out=$(timeout $SAFETY_S "$RINGD" --check "$@" 2>&1 >"$T/$name.check")
+	rc=$?
+	((rc == want)) || fail "--check $name exited $rc, want $want: $out"
+	grep -Eq -- "$re" <<<"$out" || fail "--check $name: stderr does not match /$re/: $out"
+}
+sed "s/^host = 127.0.0.1$/host = 192.0.2.12/; s/^name = bad$/name = bad\nauthentication = off/" "$T/good.ini" >"$T/far.ini" # TEST-NET: never local
+sed -i "0,/^host = 192.0.2.12$/ s//host = 127.0.0.1/" "$T/far.ini"        # member 1 stays local
+check_here far2 78 "member 2's host 192.0.2.12 is not an address of this host .*--no-local-checks" -c "$T/far.ini" -n 2
+check_here far1 0 '^$' -c "$T/far.ini" -n 1
+check_here far2-elsewhere 0 '^$' -c "$T/far.ini" -n 2 --no-local-checks
+grep -q '^not checked (--no-local-checks): ' "$T/far2-elsewhere.check" || fail "--no-local-checks does not say what it skipped: $(tail -2 "$T/far2-elsewhere.check")"
+sed "s#^state_dir = .*#state_dir = $T/no/such/prod3#" "$T/good.ini" >"$T/deep.ini"
+check_here deep 78 "cannot open state_dir's folder $T/no/such: No such file or directory; ringd makes only the last component of $T/no/such/prod3 .*install -d $T/no/such" -c "$T/deep.ini" -n 1
+[[ ! -e $T/no ]] || fail "--check created something: $(ls -R "$T/no")"
+out=$(timeout $SAFETY_S "$RINGD" -c "$T/deep.ini" -n 1 2>&1) && fail "the start with a state_dir whose folder is missing did not fail"
+grep -q "cannot open state_dir's folder $T/no/such: No such file" <<<"$out" || fail "the start failed otherwise than --check said: $out"
+check_here deep-elsewhere 0 '^$' -c "$T/deep.ini" -n 1 --no-local-checks
+mkdir -p "$T/no/such" && check_here deep-made 0 '^$' -c "$T/deep.ini" -n 1
+[[ ! -e $T/no/such/prod3 ]] || fail "--check made state_dir"
+sed "0,/^port = $P\$/ s##port = $P\ncontrol = $T/no/socks/n1.sock#" "$T/good.ini" >"$T/sock.ini"
+check_here sock 78 "member 1's control socket folder $T/no/socks does not exist" -c "$T/sock.ini" -n 1
+say "--check -n: a non-local address, a state_dir that cannot be made and a missing socket folder refused (78); --no-local-checks passes them"
+
 # ---- a member id the file does not have ----
 out=$(timeout $SAFETY_S "$RINGD" -c "$T/good.ini" -n 3 2>&1)
 rc=$?
@@ -343,6 +373,7 @@ usage() { # WANT ARGS...: ringd ARGS must exit WANT
 usage 2
 usage 2 -c "$T/good.ini"
 usage 2 -c "$T/good.ini" -n 1 --bogus
+usage 2 -c "$T/good.ini" -n 1 --no-local-checks # only with --check
 usage 2 -c "$T/good.ini" -n 0
 usage 2 -c "$T/good.ini" -n 70000
 usage 2 -c "$T/good.ini" -n 1 --log-format yaml
