@@ -73,6 +73,26 @@ struct options {
 	enum ring_log_format format;
 };
 
+/* Whether the parsed command line O is whole; if not, says which argument
+ * is missing before the synopsis: the synopsis alone leaves the reader to
+ * find it. */
+static bool usage_complete(const struct options *o, int argc, char **argv)
+{
+	if (optind != argc)
+		fprintf(stderr, "ringd: unexpected argument '%s'\n", argv[optind]);
+	else if (o->not_here && !o->check)
+		fprintf(stderr, "ringd: --no-local-checks goes with --check\n");
+	else if (!o->config)
+		fprintf(stderr, "ringd: -c CONFIG is missing: which ring's file to read\n");
+	else if (!o->check && !o->have_id)
+		fprintf(stderr, "ringd: -n ID is missing: which member of %s to run "
+			"(or --check to validate the file)\n", o->config);
+	else
+		return true;
+	usage(stderr);
+	return false;
+}
+
 /* Reads the command line into O. Returns -1 to go on, or the exit status
  * (0 after --help or --version). */
 static int parse_args(int argc, char **argv, struct options *o)
@@ -133,23 +153,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return EXIT_USAGE;
 		}
 	}
-	/* Say which argument is missing before the synopsis: the synopsis
-	 * alone leaves the reader to find it. */
-	if (optind != argc)
-		fprintf(stderr, "ringd: unexpected argument '%s'\n", argv[optind]);
-	else if (o->not_here && !o->check)
-		fprintf(stderr, "ringd: --no-local-checks goes with --check\n");
-	else if (!o->config)
-		fprintf(stderr, "ringd: -c CONFIG is missing: which ring's file to read\n");
-	else if (!o->check && !o->have_id)
-		fprintf(stderr, "ringd: -n ID is missing: which member of %s to run "
-			"(or --check to validate the file)\n", o->config);
-	if (optind != argc || !o->config || (!o->check && !o->have_id) ||
-	    (o->not_here && !o->check)) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	return -1;
+	return usage_complete(o, argc, argv) ? -1 : EXIT_USAGE;
 }
 
 /* What the start of member O->id needs of this host, checked as the start
