@@ -211,13 +211,13 @@ lab: ring/ringd ring/ringctl $(B)/forge
 
 # The hostile-input attacker (test/security/hostile.c), on the core's wire,
 # layout, auth and conf code.
-$(B)/hostile: $(call objs,$(B),test/security/hostile.c $(CORE_SRC) ring/common/auth.c ring/common/conf.c)
+$(B)/hostile: $(call objs,$(B),test/security/hostile.c $(CORE_SRC) ring/common/auth.c ring/common/conf.c ring/common/fingerprint.c)
 	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
 
 # The lab's forger (test/lab/forge.c): one forged TOKEN from a member's
 # address, for the unauthenticated-ring scenario (s_9_forged_token.sh).
-$(B)/forge: $(call objs,$(B),test/lab/forge.c $(CORE_SRC) ring/common/conf.c)
-	$(CC) $(CFLAGS) $^ $(INIH_LIBS) -o $@
+$(B)/forge: $(call objs,$(B),test/lab/forge.c $(CORE_SRC) ring/common/conf.c ring/common/fingerprint.c)
+	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
 
 # Security tests (test/security/t_*.sh, as root): hostile input, valgrind,
 # key rotation, control-socket descriptors.
@@ -232,10 +232,12 @@ layers:
 	@bash test/house/layers_selftest.sh
 
 # The house rules a reader relies on (test/house): the layers above, no
-# function in ring/ over 70 lines, and docs/ARCHITECTURE.md naming every file.
-house: layers
+# function in ring/ over 70 lines, docs/ARCHITECTURE.md naming every file,
+# and the docs' samples of `ringd --check` being its real output.
+house: layers ring/ringd ring/ringctl
 	@bash test/house/functions.sh
 	@bash test/house/architecture.sh
+	@bash test/house/samples.sh
 
 # Replays one run with its trace: make sim SEED=1234 CLASS=crash
 sim: $(B)/sim
@@ -311,9 +313,9 @@ build/fuzz/fuzz_datagram: test/fuzz/fuzz_datagram.c $(CORE_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
 
-build/fuzz/fuzz_conf: test/fuzz/fuzz_conf.c ring/common/conf.c $(CORE_SRC)
+build/fuzz/fuzz_conf: test/fuzz/fuzz_conf.c ring/common/conf.c ring/common/fingerprint.c $(CORE_SRC)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(INIH_CFLAGS) $^ $(INIH_LIBS) -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(INIH_CFLAGS) $(SODIUM_CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
 
 build/fuzz/fuzz_control: test/fuzz/fuzz_control.c ring/common/control.c ring/common/parse.c $(CORE_SRC)
 	@mkdir -p $(dir $@)

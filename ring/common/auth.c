@@ -82,9 +82,12 @@ static int open_key_file(int dirfd, const char *name, const char *path, char *er
 	}
 	if (st.st_mode & 077) {
 		close(fd);
-		snprintf(err, errlen,
-			 "secret_file %s is readable by others (mode %04o): chmod 600 %s",
-			 path, (unsigned)(st.st_mode & 07777), path);
+		/* Say whom the mode lets in: a 0640 file is the group's, not
+		 * everyone's, and the fix may be the group as much as the mode. */
+		mode_t who = st.st_mode & 007 ? 007 : 070;
+		snprintf(err, errlen, "secret_file %s is %s by %s (mode %04o): chmod 600 %s", path,
+			 st.st_mode & who & 044 ? "readable" : "writable",
+			 who == 007 ? "others" : "its group", (unsigned)(st.st_mode & 07777), path);
 		return -RING_EAUTH;
 	}
 	return fd;
@@ -223,6 +226,23 @@ void ring_auth_free(struct ring_auth *a)
 		return;
 	sodium_memzero(a->key, sizeof a->key);
 	free(a);
+}
+
+size_t ring_auth_key_fingerprints(const struct ring_auth *a, uint64_t *out, size_t max)
+{
+	/* A label first, so that the value is of no other use: not the MAC
+	 * key, not a hash anything else in ring computes. */
+	static const char label[] = "ring key fingerprint v1";
+	for (size_t i = 0; i < a->nkeys && i < max; i++) {
+		unsigned char h[crypto_generichash_BYTES];
+		crypto_generichash_state st;
+		crypto_generichash_init(&st, NULL, 0, sizeof h);
+		crypto_generichash_update(&st, (const unsigned char *)label, sizeof label);
+		crypto_generichash_update(&st, a->key[i], sizeof a->key[i]);
+		crypto_generichash_final(&st, h, sizeof h);
+		out[i] = ring_get_be64(h);
+	}
+	return a->nkeys;
 }
 
 int ring_auth_seal(struct ring_auth *a, uint8_t *buf, size_t len, size_t cap, uint64_t now_us)

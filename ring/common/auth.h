@@ -39,6 +39,13 @@ int ring_auth_reload_at(struct ring_auth *a, int dirfd, const char *name, const 
 
 void ring_auth_free(struct ring_auth *a);
 
+/* The fingerprint of each key (first: the signing one) into OUT, at most
+ * MAX: the first 8 bytes of BLAKE2b-256 over a label and the key, so that
+ * two hosts can compare keys without showing them (`ringd --check`). Two
+ * files whose lines give the same keys have the same fingerprints. Returns
+ * the number of keys. */
+size_t ring_auth_key_fingerprints(const struct ring_auth *a, uint64_t *out, size_t max);
+
 /* Appends the trailer to the LEN bytes in BUF (of CAP). NOW_US: the wall
  * clock in microseconds. Returns the new length or -RING_ENOSPACE. */
 int ring_auth_seal(struct ring_auth *a, uint8_t *buf, size_t len, size_t cap, uint64_t now_us);

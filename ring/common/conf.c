@@ -2,6 +2,7 @@
  * lines, the key table CONF_KEYS gives every key's section, field, default,
  * bounds and meaning, and the checks after reading put members in ring order. */
 #include "common/conf.h"
+#include "common/fingerprint.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

@@ -325,12 +325,12 @@ void ring_log_emit(struct ring_log *lg, const char *event, bool verbose,
 		lg->pending(lg->pending_arg);
 }
 
-void ring_log_core(struct ring_log *lg, const struct ring_action *a)
+void ring_log_core(struct ring_log *lg, const struct ring_action *a, const char *addr)
 {
 	const struct ring_log_info *info = ring_log_info(a->u.log.event);
 	if (!lg->out || (info->verbose && !lg->verbose))
 		return;
-	struct ring_log_field f[3];
+	struct ring_log_field f[4];
 	size_t n = 0;
 	for (size_t i = 0; i < 3 && info->field[i]; i++) {
 		const char *key = info->field[i];
@@ -342,5 +342,7 @@ void ring_log_core(struct ring_log *lg, const struct ring_action *a)
 		else
 			f[n++] = RING_LF_N(key, v);
 	}
+	if (addr)
+		f[n++] = RING_LF_S("addr", addr);
 	ring_log_emit(lg, info->name, info->verbose, f, n);
 }

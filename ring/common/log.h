@@ -92,7 +92,9 @@ void ring_log_emit(struct ring_log *lg, const char *event, bool verbose,
 
 /* A LOG action of the protocol core, with its fields named by
  * ring_log_info(): member ids as numbers, fences also as epoch:count in
- * text, error codes as their message. */
-void ring_log_core(struct ring_log *lg, const struct ring_action *action);
+ * text, error codes as their message. ADDR, when not NULL, is added as
+ * "addr": the source (ip:port) of the datagram the event is about, which
+ * the core never sees. */
+void ring_log_core(struct ring_log *lg, const struct ring_action *action, const char *addr);
 
 #endif

@@ -148,6 +148,36 @@ int ring_net_open_ring(const struct ring_layout *l, size_t me, struct ring_addr 
 	return 0;
 }
 
+int ring_net_check_local(const struct ring_member *m, char *err, size_t errlen)
+{
+	struct ring_addr a;
+	char why[256];
+	/* Port 0: the address is what is checked; the member's own port may be
+	 * taken by the member itself, running while someone checks its file. */
+	if (ring_net_resolve(m->host, 0, AF_UNSPEC, &a, why, sizeof why) < 0) {
+		snprintf(err, errlen, "cannot resolve member %u's host %s: %s", m->id, m->host, why);
+		return -RING_ECONFIG;
+	}
+	int fd = socket(a.sa.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -RING_EIO;
+	}
+	int rc = bind(fd, (const struct sockaddr *)&a.sa, a.len) == 0 ? 0 : -errno;
+	close(fd);
+	if (rc == 0)
+		return 0;
+	char where[64] = "?";
+	getnameinfo((const struct sockaddr *)&a.sa, a.len, where, sizeof where, NULL, 0,
+		    NI_NUMERICHOST);
+	bool same = strcmp(where, m->host) == 0;
+	snprintf(err, errlen, "member %u's host %s%s%s%s is not an address of this host (%s): run "
+		 "member %u on the host that has it, or check a file meant for another host with "
+		 "--no-local-checks", m->id, m->host, same ? "" : " (", same ? "" : where,
+		 same ? "" : ")", strerror(-rc), m->id);
+	return -RING_ECONFIG;
+}
+
 void ring_net_format(const struct ring_addr *a, char *buf, size_t len)
 {
 	char host[64] = "?", port[8] = "?";

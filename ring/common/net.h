@@ -48,4 +48,11 @@ int ring_net_open_ring(const struct ring_layout *l, size_t me, struct ring_addr 
 /* Formats A as "host:port" with numeric host and port into BUF. */
 void ring_net_format(const struct ring_addr *a, char *buf, size_t len);
 
+/* `ringd --check -n ID`: whether member M's host is an address of this
+ * host, as the start's bind needs: a UDP socket is bound to it (port 0,
+ * since the member may be running) and closed. 0; -RING_ECONFIG when it is
+ * not (or does not resolve), with the way out in ERR; -RING_EIO when no
+ * socket could be made. */
+int ring_net_check_local(const struct ring_member *m, char *err, size_t errlen);
+
 #endif

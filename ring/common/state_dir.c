@@ -175,6 +175,37 @@ int ring_state_dir_share(const struct ring_state_dir *d, gid_t gid, const char *
 	return 0;
 }
 
+/* --check of a folder that is not there yet: ring_state_dir_open would
+ * open its parent (following links) and mkdirat the last component, so
+ * the parent must be a folder this process may write and search. Nothing
+ * is created. 0, or -RING_EIO with what the start would say, and why. */
+static int check_creatable(const char *p, const char *path, enum ring_dir_role role, char *err,
+			   size_t errlen)
+{
+	char parent[RING_PATH_MAX], name[RING_PATH_MAX];
+	if (ring_path_split(p, parent, sizeof parent, name, sizeof name) != 0) {
+		snprintf(err, errlen, "%s %s: not a usable path", role_name(role), path);
+		return -RING_ECONFIG;
+	}
+	struct stat st;
+	int e = stat(parent, &st) != 0 ? errno : 0;
+	if (e || !S_ISDIR(st.st_mode)) {
+		bool ours = strcmp(parent, "/var/lib/ring") == 0;
+		snprintf(err, errlen, "cannot open %s's folder %s: %s; ringd makes only the last "
+			 "component of %s (make the folder first: install -d %s%s)", role_name(role),
+			 parent, e ? strerror(e) : "not a folder", path, parent,
+			 ours ? ", or install the package, which makes it" : "");
+		return -RING_EIO;
+	}
+	if (faccessat(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS) != 0) {
+		snprintf(err, errlen, "cannot create %s %s: %s: %s (uid %u); make it, owned by "
+			 "ringd's user, or run ringd as a user that may", role_name(role), path,
+			 parent, strerror(errno), (unsigned)geteuid());
+		return -RING_EIO;
+	}
+	return 0;
+}
+
 int ring_state_dir_check(const char *path, enum ring_dir_role role, bool *exists, char *err,
 			 size_t errlen)
 {
@@ -186,8 +217,15 @@ int ring_state_dir_check(const char *path, enum ring_dir_role role, bool *exists
 		return -RING_ECONFIG;
 	}
 	if (lstat(p, &st) != 0) {
-		if (errno == ENOENT)
-			return 0;
+		/* The start makes state_dir, never a control socket's folder
+		 * (ring_daemon_new: a folder elsewhere is the operator's). */
+		if (errno == ENOENT && role == RING_DIR_STATE)
+			return check_creatable(p, path, role, err, errlen);
+		if (errno == ENOENT) {
+			snprintf(err, errlen, "%s %s does not exist, and ringd does not make it "
+				 "(install -d -m 0700 %s, as ringd's user)", role_name(role), path, path);
+			return -RING_EIO;
+		}
 		snprintf(err, errlen, "cannot stat %s %s: %s", role_name(role), path, strerror(errno));
 		return -RING_EIO;
 	}

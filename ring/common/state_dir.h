@@ -45,7 +45,10 @@ int ring_state_dir_share(const struct ring_state_dir *d, gid_t gid, const char *
 			 char *err, size_t errlen);
 
 /* `ringd --check`: the same checks on PATH without creating it. *EXISTS
- * says whether it is there; a missing folder is 0 (ringd will make it). */
+ * says whether it is there. A missing state_dir is 0 when ringd could make
+ * it (its parent is a folder we may write); a missing socket folder, or a
+ * state_dir that cannot be made, is -RING_EIO as the start would fail,
+ * with the way out in ERR. */
 int ring_state_dir_check(const char *path, enum ring_dir_role role, bool *exists, char *err,
 			 size_t errlen);
 

@@ -1,5 +1,5 @@
-/* The ring layout's helpers: member lookup, quorum size, fingerprint and the
- * sanity rules on timings. */
+/* The ring layout's helpers: member lookup, quorum size, the bytes its
+ * fingerprint is a hash of, and the sanity rules on timings. */
 #include "core/layout.h"
 
 #include <stdio.h>
@@ -32,58 +32,48 @@ size_t ring_layout_quorum(const struct ring_layout *layout)
 	return layout->quorum == RING_QUORUM_MAJORITY ? layout->n / 2 + 1 : 1;
 }
 
-static uint64_t fnv_bytes(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-/* Numbers are hashed as 8 big-endian bytes so that the fingerprint is the
+/* Numbers are fed as 8 big-endian bytes so that the fingerprint is the
  * same on every host whatever its byte order. */
-static uint64_t fnv_u64(uint64_t h, uint64_t v)
+static void feed_u64(ring_layout_feed_fn *feed, void *ctx, uint64_t v)
 {
 	unsigned char b[8];
 	for (int i = 0; i < 8; i++)
 		b[i] = (unsigned char)(v >> (56 - 8 * i));
-	return fnv_bytes(h, b, sizeof b);
+	feed(ctx, b, sizeof b);
 }
 
 /* MAX is the size of the array S lives in: a string that fills it without
- * a terminator is hashed up to its end, never past it. */
-static uint64_t fnv_str(uint64_t h, const char *s, size_t max)
+ * a terminator is fed up to its end, never past it. Its length first, so
+ * that "ab" + "c" and "a" + "bc" differ. */
+static void feed_str(ring_layout_feed_fn *feed, void *ctx, const char *s, size_t max)
 {
 	size_t len = strnlen(s, max);
-	h = fnv_u64(h, len);
-	return fnv_bytes(h, s, len);
+	feed_u64(feed, ctx, len);
+	feed(ctx, s, len);
 }
 
-uint64_t ring_layout_fingerprint(const struct ring_layout *layout)
+void ring_layout_digest(const struct ring_layout *layout, ring_layout_feed_fn *feed, void *ctx)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	h = fnv_str(h, layout->name, sizeof layout->name);
-	h = fnv_u64(h, layout->lease_ms);
-	h = fnv_u64(h, layout->ack_timeout_ms);
-	h = fnv_u64(h, layout->retries);
-	h = fnv_u64(h, layout->heartbeat_ms);
-	h = fnv_u64(h, layout->loss_timeout_ms);
-	h = fnv_u64(h, layout->idle_pass_ms);
-	/* Only when set, so that a file without it keeps the fingerprint it
-	 * had before the key existed (a rolling upgrade stays one ring). */
-	if (layout->max_hold_ms)
-		h = fnv_u64(fnv_str(h, "max_hold_ms", 16), layout->max_hold_ms);
-	h = fnv_u64(h, (uint64_t)layout->quorum);
-	h = fnv_u64(h, layout->n);
-	for (size_t i = 0; i < layout->n; i++) {
-		h = fnv_u64(h, layout->members[i].id);
-		h = fnv_str(h, layout->members[i].host,
-			    sizeof layout->members[i].host);
-		h = fnv_u64(h, layout->members[i].port);
+	feed_str(feed, ctx, layout->name, sizeof layout->name);
+	feed_u64(feed, ctx, layout->lease_ms);
+	feed_u64(feed, ctx, layout->ack_timeout_ms);
+	feed_u64(feed, ctx, layout->retries);
+	feed_u64(feed, ctx, layout->heartbeat_ms);
+	feed_u64(feed, ctx, layout->loss_timeout_ms);
+	feed_u64(feed, ctx, layout->idle_pass_ms);
+	/* Only when set, so that a file without it describes the ring it
+	 * did before the key existed. */
+	if (layout->max_hold_ms) {
+		feed_str(feed, ctx, "max_hold_ms", 16);
+		feed_u64(feed, ctx, layout->max_hold_ms);
 	}
-	return h;
+	feed_u64(feed, ctx, (uint64_t)layout->quorum);
+	feed_u64(feed, ctx, layout->n);
+	for (size_t i = 0; i < layout->n; i++) {
+		feed_u64(feed, ctx, layout->members[i].id);
+		feed_str(feed, ctx, layout->members[i].host, sizeof layout->members[i].host);
+		feed_u64(feed, ctx, layout->members[i].port);
+	}
 }
 
 int ring_layout_check(const struct ring_layout *layout, char *err, size_t errlen)

@@ -1,6 +1,7 @@
 /* The ring's layout: its members in ring order, its timings, and the
  * fingerprint every datagram carries so that members with different files
- * refuse each other. Pure data; conf.c fills it from the INI file. */
+ * refuse each other (the core compares it; common/fingerprint.c makes it).
+ * Pure data; conf.c fills it from the INI file. */
 #ifndef RING_LAYOUT_H
 #define RING_LAYOUT_H
 
@@ -37,6 +38,11 @@ struct ring_layout {
 	 * so none from a stranger reaches the core. Set by the daemon, not read
 	 * from the file, and not in the fingerprint. */
 	bool keyed;
+	/* What this member's datagrams carry and what it accepts of others'
+	 * (§2): ring_layout_fingerprint() (common/fingerprint.c) of the rest,
+	 * filled by whoever starts the node (the daemon); the simulator leaves
+	 * it 0, its members sharing one layout. Not read from the file. */
+	uint64_t fingerprint;
 	size_t n;                                  /* members */
 	struct ring_member members[RING_MAX_MEMBERS]; /* in ring order: members[i+1] follows members[i] */
 };
@@ -48,9 +54,13 @@ int ring_layout_index(const struct ring_layout *layout, uint16_t id);
  * quorum, 1 with none. */
 size_t ring_layout_quorum(const struct ring_layout *layout);
 
-/* 64-bit FNV-1a over the name, the timings, the quorum rule and the members
- * (id, host, port) in ring order: what two members must agree on. */
-uint64_t ring_layout_fingerprint(const struct ring_layout *layout);
+/* What two members must agree on, as bytes: the name, the timings, the
+ * quorum rule and the members (id, host, port) in ring order, numbers as 8
+ * big-endian bytes, strings after their length. Handed to FEED piece by
+ * piece; the hash of them is common/fingerprint.c's (the core links no
+ * hash library). */
+typedef void ring_layout_feed_fn(void *ctx, const void *data, size_t len);
+void ring_layout_digest(const struct ring_layout *layout, ring_layout_feed_fn *feed, void *ctx);
 
 /* Checks what the protocol needs of the numbers: member count, distinct ids,
  * timings that let a live token be told from a lost one (PROTOCOL.md §6).

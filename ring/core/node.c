@@ -232,7 +232,7 @@ struct ring_node *ring_node_new(const struct ring_layout *layout, uint16_t id,
 		return NULL;
 	}
 	node->layout = *layout;
-	node->fingerprint = ring_layout_fingerprint(layout);
+	node->fingerprint = layout->fingerprint;
 	node->id = id;
 	node->me = (size_t)idx;
 	node->quorum = ring_layout_quorum(layout);

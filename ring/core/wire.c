@@ -148,9 +148,11 @@ static int check_fields(const struct ring_msg *msg)
 	case RING_MSG_EPOCH_REPLY:
 		break;
 	case RING_MSG_STATUS_RESP:
-		/* 5 states (node.h); HAS_TOKEN and PARKED are defined */
+		/* 5 states (node.h); four flags are defined */
 		if (msg->u.status_resp.state >= 5 ||
-		    (msg->u.status_resp.flags & ~(RING_STATUS_HAS_TOKEN | RING_STATUS_PARKED)))
+		    (msg->u.status_resp.flags & ~(RING_STATUS_HAS_TOKEN | RING_STATUS_PARKED |
+						  RING_STATUS_UNAUTHENTICATED |
+						  RING_STATUS_OTHER_CONFIG)))
 			return -RING_EFIELD;
 		break;
 	}

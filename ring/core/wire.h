@@ -21,7 +21,7 @@
  * BUSY flag, which a try-lock elsewhere yields to, and its beat number and
  * GRANTED flag, which HEARTBEAT_ACK answers: a renewal reaches only a lease
  * past the last time a majority heard its holder (§3.3). */
-#define RING_WIRE_VERSION 4
+#define RING_WIRE_VERSION 5
 #define RING_WIRE_HEADER 16  /* magic(2) version(1) type(1) from(2) to(2) fingerprint(8) */
 #define RING_WIRE_MAX 256    /* room for the longest encoded message */
 
@@ -157,6 +157,13 @@ struct ring_msg_status_req {
 
 #define RING_STATUS_HAS_TOKEN 0x1u
 #define RING_STATUS_PARKED 0x2u /* the token is parked here (§3.4) */
+/* The request was refused, and every other field is 0: it did not
+ * authenticate here (another key, a clock more than RING_AUTH_FRESH_US
+ * away), or it is of another file (the answer's fingerprint is ours). So
+ * that ringctl says "auth fails" or "another file", not "down" (§2,
+ * version 5). */
+#define RING_STATUS_UNAUTHENTICATED 0x4u
+#define RING_STATUS_OTHER_CONFIG 0x8u
 
 struct ring_msg_status_resp {
 	uint64_t nonce;   /* the request's */
@@ -194,7 +201,7 @@ struct ring_msg {
 	enum ring_msg_type type;
 	uint16_t from;        /* sender's member id, never 0 (but for STATUS_REQ, ADVICE_REQ) */
 	uint16_t to;          /* receiver's id, 0 = every member */
-	uint64_t fingerprint; /* ring_layout_fingerprint() */
+	uint64_t fingerprint; /* the layout's (ring_layout.fingerprint) */
 	union {
 		struct ring_msg_token token;
 		struct ring_msg_token_ack token_ack;

@@ -427,6 +427,90 @@ static void print_ring_row(const struct ring_layout *l, const struct ring_member
 	       alive);
 }
 
+/* What is wrong with a member that answered in a way we cannot keep, as
+ * the table's state and a sentence. */
+static const char *problem_state(enum ring_poll_problem what)
+{
+	switch (what) {
+	case RING_POLL_AUTH_FAILS:
+	case RING_POLL_AUTH_REFUSED:
+		return "auth fails";
+	case RING_POLL_WRONG_ADDRESS:
+	case RING_POLL_WRONG_ID:
+		return "wrong address";
+	case RING_POLL_OTHER_CONFIG:
+		return "other file";
+	case RING_POLL_OK:
+		break;
+	}
+	return "down";
+}
+
+static void problem_text(const struct ring_member *m, const char *where,
+			 const struct ring_poll_note *n, uint64_t fp, char *buf, size_t len)
+{
+	char from[80];
+	ring_net_format(&n->from, from, sizeof from);
+	switch (n->problem) {
+	case RING_POLL_AUTH_FAILS:
+		snprintf(buf, len, "member %u answers from %s, but its answer does not authenticate "
+			 "with this file's key: one side has another key (compare the key "
+			 "fingerprints `ringd --check` prints on each host)", m->id, from);
+		break;
+	case RING_POLL_AUTH_REFUSED:
+		snprintf(buf, len, "member %u answers from %s that our request does not authenticate "
+			 "there: another key on one side (compare `ringd --check`'s key fingerprints), "
+			 "or clocks more than 30 s apart", m->id, from);
+		break;
+	case RING_POLL_WRONG_ADDRESS:
+		snprintf(buf, len, "member %u answers from %s, not from %s as the file says: its "
+			 "host or port differs from the file (its peers log bad_packet with that addr)",
+			 m->id, from, where);
+		break;
+	case RING_POLL_WRONG_ID:
+		snprintf(buf, len, "%s, member %u's address in the file, answers as member %u: "
+			 "the file and that member's own file disagree on who is where",
+			 where, m->id, n->as_id);
+		break;
+	case RING_POLL_OTHER_CONFIG:
+		snprintf(buf, len, "member %u answers from %s with another file (fingerprint %016llx, "
+			 "this one's %016llx): compare `ringd --check` on both hosts",
+			 m->id, from, (unsigned long long)n->fingerprint, (unsigned long long)fp);
+		break;
+	case RING_POLL_OK:
+		snprintf(buf, len, "no answer");
+		break;
+	}
+}
+
+/* The row of member M that gave no answer we keep: "down", or what its
+ * answer said is wrong (note N), with the reason on a line of its own
+ * (a "problem" and "detail" in JSON; "state" stays "down" there). */
+static void print_ring_silent(const struct ring_layout *l, const struct ring_status_poll *p,
+			      size_t i, const char *where, bool json)
+{
+	const struct ring_member *m = &l->members[i];
+	const struct ring_poll_note *n = ring_status_poll_note(p, i);
+	char why[600];
+	if (n)
+		problem_text(m, where, n, ring_status_poll_fingerprint(p), why, sizeof why);
+	if (json) {
+		printf("%s{\"node\":%u,\"ring\":\"%s\",\"state\":\"down\"", i ? "," : "", m->id,
+		       l->name);
+		if (n) {
+			char from[80];
+			ring_net_format(&n->from, from, sizeof from);
+			printf(",\"problem\":\"%s\",\"addr\":\"%s\",\"detail\":\"%s\"",
+			       problem_state(n->problem), from, why);
+		}
+		printf("}");
+		return;
+	}
+	printf("  %5u  %-22s %-10s\n", m->id, where, n ? problem_state(n->problem) : "down");
+	if (n)
+		printf("         ^ %s\n", why);
+}
+
 /* Whether the answers were authenticated is known here, not sent: with a
  * key every request and answer is sealed and checked (a member without
  * it cannot answer us, nor we it), without one none is. So a flag in
@@ -458,11 +542,7 @@ static void print_ring(const struct ring_conf *conf, const struct ring_status_po
 		else
 			snprintf(where, sizeof where, "%s:%u", m->host, m->port);
 		if (!r) {
-			if (json)
-				printf("%s{\"node\":%u,\"ring\":\"%s\",\"state\":\"down\"}", i ? "," : "",
-				       m->id, l->name);
-			else
-				printf("  %5u  %-22s %-10s\n", m->id, where, "down");
+			print_ring_silent(l, p, i, where, json);
 		} else if (json) {
 			struct ring_status st = status_of(m, r);
 			char buf[4096];
@@ -495,12 +575,13 @@ static void no_answer_hint(const struct ring_conf *conf, uint64_t fp)
 	if (conf->secret_file[0])
 		fprintf(stderr, "ringctl: no member answered. Are they running, and do they use this "
 			"same file (fingerprint %016llx) and key (%s)? A member with another key "
-			"ignores us and logs auth_fail; one with another file, config_mismatch.\n",
+			"shows as `auth fails` and logs auth_fail; one with another file as `other "
+			"file`, logging config_mismatch.\n",
 			(unsigned long long)fp, conf->secret_file);
 	else
 		fprintf(stderr, "ringctl: no member answered. Are they running, and do they use this "
-			"same file (fingerprint %016llx)? A member with another file ignores us "
-			"and logs config_mismatch.\n", (unsigned long long)fp);
+			"same file (fingerprint %016llx)? A member with another file shows as "
+			"`other file` and logs config_mismatch.\n", (unsigned long long)fp);
 }
 
 static int cmd_ring(const struct ring_conf *conf, bool json)

@@ -13,6 +13,8 @@
 
 #include "common/auth.h"
 #include "common/clock.h"
+#include "common/fingerprint.h"
+#include "core/bytes.h"
 #include "core/err.h"
 #include "common/net.h"
 
@@ -30,6 +32,7 @@ struct ring_status_poll {
 	struct ring_msg_status_resp resp[RING_MAX_MEMBERS];
 	bool got_advice[RING_MAX_MEMBERS];
 	struct ring_msg_advice_resp advice[RING_MAX_MEMBERS];
+	struct ring_poll_note note[RING_MAX_MEMBERS]; /* this round's, for `ring` */
 };
 
 int ring_status_poll_open(struct ring_status_poll **out, const struct ring_layout *l,
@@ -127,6 +130,50 @@ static void ask(struct ring_status_poll *p)
 	}
 }
 
+/* Notes what member I's answer said of the ring's set-up, once a round:
+ * the first thing seen stands. */
+static void note(struct ring_status_poll *p, size_t i, enum ring_poll_problem what,
+		 const struct ring_addr *from, uint16_t as_id, uint64_t fingerprint)
+{
+	if (i >= p->l->n || p->note[i].problem != RING_POLL_OK)
+		return;
+	p->note[i] = (struct ring_poll_note){.problem = what, .from = *from, .as_id = as_id};
+	p->note[i].fingerprint = fingerprint;
+}
+
+/* Whether M is a status answer to this round's request (or a refusal of
+ * it, which carries the member's fingerprint, not ours). */
+static bool status_of_round(const struct ring_status_poll *p, const struct ring_msg *m)
+{
+	return m->type == RING_MSG_STATUS_RESP && (p->kinds & RING_POLL_STATUS) &&
+	       (m->fingerprint == p->fp || (m->u.status_resp.flags & RING_STATUS_OTHER_CONFIG)) &&
+	       m->u.status_resp.nonce == p->nonce;
+}
+
+/* A status answer that is not where the file says: from an address of no
+ * member, or from member SLOT's address under another id; or one that
+ * says our request did not authenticate. Noted, not kept. True when M
+ * was one of those. */
+static bool odd_answer(struct ring_status_poll *p, const struct ring_msg *m, size_t slot,
+		       const struct ring_addr *from)
+{
+	if (!status_of_round(p, m))
+		return false;
+	int idx = ring_layout_index(p->l, m->from);
+	size_t who = slot < p->l->n ? slot : (size_t)idx;
+	if (m->u.status_resp.flags & RING_STATUS_UNAUTHENTICATED)
+		note(p, who, RING_POLL_AUTH_REFUSED, from, m->from, m->fingerprint);
+	else if (m->u.status_resp.flags & RING_STATUS_OTHER_CONFIG)
+		note(p, who, RING_POLL_OTHER_CONFIG, from, m->from, m->fingerprint);
+	else if (slot < p->l->n && idx != (int)slot)
+		note(p, slot, RING_POLL_WRONG_ID, from, m->from, m->fingerprint);
+	else if (slot >= p->l->n && idx >= 0)
+		note(p, (size_t)idx, RING_POLL_WRONG_ADDRESS, from, m->from, m->fingerprint);
+	else
+		return false;
+	return true;
+}
+
 /* Keeps M when it answers this round, once per member and kind. */
 static void keep(struct ring_status_poll *p, const struct ring_msg *m)
 {
@@ -148,6 +195,34 @@ static void keep(struct ring_status_poll *p, const struct ring_msg *m)
 	}
 }
 
+/* Checks and strips the trailer of the *N bytes at IN from FROM (member
+ * SLOT's address, or SLOT = n). The key slot is the sender's member index:
+ * by address as a member would find it, else by the id it claims (the
+ * replay window is per sender; the MAC decides). An answer to this round
+ * that fails is noted: the member answers, but one side's key is not the
+ * other's. 0, or -1 to drop it. */
+static int open_answer(struct ring_status_poll *p, const uint8_t *in, ssize_t *n, size_t slot,
+		       const struct ring_addr *from)
+{
+	const struct ring_layout *l = p->l;
+	size_t len = (size_t)*n;
+	size_t key = slot;
+	if (key >= l->n && len >= RING_WIRE_HEADER) {
+		int claimed = ring_layout_index(l, ring_get_be16(in + 4));
+		key = claimed >= 0 ? (size_t)claimed : l->n;
+	}
+	int body = key < l->n ? ring_auth_open(p->auth, in, len, key, ring_wall_us()) : -1;
+	if (body >= 0) {
+		*n = body;
+		return 0;
+	}
+	struct ring_msg m;
+	if (body == -RING_EAUTH && len > RING_AUTH_TRAILER &&
+	    ring_wire_decode(in, len - RING_AUTH_TRAILER, &m) == 0 && status_of_round(p, &m))
+		note(p, key, RING_POLL_AUTH_FAILS, from, m.from, m.fingerprint);
+	return -1;
+}
+
 /* Reads every datagram waiting; keeps those that answer this round. */
 static void read_all(struct ring_status_poll *p)
 {
@@ -164,16 +239,20 @@ static void read_all(struct ring_status_poll *p)
 			return;
 		p->traffic.received++;
 		p->traffic.received_bytes += (uint64_t)n;
-		if (p->auth) {
-			/* The sender's key slot is its member index: found by
-			 * address, as a member would. */
-			size_t slot = ring_net_index_of(p->addr, l->n, &from);
-			n = slot < l->n ? ring_auth_open(p->auth, in, (size_t)n, slot, ring_wall_us())
-					: -1;
-		}
+		size_t slot = ring_net_index_of(p->addr, l->n, &from);
+		if (p->auth && open_answer(p, in, &n, slot, &from) < 0)
+			continue;
 		struct ring_msg m;
-		if (n > 0 && ring_wire_decode(in, (size_t)n, &m) == 0)
-			keep(p, &m);
+		if (n > 0 && ring_wire_decode(in, (size_t)n, &m) == 0) {
+			if (!odd_answer(p, &m, slot, &from))
+				keep(p, &m);
+		} else if (!p->auth && n > RING_AUTH_TRAILER &&
+			   ring_wire_decode(in, (size_t)n - RING_AUTH_TRAILER, &m) == 0 &&
+			   status_of_round(p, &m)) {
+			/* A sealed answer to our unsealed request: it has a key,
+			 * this file none. */
+			note(p, slot < l->n ? slot : l->n, RING_POLL_AUTH_FAILS, &from, m.from, m.fingerprint);
+		}
 	}
 }
 
@@ -190,6 +269,7 @@ int ring_status_poll_round(struct ring_status_poll *p, unsigned tries, unsigned 
 	bool w = false;
 	memset(p->got, 0, sizeof p->got);
 	memset(p->got_advice, 0, sizeof p->got_advice);
+	memset(p->note, 0, sizeof p->note);
 	p->answered = p->advised = 0;
 	p->nonce = p->nonce_base + ++p->round;
 	for (unsigned t = 0; t < tries && !complete(p) && !w; t++) {
@@ -238,6 +318,12 @@ const struct ring_msg_advice_resp *ring_status_poll_advice(const struct ring_sta
 size_t ring_status_poll_advised(const struct ring_status_poll *p)
 {
 	return p->advised;
+}
+
+const struct ring_poll_note *ring_status_poll_note(const struct ring_status_poll *p, size_t i)
+{
+	return i < p->l->n && !p->got[i] && p->note[i].problem != RING_POLL_OK ? &p->note[i]
+										: NULL;
 }
 
 uint64_t ring_status_poll_fingerprint(const struct ring_status_poll *p)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/net.h"
 #include "core/layout.h"
 #include "core/wire.h"
 
@@ -58,6 +59,26 @@ size_t ring_status_poll_answered(const struct ring_status_poll *p);
 const struct ring_msg_advice_resp *ring_status_poll_advice(const struct ring_status_poll *p,
 							   size_t i);
 size_t ring_status_poll_advised(const struct ring_status_poll *p);
+
+/* What this round saw of a member that gave no answer it could keep: */
+enum ring_poll_problem {
+	RING_POLL_OK,
+	RING_POLL_AUTH_FAILS,    /* its answer did not authenticate here */
+	RING_POLL_AUTH_REFUSED,  /* it answered that our request did not authenticate there */
+	RING_POLL_WRONG_ADDRESS, /* it answered (as_id) from FROM, not its address in the file */
+	RING_POLL_WRONG_ID,      /* its address in the file answered as member as_id */
+	RING_POLL_OTHER_CONFIG,  /* it answered that its file is another (its fingerprint) */
+};
+struct ring_poll_note {
+	enum ring_poll_problem problem;
+	struct ring_addr from; /* where the answer came from */
+	uint16_t as_id;        /* the member id the answer claimed */
+	uint64_t fingerprint;  /* the answer's */
+};
+
+/* The note of the member at ring index I this round, or NULL when it
+ * answered or nothing at all was heard of it. */
+const struct ring_poll_note *ring_status_poll_note(const struct ring_status_poll *p, size_t i);
 
 /* The ring's fingerprint the poll uses, for messages about a ring where
  * nobody answers (a member with another file ignores us). */

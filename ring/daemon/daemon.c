@@ -17,6 +17,7 @@
 #include "common/auth.h"
 #include "common/clock.h"
 #include "common/control.h"
+#include "common/fingerprint.h"
 #include "daemon/ctl_server.h"
 #include "daemon/epoch_store.h"
 #include "common/state_dir.h"
@@ -89,6 +90,14 @@ struct ring_daemon {
 	uint64_t auth_failures;
 	struct log_limit auth_log;
 	struct log_limit noisy_log[3]; /* bad_packet, config_mismatch, version_mismatch */
+	/* The source of the datagram being stepped (receive), NULL between
+	 * them: the noisy events name it, since "from 0" (a stranger) alone
+	 * does not say who is misconfigured. */
+	const struct ring_addr *rx_from;
+	struct {
+		uint64_t at; /* when this second began */
+		unsigned n;  /* answered in it */
+	} refused;           /* answers to status requests that fail auth */
 	struct event *sig_hup;
 
 	/* Under systemd (ring_daemon_notify): READY=1 once joined, STATUS=
@@ -236,6 +245,8 @@ static void log_core(struct ring_daemon *d, const struct ring_action *a)
 	size_t k = 0;
 	while (k < sizeof noisy / sizeof noisy[0] && noisy[k] != ev)
 		k++;
+	char addr[80];
+	bool with_addr = false;
 	if (k < sizeof noisy / sizeof noisy[0]) {
 		uint64_t skipped;
 		if (!log_allowed(&d->noisy_log[k], now_us(d), &skipped))
@@ -244,8 +255,12 @@ static void log_core(struct ring_daemon *d, const struct ring_action *a)
 			struct ring_log_field f = RING_LF_N("count", skipped);
 			ring_log_emit(d->log, unlogged[k], false, &f, 1);
 		}
+		if (d->rx_from) {
+			ring_net_format(d->rx_from, addr, sizeof addr);
+			with_addr = true;
+		}
 	}
-	ring_log_core(d->log, a);
+	ring_log_core(d->log, a, with_addr ? addr : NULL);
 }
 
 static void carry_out(struct ring_daemon *d)
@@ -386,14 +401,55 @@ static bool request_ok(struct ring_daemon *d, const uint8_t *buf, size_t len,
 	       req->fingerprint == d->fingerprint;
 }
 
-/* Returns false, answering nothing, for a request that does not decode or
- * is of another ring. */
+/* At most this many refusals a second (below): enough for a few `ringctl
+ * ring` at once, too few to make a member a reflector for spoofed
+ * requests. */
+#define REFUSE_PER_S 8
+
+/* Answers the status request REQ that we will not answer (FLAG: it failed
+ * authentication, or is of another file) with an empty STATUS_RESP
+ * carrying only FLAG and our fingerprint, sealed with our key: ringctl
+ * then says "auth fails" or "another file" instead of "down". It tells a
+ * stranger nothing the wire does not (fingerprints travel in clear). */
+static void refuse_status(struct ring_daemon *d, const struct ring_msg *req, uint8_t flag,
+			  const struct ring_addr *from)
+{
+	uint64_t now = now_us(d);
+	if (!d->refused.at || now - d->refused.at >= 1000000u) {
+		d->refused.at = now;
+		d->refused.n = 0;
+	}
+	if (d->refused.n++ >= REFUSE_PER_S)
+		return;
+	struct ring_msg m = {.type = RING_MSG_STATUS_RESP, .from = d->id, .to = 0,
+			     .fingerprint = d->fingerprint};
+	m.u.status_resp.nonce = req->u.status_req.nonce;
+	m.u.status_resp.flags = flag;
+	answer(d, &m, from);
+}
+
+/* A datagram of LEN bytes (with its trailer) that failed authentication:
+ * refused, when it is a status request of this ring. */
+static void refuse_unauthenticated(struct ring_daemon *d, const uint8_t *buf, size_t len,
+				   const struct ring_addr *from)
+{
+	struct ring_msg req;
+	if (len > RING_AUTH_TRAILER &&
+	    request_ok(d, buf, len - RING_AUTH_TRAILER, RING_MSG_STATUS_REQ, &req))
+		refuse_status(d, &req, RING_STATUS_UNAUTHENTICATED, from);
+}
+
+/* Returns false for a request that does not decode or is of another ring
+ * (the core counts it); the latter is refused (refuse_status). */
 static bool answer_status(struct ring_daemon *d, const uint8_t *buf, size_t len,
 			  const struct ring_addr *from)
 {
 	struct ring_msg req;
-	if (!request_ok(d, buf, len, RING_MSG_STATUS_REQ, &req))
+	if (!request_ok(d, buf, len, RING_MSG_STATUS_REQ, &req)) {
+		if (ring_wire_decode(buf, len, &req) == 0 && req.type == RING_MSG_STATUS_REQ)
+			refuse_status(d, &req, RING_STATUS_OTHER_CONFIG, from);
 		return false;
+	}
 	struct ring_status st;
 	ring_node_status(d->node, now_us(d), &st);
 	struct ring_msg m = {.type = RING_MSG_STATUS_RESP, .from = d->id, .to = 0,
@@ -490,6 +546,7 @@ static void receive(struct ring_daemon *d, struct rx *r)
 		int body = ring_auth_open(d->auth, buf, (size_t)n, slot, ring_wall_us());
 		if (body < 0) {
 			auth_failed(d, &r->from, id, body);
+			refuse_unauthenticated(d, buf, (size_t)n, &r->from);
 			return;
 		}
 		n = body;
@@ -508,7 +565,9 @@ static void receive(struct ring_daemon *d, struct rx *r)
 	ev.u.datagram.buf = buf;
 	ev.u.datagram.len = (size_t)n;
 	ev.u.datagram.from_id = id;
+	d->rx_from = &r->from;
 	step(d, &ev);
+	d->rx_from = NULL;
 }
 
 /* ---- the control socket's requests ---- */
@@ -878,6 +937,7 @@ int ring_daemon_new(struct ring_daemon **out, const struct ring_conf *conf, uint
 		return rc;
 	struct ring_layout layout = *d->layout;
 	layout.keyed = d->auth != NULL;
+	layout.fingerprint = d->fingerprint;
 	d->node = ring_node_new(&layout, id, epoch, &rc);
 	if (!d->node) {
 		snprintf(err, errlen, "%s", ring_strerror(rc));

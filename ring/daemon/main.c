@@ -31,7 +31,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ringd -c CONFIG -n ID [--log-format text|json] [--log-file PATH] [-v]\n"
-		"       ringd -c CONFIG --check\n"
+		"       ringd -c CONFIG [-n ID] --check [--no-local-checks]\n"
 		"       ringd --version\n"
 		"\n"
 		"Runs member ID of the token ring described in CONFIG until SIGTERM or SIGINT,\n"
@@ -40,7 +40,12 @@ static void usage(FILE *out)
 		"\n"
 		"  -c, --config FILE     the ring's INI file (docs/configuration.md)\n"
 		"  -n, --node ID         this member's id ([node.ID] in the file)\n"
-		"      --check           validate CONFIG, print the effective ring, exit\n"
+		"      --check           validate CONFIG, print the effective ring, exit; with -n ID\n"
+		"                        also what member ID's start needs of this host: its\n"
+		"                        address is local, state_dir can be made or used\n"
+		"      --no-local-checks with --check: skip what depends on this host (the\n"
+		"                        address, state_dir, socket folders, a missing key file),\n"
+		"                        to check a file meant for another host\n"
 		"      --log-format FMT  text (default, for people) or json (one object a line)\n"
 		"      --log-file PATH   append the log to PATH instead of stderr\n"
 		"  -v, --verbose         also log every token hop (token_recv, token_pass)\n"
@@ -64,9 +69,29 @@ static void help(void)
 struct options {
 	const char *config, *log_file;
 	uint16_t id;
-	bool check, verbose, have_id;
+	bool check, verbose, have_id, not_here;
 	enum ring_log_format format;
 };
+
+/* Whether the parsed command line O is whole; if not, says which argument
+ * is missing before the synopsis: the synopsis alone leaves the reader to
+ * find it. */
+static bool usage_complete(const struct options *o, int argc, char **argv)
+{
+	if (optind != argc)
+		fprintf(stderr, "ringd: unexpected argument '%s'\n", argv[optind]);
+	else if (o->not_here && !o->check)
+		fprintf(stderr, "ringd: --no-local-checks goes with --check\n");
+	else if (!o->config)
+		fprintf(stderr, "ringd: -c CONFIG is missing: which ring's file to read\n");
+	else if (!o->check && !o->have_id)
+		fprintf(stderr, "ringd: -n ID is missing: which member of %s to run "
+			"(or --check to validate the file)\n", o->config);
+	else
+		return true;
+	usage(stderr);
+	return false;
+}
 
 /* Reads the command line into O. Returns -1 to go on, or the exit status
  * (0 after --help or --version). */
@@ -76,6 +101,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"config", required_argument, NULL, 'c'},
 		{"node", required_argument, NULL, 'n'},
 		{"check", no_argument, NULL, 'C'},
+		{"no-local-checks", no_argument, NULL, 'H'},
 		{"log-format", required_argument, NULL, 'F'},
 		{"log-file", required_argument, NULL, 'L'},
 		{"verbose", no_argument, NULL, 'v'},
@@ -101,6 +127,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'C':
 			o->check = true;
 			break;
+		case 'H':
+			o->not_here = true;
+			break;
 		case 'F':
 			if (!ring_log_parse_format(optarg, &o->format)) {
 				fprintf(stderr, "ringd: --log-format is text or json, not '%s'\n", optarg);
@@ -124,30 +153,26 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return EXIT_USAGE;
 		}
 	}
-	/* Say which argument is missing before the synopsis: the synopsis
-	 * alone leaves the reader to find it. */
-	if (optind != argc)
-		fprintf(stderr, "ringd: unexpected argument '%s'\n", argv[optind]);
-	else if (!o->config)
-		fprintf(stderr, "ringd: -c CONFIG is missing: which ring's file to read\n");
-	else if (!o->check && !o->have_id)
-		fprintf(stderr, "ringd: -n ID is missing: which member of %s to run "
-			"(or --check to validate the file)\n", o->config);
-	if (optind != argc || !o->config || (!o->check && !o->have_id)) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	return -1;
+	return usage_complete(o, argc, argv) ? -1 : EXIT_USAGE;
 }
 
-/* The folders a start would open, checked as it would check them, when
- * they exist: state_dir, and the folder of each control socket set
- * elsewhere (only member ID's with -n). Returns 0 or EXIT_CONFIG. */
+/* What the start of member O->id needs of this host, checked as the start
+ * would: its address is one of ours (the bind), state_dir and the folder
+ * of each control socket set elsewhere (only member ID's with -n) are
+ * usable or can be made. Nothing is created. Without -n, folders that
+ * exist are checked, and a missing one passes: the file may be for
+ * another host. Returns 0 or EXIT_CONFIG. */
 static int check_folders(const struct options *o, const struct ring_conf *conf)
 {
-	char err[RING_PATH_MAX + 256];
+	char err[RING_PATH_MAX + 512];
 	bool exists;
-	if (ring_state_dir_check(conf->state_dir, RING_DIR_STATE, &exists, err, sizeof err) < 0) {
+	int idx = o->have_id ? ring_layout_index(&conf->layout, o->id) : -1;
+	if (idx >= 0 && ring_net_check_local(&conf->layout.members[idx], err, sizeof err) < 0) {
+		fprintf(stderr, "%s%s: %s\n", err_prefix(), o->config, err);
+		return EXIT_CONFIG;
+	}
+	if (ring_state_dir_check(conf->state_dir, RING_DIR_STATE, &exists, err, sizeof err) < 0 &&
+	    (exists || o->have_id)) {
 		fprintf(stderr, "%s%s: %s\n", err_prefix(), o->config, err);
 		return EXIT_CONFIG;
 	}
@@ -159,7 +184,8 @@ static int check_folders(const struct options *o, const struct ring_conf *conf)
 			continue; /* the start says so */
 		if (strcmp(folder, conf->state_dir) == 0)
 			continue;
-		if (ring_state_dir_check(folder, RING_DIR_SOCKET, &exists, err, sizeof err) < 0) {
+		if (ring_state_dir_check(folder, RING_DIR_SOCKET, &exists, err, sizeof err) < 0 &&
+		    (exists || o->have_id)) {
 			fprintf(stderr, "%s%s: member %u's %s\n", err_prefix(), o->config,
 				conf->layout.members[i].id, err);
 			return EXIT_CONFIG;
@@ -168,27 +194,51 @@ static int check_folders(const struct options *o, const struct ring_conf *conf)
 	return 0;
 }
 
+/* The key fingerprints line of --check: what two hosts compare to know
+ * they hold the same key, without copying it. */
+static void print_key_fingerprints(const struct ring_auth *a)
+{
+	uint64_t fp[RING_AUTH_KEYS];
+	size_t n = ring_auth_key_fingerprints(a, fp, RING_AUTH_KEYS);
+	printf("key fingerprint %016llx (signs)", (unsigned long long)fp[0]);
+	for (size_t i = 1; i < n && i < RING_AUTH_KEYS; i++)
+		printf(", %016llx (accepted)", (unsigned long long)fp[i]);
+	printf("\n");
+}
+
 /* ringd --check: the effective ring on stdout. The key file is read as a
  * start would read it, so that `ExecStartPre=ringd --check` catches a
  * missing, open or short key before the start does; the ring's own key
  * may not exist yet (the first start makes it). state_dir is checked as a
- * start checks it: another user's, or one others may write, fails here. */
+ * start checks it: another user's, one others may write, or one that
+ * cannot be made fails here; with -n, so does an address not of this
+ * host. --no-local-checks skips what only the member's host can tell. */
 static int check(const struct options *o, const struct ring_conf *conf)
 {
-	if (conf->secret_file[0] && !(conf->auto_key && access(conf->secret_file, F_OK) != 0)) {
+	struct ring_auth *a = NULL;
+	/* A file for another host may name a key that is only there. */
+	bool key_here = access(conf->secret_file, F_OK) == 0;
+	if (conf->secret_file[0] && !(conf->auto_key && !key_here) && (key_here || !o->not_here)) {
 		char err[512];
-		struct ring_auth *a;
 		int rc = ring_auth_load(&a, conf->secret_file, 1, err, sizeof err);
-		ring_auth_free(a);
 		if (rc < 0) {
 			fprintf(stderr, "%s%s: %s\n", err_prefix(), o->config, err);
 			return EXIT_CONFIG;
 		}
 	}
 	ring_conf_describe(conf, stdout);
+	if (a)
+		print_key_fingerprints(a);
+	ring_auth_free(a);
 	if (o->have_id && ring_layout_index(&conf->layout, o->id) < 0) {
 		fprintf(stderr, "%s: no member %u\n", o->config, o->id);
 		return EXIT_CONFIG;
+	}
+	if (o->not_here) {
+		printf("not checked (--no-local-checks): %s, state_dir and socket folders%s\n",
+		       o->have_id ? "the member's address" : "addresses",
+		       conf->secret_file[0] && !key_here ? ", the key file (not on this host)" : "");
+		return 0;
 	}
 	return check_folders(o, conf);
 }

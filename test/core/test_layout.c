@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/fingerprint.h"
 #include "core/err.h"
 #include "core/layout.h"
 #include "lib/suites.h"
@@ -110,17 +111,17 @@ static void test_fingerprint_is_stable_for_equal_layouts(void)
 	CU_ASSERT_EQUAL(ring_layout_fingerprint(&a), ring_layout_fingerprint(&a));
 }
 
-/* Pinned values: members on hosts of either byte order, and on either side
- * of an upgrade, must compute the same fingerprint or they refuse each
- * other. Computed independently from the scheme in layout.c: FNV-1a over
- * the name, timings, quorum, n and members, numbers as 8 big-endian bytes,
- * strings prefixed by their length. */
+/* Pinned values: members on hosts of either byte order must compute the
+ * same fingerprint or they refuse each other. Computed independently of
+ * layout.c and fingerprint.c (Python's hashlib): the first 8 bytes of
+ * BLAKE2b-256 over the name, timings, quorum, n and members, numbers as 8
+ * big-endian bytes, strings prefixed by their length. */
 static void test_fingerprint_has_pinned_value(void)
 {
 	struct ring_layout l;
 	make_layout(&l, 3);
 	snprintf(l.members[2].host, sizeof l.members[2].host, "host-c.example");
-	CU_ASSERT_EQUAL(ring_layout_fingerprint(&l), 0x75d1468cf4130dd1ULL);
+	CU_ASSERT_EQUAL(ring_layout_fingerprint(&l), 0xa413281006d95b4eULL);
 }
 
 /* A name that fills its array without a terminator is hashed up to the end
@@ -131,7 +132,7 @@ static void test_fingerprint_of_a_full_name_stops_at_its_array(void)
 	make_layout(&l, 3);
 	snprintf(l.members[2].host, sizeof l.members[2].host, "host-c.example");
 	memset(l.name, 'n', sizeof l.name);
-	CU_ASSERT_EQUAL(ring_layout_fingerprint(&l), 0x84d1dbb26e33cc27ULL);
+	CU_ASSERT_EQUAL(ring_layout_fingerprint(&l), 0xdca55a01d219adf2ULL);
 }
 
 /* What is not part of the agreement does not count: slots past n, and
@@ -228,6 +229,37 @@ static void test_fingerprint_changes_with_a_member_port(void)
 	make_layout(&b, 3);
 	b.members[0].port = 7101;
 	assert_fingerprint_differs(&a, &b);
+}
+
+/* Hex digits in which the printed fingerprints of A and B differ. */
+static int hex_digits_apart(const struct ring_layout *a, const struct ring_layout *b)
+{
+	char x[17], y[17];
+	snprintf(x, sizeof x, "%016llx", (unsigned long long)ring_layout_fingerprint(a));
+	snprintf(y, sizeof y, "%016llx", (unsigned long long)ring_layout_fingerprint(b));
+	int apart = 0;
+	for (int i = 0; i < 16; i++)
+		apart += x[i] != y[i];
+	return apart;
+}
+
+/* Two files one port apart must not print fingerprints that look alike:
+ * FNV-1a's were 5 hex digits apart (e84f4b8a147d9e77 / e84f4a8a147d9cc4).
+ * A real hash changes 15 of 16 on average; every case here, at least 8. */
+static void test_fingerprint_one_port_apart_differs_in_most_digits(void)
+{
+	for (size_t i = 0; i < 3; i++)
+		for (int delta = -1; delta <= 1; delta += 2) {
+			struct ring_layout a, b;
+			make_layout(&a, 3);
+			make_layout(&b, 3);
+			b.members[i].port = (uint16_t)(b.members[i].port + delta);
+			int apart = hex_digits_apart(&a, &b);
+			if (apart < 8)
+				printf("\n  member %zu's port %+d: only %d hex digits apart\n", i, delta,
+				       apart);
+			CU_ASSERT(apart >= 8);
+		}
 }
 
 static void test_fingerprint_changes_with_member_order(void)
@@ -337,6 +369,7 @@ CU_TestInfo ring_test_layout_tests[] = {
 	T_(test_fingerprint_changes_with_a_member_id),
 	T_(test_fingerprint_changes_with_a_member_host),
 	T_(test_fingerprint_changes_with_a_member_port),
+	T_(test_fingerprint_one_port_apart_differs_in_most_digits),
 	T_(test_fingerprint_changes_with_member_order),
 	T_(test_fingerprint_changes_with_member_count),
 	T_(test_check_accepts_defaults_with_2_and_5_members),

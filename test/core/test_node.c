@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fingerprint.h"
 #include "core/err.h"
 #include "core/layout.h"
 #include "core/node.h"

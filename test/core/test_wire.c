@@ -443,7 +443,7 @@ static void test_token_byte_layout_is_big_endian(void)
 	ring_set_add(&m.u.token.alive, 255);
 
 	static const uint8_t want[68] = {
-		'R', 'G', 4, 1,                                 /* magic, version, type */
+		'R', 'G', 5, 1,                                 /* magic, version, type */
 		0x01, 0x02, 0x03, 0x04,                         /* from, to */
 		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, /* fingerprint */
 		0xa1, 0xa2, 0xa3, 0xa4,                         /* epoch */
@@ -516,7 +516,7 @@ static void test_bad_magic_is_rejected(void)
 
 static void test_unknown_version_is_rejected(void)
 {
-	static const uint8_t versions[] = { 0, 1, 2, 3, 5, 255 };
+	static const uint8_t versions[] = { 0, 1, 2, 3, 4, 6, 255 };
 	for (size_t i = 0; i < N_TYPES; i++) {
 		for (size_t v = 0; v < sizeof versions; v++) {
 			struct ring_msg m, out;
@@ -622,7 +622,10 @@ static void test_status_resp_with_unknown_state_or_flags_is_rejected(void)
 	m.u.status_resp.state = 5;
 	assert_decode_fails(&m, -RING_EFIELD);
 	make_pattern(&m, RING_MSG_STATUS_RESP);
-	m.u.status_resp.flags = 4;
+	m.u.status_resp.flags = 0x10; /* the first undefined bit (version 5) */
+	assert_decode_fails(&m, -RING_EFIELD);
+	make_pattern(&m, RING_MSG_STATUS_RESP);
+	m.u.status_resp.flags = 0x80;
 	assert_decode_fails(&m, -RING_EFIELD);
 }
 

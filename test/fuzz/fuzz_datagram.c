@@ -41,7 +41,10 @@ static void setup(void)
 		strcpy(layout.members[i].host, "h");
 		layout.members[i].port = (uint16_t)(7000 + i);
 	}
-	fingerprint = ring_layout_fingerprint(&layout);
+	/* Any value but 0 (which patch() replaces): the fuzzer links the core
+	 * alone, without the hash of common/fingerprint.c. */
+	layout.fingerprint = 0x66757a7a72696e67ULL; /* "fuzzring" */
+	fingerprint = layout.fingerprint;
 	const char *reach = getenv("RING_FUZZ_EPOCH_REACH");
 	check_reach = !reach || strcmp(reach, "0") != 0;
 }

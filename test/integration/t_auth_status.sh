@@ -5,7 +5,8 @@
 # authentication = off it logs auth_off with why, `status` (JSON and text)
 # and `ringctl ring` (JSON and text) say "not authenticated" and --check
 # warns; the same ring with a key says "authenticated" everywhere and logs
-# no auth_off.
+# no auth_off. A member with another key answers, and `ringctl ring` shows
+# it as `auth fails` (not `down`), from either side's file.
 source "$(dirname "$0")/lib.sh"
 
 # ask LABEL: the status and ring views of the running ring, into $T/LABEL.*
@@ -73,4 +74,29 @@ head -n 1 "$T/keyed.ring.txt" | grep -qF "2 of 2 members answer, datagrams authe
 ! log_has 1 auth_off || fail "a keyed member logged auth_off"
 log_events 1 auth_key | jq -e --arg k "$T/ring.key" '.source == "secret_file" and .secret_file == $k' >/dev/null ||
 	fail "member 1's auth_key does not name secret_file: $(log_events 1 auth_key)"
-pass "status and ring say whether datagrams are authenticated, auth_off says why"
+stop_member 1 && stop_member 2 || fail "the members did not stop"
+
+# ---- one member with another key ----
+"$RINGCTL" keygen "$T/other.key" >/dev/null || fail "keygen failed"
+rm -f "$T"/n*.log
+make_conf "$CONF" 3 secret_file="$T/ring.key"
+make_conf "$T/other.ini" 3 secret_file="$T/other.key"
+start_member 1 && start_member 2 && start_member 3 "$T/other.ini"
+two_answer() { [[ $(ring_json | jq '[.[] | select(.state != "down")] | length') == 2 ]]; }
+wait_until 10 two_answer || fail "members 1 and 2 did not answer: $(ring_json)"
+ctl ring >"$T/mixed.ring.txt"
+grep -Eq '^ +3 +127\.0\.0\.1:[0-9]+ +auth fails *$' "$T/mixed.ring.txt" ||
+	fail "ring does not show member 3 (another key) as 'auth fails': $(cat "$T/mixed.ring.txt")"
+grep -q "member 3 answers from 127.0.0.1:$((PORT_BASE + 2)), but its answer does not authenticate" "$T/mixed.ring.txt" ||
+	fail "ring does not say why member 3 fails: $(cat "$T/mixed.ring.txt")"
+ring_json | jq -e '.[2].state == "down" and .[2].problem == "auth fails"' >/dev/null ||
+	fail "ring --json for member 3: $(ring_json | jq -c '.[2]')"
+# From member 3's file, the others are the ones whose key differs: they
+# answer that our request does not authenticate there.
+"$RINGCTL" -c "$T/other.ini" ring >"$T/other.ring.txt" 2>&1
+for id in 1 2; do
+	grep -Eq "^ +$id +127\.0\.0\.1:[0-9]+ +auth fails *\$" "$T/other.ring.txt" ||
+		fail "ring with member 3's key does not show member $id as 'auth fails': $(cat "$T/other.ring.txt")"
+done
+say "another key: $(grep -A1 -E '^ +3 ' "$T/mixed.ring.txt" | tr -s ' ' | tr '\n' ' ')"
+pass "status and ring say whether datagrams are authenticated, auth_off says why, a member with another key shows as 'auth fails'"

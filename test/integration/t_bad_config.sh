@@ -301,15 +301,57 @@ check_key() { # NAME WANT REGEX: ringd --check of key-NAME.ini exits WANT, stder
 keyed good
 check_key good 0 '^$'
 grep -q "authentication: on ($T/good.key)" "$T/key-good.check" || fail "--check does not show the key: $(cat "$T/key-good.check")"
+# A key fingerprint to compare across hosts: the same for a copy of the
+# key, another for another key, and never the key itself.
+fp_good=$(sed -n 's/^key fingerprint \([0-9a-f]\{16\}\) (signs)$/\1/p' "$T/key-good.check")
+[[ -n $fp_good ]] || fail "--check prints no key fingerprint: $(cat "$T/key-good.check")"
+! grep -qF "$(cat "$T/good.key")" "$T/key-good.check" || fail "--check prints the key itself"
+cp -p "$T/good.key" "$T/copy.key" && keyed copy && check_key copy 0 '^$'
+grep -qx "key fingerprint $fp_good (signs)" "$T/key-copy.check" || fail "a copy of the key has another fingerprint: $(grep '^key' "$T/key-copy.check")"
+"$RINGCTL" keygen "$T/other.key" >/dev/null && keyed other && check_key other 0 '^$'
+! grep -q "key fingerprint $fp_good" "$T/key-other.check" || fail "another key has the same fingerprint $fp_good"
+say "--check: key fingerprint $fp_good, the same for a copy, another for another key"
 keyed missing
 check_key missing 78 'missing.key: No such file'
 cp "$T/good.key" "$T/open.key" && chmod 644 "$T/open.key" && keyed open
 check_key open 78 'readable by others'
+cp "$T/good.key" "$T/group.key" && chmod 640 "$T/group.key" && keyed group
+check_key group 78 'readable by its group \(mode 0640\)'
 (umask 077 && echo short >"$T/short.key") && keyed short
 check_key short 78 'at least 32'
 (umask 077 && head -c 64 /dev/urandom >"$T/binary.key") && keyed binary
 check_key binary 78 'not text.*ringctl keygen'
 say "--check refuses a missing, 0644, short or binary key file (exit 78)"
+
+# ---- --check -n ID finds what member ID's start needs of this host ----
+# (README's multi-host step 2: a file for host 3 checked on host 1 passed,
+# and a state_dir whose folder was missing passed --check, then the start
+# failed.) Each failing check names the cause; --no-local-checks skips them.
+check_here() { # NAME WANT REGEX ARGS...: ringd --check ARGS exits WANT, stderr matching REGEX
+	local name=$1 want=$2 re=$3 out rc
+	shift 3
+	out=$(timeout $SAFETY_S "$RINGD" --check "$@" 2>&1 >"$T/$name.check")
+	rc=$?
+	((rc == want)) || fail "--check $name exited $rc, want $want: $out"
+	grep -Eq -- "$re" <<<"$out" || fail "--check $name: stderr does not match /$re/: $out"
+}
+sed "s/^host = 127.0.0.1$/host = 192.0.2.12/; s/^name = bad$/name = bad\nauthentication = off/" "$T/good.ini" >"$T/far.ini" # TEST-NET: never local
+sed -i "0,/^host = 192.0.2.12$/ s//host = 127.0.0.1/" "$T/far.ini"        # member 1 stays local
+check_here far2 78 "member 2's host 192.0.2.12 is not an address of this host .*--no-local-checks" -c "$T/far.ini" -n 2
+check_here far1 0 '^$' -c "$T/far.ini" -n 1
+check_here far2-elsewhere 0 '^$' -c "$T/far.ini" -n 2 --no-local-checks
+grep -q '^not checked (--no-local-checks): ' "$T/far2-elsewhere.check" || fail "--no-local-checks does not say what it skipped: $(tail -2 "$T/far2-elsewhere.check")"
+sed "s#^state_dir = .*#state_dir = $T/no/such/prod3#" "$T/good.ini" >"$T/deep.ini"
+check_here deep 78 "cannot open state_dir's folder $T/no/such: No such file or directory; ringd makes only the last component of $T/no/such/prod3 .*install -d $T/no/such" -c "$T/deep.ini" -n 1
+[[ ! -e $T/no ]] || fail "--check created something: $(ls -R "$T/no")"
+out=$(timeout $SAFETY_S "$RINGD" -c "$T/deep.ini" -n 1 2>&1) && fail "the start with a state_dir whose folder is missing did not fail"
+grep -q "cannot open state_dir's folder $T/no/such: No such file" <<<"$out" || fail "the start failed otherwise than --check said: $out"
+check_here deep-elsewhere 0 '^$' -c "$T/deep.ini" -n 1 --no-local-checks
+mkdir -p "$T/no/such" && check_here deep-made 0 '^$' -c "$T/deep.ini" -n 1
+[[ ! -e $T/no/such/prod3 ]] || fail "--check made state_dir"
+sed "0,/^port = $P\$/ s##port = $P\ncontrol = $T/no/socks/n1.sock#" "$T/good.ini" >"$T/sock.ini"
+check_here sock 78 "member 1's control socket folder $T/no/socks does not exist" -c "$T/sock.ini" -n 1
+say "--check -n: a non-local address, a state_dir that cannot be made and a missing socket folder refused (78); --no-local-checks passes them"
 
 # ---- a member id the file does not have ----
 out=$(timeout $SAFETY_S "$RINGD" -c "$T/good.ini" -n 3 2>&1)
@@ -331,6 +373,7 @@ usage() { # WANT ARGS...: ringd ARGS must exit WANT
 usage 2
 usage 2 -c "$T/good.ini"
 usage 2 -c "$T/good.ini" -n 1 --bogus
+usage 2 -c "$T/good.ini" -n 1 --no-local-checks # only with --check
 usage 2 -c "$T/good.ini" -n 0
 usage 2 -c "$T/good.ini" -n 70000
 usage 2 -c "$T/good.ini" -n 1 --log-format yaml

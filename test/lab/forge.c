@@ -18,6 +18,7 @@
 
 #include "common/auth.h"
 #include "common/conf.h"
+#include "common/fingerprint.h"
 #include "core/layout.h"
 #include "core/wire.h"
 

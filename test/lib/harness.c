@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fingerprint.h"
 #include "core/err.h"
 
 uint16_t id_of(size_t i)
@@ -43,10 +44,13 @@ struct hring *hring_new(const struct ring_layout *l)
 	s->flight = calloc(FLIGHT_MAX, sizeof *s->flight);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s->flight);
 	s->layout = *l;
+	/* What the daemon does: the node carries the real fingerprint, so
+	 * that the datagrams the tests craft with it are of this ring. */
+	s->layout.fingerprint = ring_layout_fingerprint(l);
 	s->n = l->n;
 	s->now = T0;
 	s->last_node = -1;
-	CU_ASSERT_FATAL(cluster_set_layout(&s->cl, l));
+	CU_ASSERT_FATAL(cluster_set_layout(&s->cl, &s->layout));
 	s->cl.step_into = &s->last;
 	for (size_t i = 0; i < s->n; i++) {
 		CU_ASSERT_FATAL(cluster_start(&s->cl, (uint32_t)i, 0));

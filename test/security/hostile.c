@@ -29,6 +29,7 @@
 #include "core/bytes.h"
 #include "common/clock.h"
 #include "common/conf.h"
+#include "common/fingerprint.h"
 #include "core/err.h"
 #include "core/layout.h"
 #include "core/wire.h"

@@ -15,6 +15,7 @@
 #define NOW 1800000000000000ull /* some wall-clock microseconds */
 #define K1 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define K2 "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+#define K1_FINGERPRINT 0xe1121f2071940f98ull /* see the key fingerprint test */
 
 static char dir[64];
 
@@ -148,6 +149,53 @@ static void test_seals_never_repeat_a_timestamp(void)
 	ring_auth_free(a);
 }
 
+/* A key file's mode is refused saying whom it lets in: its group (0640,
+ * 0620) or everyone (0604, 0644), not "others" for both. */
+static void test_an_open_key_file_says_whom_it_is_open_to(void)
+{
+	static const struct {
+		mode_t mode;
+		const char *says;
+	} cases[] = {
+		{0640, "readable by its group (mode 0640)"}, {0620, "writable by its group (mode 0620)"},
+		{0604, "readable by others (mode 0604)"},    {0644, "readable by others (mode 0644)"},
+		{0602, "writable by others (mode 0602)"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct ring_auth *a = NULL;
+		char err[256] = "";
+		CU_ASSERT_EQUAL(ring_auth_load(&a, key_file("mode", K1 "\n", cases[i].mode), 2, err,
+					       sizeof err),
+				-RING_EAUTH);
+		if (!strstr(err, cases[i].says))
+			printf("\n  mode %04o: '%s'\n", (unsigned)cases[i].mode, err);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, cases[i].says));
+	}
+}
+
+/* Key fingerprints: one per key, the same for the same key on any host
+ * (whatever else the line ends with: \r), different for another key, and
+ * the pinned value of K1: BLAKE2b-256 over the label
+ * "ring key fingerprint v1" with its NUL, then the 32-byte key (itself
+ * BLAKE2b-256 of the line), first 8 bytes (Python's hashlib). */
+static void test_key_fingerprints_compare_keys_without_showing_them(void)
+{
+	struct ring_auth *a = load(key_file("fp1", K1 "\n" K2 "\n", 0600));
+	struct ring_auth *b = load(key_file("fp2", K1 "\r\n", 0600));
+	struct ring_auth *c = load(key_file("fp3", K2 "\n", 0600));
+	uint64_t fa[RING_AUTH_KEYS], fb[RING_AUTH_KEYS], fc[RING_AUTH_KEYS];
+	CU_ASSERT_EQUAL(ring_auth_key_fingerprints(a, fa, RING_AUTH_KEYS), 2);
+	CU_ASSERT_EQUAL(ring_auth_key_fingerprints(b, fb, RING_AUTH_KEYS), 1);
+	CU_ASSERT_EQUAL(ring_auth_key_fingerprints(c, fc, RING_AUTH_KEYS), 1);
+	CU_ASSERT_EQUAL(fa[0], fb[0]);
+	CU_ASSERT_EQUAL(fa[1], fc[0]);
+	CU_ASSERT_NOT_EQUAL(fa[0], fc[0]);
+	CU_ASSERT_EQUAL(fa[0], K1_FINGERPRINT);
+	ring_auth_free(a);
+	ring_auth_free(b);
+	ring_auth_free(c);
+}
+
 static void test_bad_key_files_are_refused(void)
 {
 	struct ring_auth *a = NULL;
@@ -236,6 +284,8 @@ static void test_keygen_writes_a_private_key_once(void)
 #define T_(f) {#f, f}
 CU_TestInfo ring_test_auth_tests[] = {
 	T_(test_sealed_datagram_opens_to_its_body),
+	T_(test_an_open_key_file_says_whom_it_is_open_to),
+	T_(test_key_fingerprints_compare_keys_without_showing_them),
 	T_(test_every_flipped_bit_is_refused),
 	T_(test_another_key_is_refused),
 	T_(test_a_copy_is_a_replay),

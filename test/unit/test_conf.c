@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/conf.h"
+#include "common/fingerprint.h"
 #include "core/err.h"
 #include "common/net.h"
 #include "lib/suites.h"

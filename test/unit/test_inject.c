@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/fingerprint.h"
 #include "core/err.h"
 #include "daemon/inject.h"
 #include "lib/harness.h"

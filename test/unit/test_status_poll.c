@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/fingerprint.h"
 #include "core/err.h"
 #include "ctl/status_poll.h"
 #include "lib/suites.h"
@@ -253,6 +254,92 @@ static void test_a_wake_fd_ends_a_round_early_and_the_silent_are_asked_again(voi
 	close(fd2);
 }
 
+/* Three members that answer oddly, in a child, each request once: member
+ * 1 refuses it (UNAUTHENTICATED), member 2's address answers as member 3,
+ * and member 3 answers from STRAY, an address of no member. */
+static void fake_odd_members(const int fd[3], int stray)
+{
+	uint64_t fp = ring_layout_fingerprint(&layout);
+	uint64_t end = ring_mono_us() + 10000000u;
+	bool done[3] = {false, false, false};
+	while (ring_mono_us() < end && !(done[0] && done[1] && done[2])) {
+		struct pollfd pfd[3];
+		for (int i = 0; i < 3; i++)
+			pfd[i] = (struct pollfd){.fd = fd[i], .events = POLLIN};
+		if (poll(pfd, 3, 100) <= 0)
+			continue;
+		for (int i = 0; i < 3; i++) {
+			uint8_t in[RING_WIRE_MAX], out[RING_WIRE_MAX];
+			struct sockaddr_storage from;
+			socklen_t flen = sizeof from;
+			struct ring_msg req;
+			ssize_t n = recvfrom(fd[i], in, sizeof in, MSG_DONTWAIT,
+					     (struct sockaddr *)&from, &flen);
+			if (n <= 0 || ring_wire_decode(in, (size_t)n, &req) < 0)
+				continue;
+			struct ring_msg m = {.type = RING_MSG_STATUS_RESP, .from = (uint16_t)(i + 1),
+					     .fingerprint = fp};
+			m.u.status_resp.nonce = req.u.status_req.nonce;
+			if (i == 0)
+				m.u.status_resp.flags = RING_STATUS_UNAUTHENTICATED;
+			if (i == 1)
+				m.from = 3;
+			int len = ring_wire_encode(&m, out, sizeof out);
+			if (len > 0)
+				(void)sendto(i == 2 ? stray : fd[i], out, (size_t)len, 0,
+					     (struct sockaddr *)&from, flen);
+			done[i] = true;
+		}
+	}
+}
+
+/* What ringctl ring shows instead of "down": a member that refuses our
+ * request, an address that answers as another member, a member that
+ * answers from an address not its own. None is kept as an answer. */
+static void test_odd_answers_are_noted_not_kept(void)
+{
+	uint16_t port[4];
+	int fd[3], stray;
+	for (int i = 0; i < 3; i++)
+		fd[i] = bound_socket(&port[i]);
+	stray = bound_socket(&port[3]);
+	CU_ASSERT_FATAL(fd[0] >= 0 && fd[1] >= 0 && fd[2] >= 0 && stray >= 0);
+	ring_layout_defaults(&layout);
+	snprintf(layout.name, sizeof layout.name, "odd");
+	layout.n = 3;
+	for (int i = 0; i < 3; i++)
+		layout.members[i] = (struct ring_member){.id = (uint16_t)(i + 1), .host = "127.0.0.1",
+							 .port = port[i]};
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		fake_odd_members(fd, stray);
+		_exit(0);
+	}
+	struct ring_status_poll *p;
+	char err[256];
+	CU_ASSERT_EQUAL_FATAL(ring_status_poll_open(&p, &layout, NULL, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(ring_status_poll_round(p, 1, 1000, -1, NULL), 0);
+	static const enum ring_poll_problem want[3] = {RING_POLL_AUTH_REFUSED, RING_POLL_WRONG_ID,
+						       RING_POLL_WRONG_ADDRESS};
+	for (size_t i = 0; i < 3; i++) {
+		CU_ASSERT_PTR_NULL(ring_status_poll_answer(p, i));
+		const struct ring_poll_note *n = ring_status_poll_note(p, i);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+		CU_ASSERT_EQUAL(n->problem, want[i]);
+	}
+	const struct ring_poll_note *n = ring_status_poll_note(p, 1);
+	CU_ASSERT_EQUAL(n->as_id, 3);
+	n = ring_status_poll_note(p, 2);
+	CU_ASSERT_EQUAL(ntohs(((const struct sockaddr_in *)&n->from.sa)->sin_port), port[3]);
+	int st;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	ring_status_poll_close(p);
+	for (int i = 0; i < 3; i++)
+		close(fd[i]);
+	close(stray);
+}
+
 static void test_a_member_address_that_does_not_resolve_is_a_config_error(void)
 {
 	ring_layout_defaults(&layout);
@@ -274,6 +361,7 @@ CU_TestInfo ring_test_status_poll_tests[] = {
 	T_(test_only_this_rounds_answers_count),
 	T_(test_a_wake_fd_ends_a_round_early_and_the_silent_are_asked_again),
 	T_(test_a_member_address_that_does_not_resolve_is_a_config_error),
+	T_(test_odd_answers_are_noted_not_kept),
 	CU_TEST_INFO_NULL,
 };
 #undef T_
