@@ -129,6 +129,12 @@ uint8_t *wire_put_body(uint8_t *p, const struct ring_msg *msg)
 		return put_u64(p, msg->u.advice_req.nonce);
 	case RING_MSG_ADVICE_RESP:
 		return put_advice_resp(p, &msg->u.advice_resp);
+	case RING_MSG_HOLD_REQ:
+		return put_u64(p, msg->u.hold_req.nonce);
+	case RING_MSG_HOLD_RESP:
+		p = put_u64(p, msg->u.hold_resp.nonce);
+		p = put_u64(p, msg->u.hold_resp.fence);
+		return put_u32(p, msg->u.hold_resp.held_ms);
 	}
 	return p; /* unreachable: the caller checked the type */
 }
@@ -203,6 +209,12 @@ const uint8_t *wire_get_body(const uint8_t *p, struct ring_msg *msg)
 		return get_u64(p, &msg->u.advice_req.nonce);
 	case RING_MSG_ADVICE_RESP:
 		return get_advice_resp(p, &msg->u.advice_resp);
+	case RING_MSG_HOLD_REQ:
+		return get_u64(p, &msg->u.hold_req.nonce);
+	case RING_MSG_HOLD_RESP:
+		p = get_u64(p, &msg->u.hold_resp.nonce);
+		p = get_u64(p, &msg->u.hold_resp.fence);
+		return get_u32(p, &msg->u.hold_resp.held_ms);
 	}
 	return p; /* unreachable: the caller checked the type */
 }
