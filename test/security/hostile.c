@@ -107,7 +107,7 @@ static const struct {
 struct stats {
 	uint64_t sent, errors, bytes;
 	uint64_t bucket[B_COUNT];
-	uint64_t by_type[16]; /* by the type byte, for -v */
+	uint64_t by_type[256]; /* by the type byte, any of its values, for -v */
 };
 
 struct captured {
@@ -391,7 +391,7 @@ static void send_one(struct ctx *c, enum kind k, long src, size_t dst, const uin
 	}
 	s->sent++;
 	s->bytes += len;
-	if (len > 3 && buf[3] < 16)
+	if (len > 3)
 		s->by_type[buf[3]]++;
 	s->bucket[b]++;
 	if (c->n_sent_hash < SENT_MAX)
@@ -1608,7 +1608,7 @@ int main(int argc, char **argv)
 		if (!c->want[k] || !c->st[k].sent)
 			continue;
 		printf("  %-20s %s; by type:", kinds[k].word, kinds[k].help);
-		for (unsigned t = 0; t < 16; t++)
+		for (unsigned t = 0; t < 256; t++)
 			if (c->st[k].by_type[t])
 				printf(" %s %" PRIu64, ring_msg_name((enum ring_msg_type)t),
 				       c->st[k].by_type[t]);
