@@ -112,7 +112,9 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 	case RING_MSG_STATUS_RESP:
 	case RING_MSG_ADVICE_REQ:
 	case RING_MSG_ADVICE_RESP:
-		break; /* status and advice are the driver's to answer */
+	case RING_MSG_HOLD_REQ:
+	case RING_MSG_HOLD_RESP:
+		break; /* status, advice and hold are the driver's to answer */
 	}
 }
 
@@ -269,6 +271,9 @@ void ring_node_status(const struct ring_node *node, uint64_t now_us,
 					: UINT64_MAX;
 	st->granted = node->granted;
 	st->grant_client = node->granted ? node->grant_client : 0;
+	st->grant_held_ms = node->granted && now_us >= node->grant_started
+				    ? (now_us - node->grant_started) / 1000
+				    : 0;
 	st->queued = node->q_len;
 	st->counters = node->counters;
 	/* Holding means here, not yet passed: a member awaiting the ack of its

@@ -189,6 +189,7 @@ struct ring_status {
 	uint32_t token_epoch;    /* epoch of the token held or being passed */
 	bool granted;            /* a local client is in the critical region */
 	uint64_t grant_client;
+	uint64_t grant_held_ms;  /* since that client's GRANTED, renewals or not; 0 without */
 	size_t queued;           /* clients waiting */
 	struct ring_counters counters;
 };

@@ -30,6 +30,8 @@
 #define BODY_STATUS_RESP (8 + 1 + 1 + 2 + 4 + 8 + 4 + 4 + SET_BYTES + 8 * RING_COUNTER_COUNT)
 #define BODY_ADVICE_REQ 8                        /* nonce */
 #define BODY_ADVICE_RESP (8 * 8) /* nonce holds p50 p99 p999 max pause_max pauses */
+#define BODY_HOLD_REQ 8                          /* nonce */
+#define BODY_HOLD_RESP (8 + 8 + 4)               /* nonce fence held_ms */
 
 /* The type travels in one byte and every message must fit RING_WIRE_MAX,
  * which is what receivers size their buffers by. */
@@ -93,12 +95,20 @@ static bool advice_ok(const struct ring_msg_advice_resp *a)
 	return a->pause_max_us == 0 || a->pauses != 0;
 }
 
+/* No grant is all zeros; a grant's fence carries its epoch, never 0, in
+ * its high half (fence = epoch << 32 | counter). */
+static bool hold_ok(const struct ring_msg_hold_resp *h)
+{
+	return h->fence == 0 ? h->held_ms == 0 : (h->fence >> 32) != 0;
+}
+
 /* The "never 0" fields of wire.h and the flags nobody defined yet: the
  * protocol uses 0 to mean "none", so a 0 here is a forged or broken
  * datagram, and unknown flag bits would be silently misread. */
 static int check_fields(const struct ring_msg *msg)
 {
-	if (msg->from == 0 && msg->type != RING_MSG_STATUS_REQ && msg->type != RING_MSG_ADVICE_REQ)
+	if (msg->from == 0 && msg->type != RING_MSG_STATUS_REQ && msg->type != RING_MSG_ADVICE_REQ &&
+	    msg->type != RING_MSG_HOLD_REQ)
 		return -RING_EFIELD;
 	switch (msg->type) {
 	case RING_MSG_TOKEN:
@@ -142,8 +152,11 @@ static int check_fields(const struct ring_msg *msg)
 		break;
 	case RING_MSG_ADVICE_RESP:
 		return advice_ok(&msg->u.advice_resp) ? 0 : -RING_EFIELD;
+	case RING_MSG_HOLD_RESP:
+		return hold_ok(&msg->u.hold_resp) ? 0 : -RING_EFIELD;
 	case RING_MSG_STATUS_REQ:
 	case RING_MSG_ADVICE_REQ:
+	case RING_MSG_HOLD_REQ:
 	case RING_MSG_EPOCH_QUERY:
 	case RING_MSG_EPOCH_REPLY:
 		break;

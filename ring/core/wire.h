@@ -40,7 +40,9 @@
 	X(WANT, 12, "want")                   \
 	X(HEARTBEAT_ACK, 13, "heartbeat_ack") \
 	X(ADVICE_REQ, 14, "advice_req")       \
-	X(ADVICE_RESP, 15, "advice_resp")
+	X(ADVICE_RESP, 15, "advice_resp")     \
+	X(HOLD_REQ, 16, "hold_req")           \
+	X(HOLD_RESP, 17, "hold_resp")
 
 enum ring_msg_type {
 #define RING_MSG_ENUM_(name, code, str) RING_MSG_##name = code,
@@ -197,9 +199,25 @@ struct ring_msg_advice_resp {
 	uint64_t pauses;       /* pauses detected (the status counter) */
 };
 
+/* Who holds the lock here (`ringctl watch`, `ring`): like status, asked by
+ * ringctl from any address (from = 0) and answered by the shell. A pair of
+ * its own, not more bytes in STATUS_RESP: a decoder takes a datagram only
+ * at its type's exact length and refuses unknown flag bits, so a longer
+ * or newly flagged STATUS_RESP would make every older ringctl see every
+ * newer member as down (PROTOCOL.md §2). */
+struct ring_msg_hold_req {
+	uint64_t nonce;
+};
+
+struct ring_msg_hold_resp {
+	uint64_t nonce;   /* the request's */
+	uint64_t fence;   /* the grant a client of this member is in the region under; 0: none */
+	uint32_t held_ms; /* since that grant (GRANTED), renewals or not; 0 without one */
+};
+
 struct ring_msg {
 	enum ring_msg_type type;
-	uint16_t from;        /* sender's member id, never 0 (but for STATUS_REQ, ADVICE_REQ) */
+	uint16_t from;        /* sender's member id, never 0 (but for STATUS_REQ, ADVICE_REQ, HOLD_REQ) */
 	uint16_t to;          /* receiver's id, 0 = every member */
 	uint64_t fingerprint; /* the layout's (ring_layout.fingerprint) */
 	union {
@@ -218,6 +236,8 @@ struct ring_msg {
 		struct ring_msg_heartbeat_ack heartbeat_ack;
 		struct ring_msg_advice_req advice_req;
 		struct ring_msg_advice_resp advice_resp;
+		struct ring_msg_hold_req hold_req;
+		struct ring_msg_hold_resp hold_resp;
 	} u;
 };
 

@@ -59,6 +59,53 @@ static const uint8_t *get_advice_resp(const uint8_t *p, struct ring_msg_advice_r
 	return p;
 }
 
+/* The pairs ringctl asks a member over UDP (status, advice, hold): a
+ * nonce each way, and the answer's fields. Apart from the members' own
+ * messages, which wire_put_body and wire_get_body spell out. */
+static uint8_t *put_ctl_body(uint8_t *p, const struct ring_msg *msg)
+{
+	switch (msg->type) {
+	case RING_MSG_STATUS_REQ:
+		return put_u64(p, msg->u.status_req.nonce);
+	case RING_MSG_STATUS_RESP:
+		return put_status_resp(p, &msg->u.status_resp);
+	case RING_MSG_ADVICE_REQ:
+		return put_u64(p, msg->u.advice_req.nonce);
+	case RING_MSG_ADVICE_RESP:
+		return put_advice_resp(p, &msg->u.advice_resp);
+	case RING_MSG_HOLD_REQ:
+		return put_u64(p, msg->u.hold_req.nonce);
+	case RING_MSG_HOLD_RESP:
+		p = put_u64(p, msg->u.hold_resp.nonce);
+		p = put_u64(p, msg->u.hold_resp.fence);
+		return put_u32(p, msg->u.hold_resp.held_ms);
+	default:
+		return p; /* the members' messages: wire_put_body's */
+	}
+}
+
+static const uint8_t *get_ctl_body(const uint8_t *p, struct ring_msg *msg)
+{
+	switch (msg->type) {
+	case RING_MSG_STATUS_REQ:
+		return get_u64(p, &msg->u.status_req.nonce);
+	case RING_MSG_STATUS_RESP:
+		return get_status_resp(p, &msg->u.status_resp);
+	case RING_MSG_ADVICE_REQ:
+		return get_u64(p, &msg->u.advice_req.nonce);
+	case RING_MSG_ADVICE_RESP:
+		return get_advice_resp(p, &msg->u.advice_resp);
+	case RING_MSG_HOLD_REQ:
+		return get_u64(p, &msg->u.hold_req.nonce);
+	case RING_MSG_HOLD_RESP:
+		p = get_u64(p, &msg->u.hold_resp.nonce);
+		p = get_u64(p, &msg->u.hold_resp.fence);
+		return get_u32(p, &msg->u.hold_resp.held_ms);
+	default:
+		return p; /* the members' messages: wire_get_body's */
+	}
+}
+
 uint8_t *wire_put_body(uint8_t *p, const struct ring_msg *msg)
 {
 	switch (msg->type) {
@@ -122,13 +169,12 @@ uint8_t *wire_put_body(uint8_t *p, const struct ring_msg *msg)
 		p = put_u32(p, msg->u.heartbeat_ack.seq);
 		return put_u32(p, msg->u.heartbeat_ack.beat);
 	case RING_MSG_STATUS_REQ:
-		return put_u64(p, msg->u.status_req.nonce);
 	case RING_MSG_STATUS_RESP:
-		return put_status_resp(p, &msg->u.status_resp);
 	case RING_MSG_ADVICE_REQ:
-		return put_u64(p, msg->u.advice_req.nonce);
 	case RING_MSG_ADVICE_RESP:
-		return put_advice_resp(p, &msg->u.advice_resp);
+	case RING_MSG_HOLD_REQ:
+	case RING_MSG_HOLD_RESP:
+		return put_ctl_body(p, msg);
 	}
 	return p; /* unreachable: the caller checked the type */
 }
@@ -196,13 +242,12 @@ const uint8_t *wire_get_body(const uint8_t *p, struct ring_msg *msg)
 		p = get_u32(p, &msg->u.heartbeat_ack.seq);
 		return get_u32(p, &msg->u.heartbeat_ack.beat);
 	case RING_MSG_STATUS_REQ:
-		return get_u64(p, &msg->u.status_req.nonce);
 	case RING_MSG_STATUS_RESP:
-		return get_status_resp(p, &msg->u.status_resp);
 	case RING_MSG_ADVICE_REQ:
-		return get_u64(p, &msg->u.advice_req.nonce);
 	case RING_MSG_ADVICE_RESP:
-		return get_advice_resp(p, &msg->u.advice_resp);
+	case RING_MSG_HOLD_REQ:
+	case RING_MSG_HOLD_RESP:
+		return get_ctl_body(p, msg);
 	}
 	return p; /* unreachable: the caller checked the type */
 }

@@ -72,14 +72,16 @@ static const struct help {
 	 "ringctl -c CONFIG watch [--interval MS] [--count N] [--plain] [--stats]\n"
 	 "                            live view of every member, over UDP\n",
 	 "watch: asks every member for its status every MS milliseconds (default 500,\n"
-	 "50..60000) and shows one line per member: state, the token (parked or\n"
-	 "not), epoch, fence, queue, grants/s, hops/s, and the retransmits, skips\n"
-	 "and elections counted since the member started; a member silent for a\n"
-	 "round is down. On a terminal it draws a screen (an alternate one, given\n"
-	 "back on exit or Ctrl-Z); elsewhere, or with --plain, it writes one line\n"
-	 "per round. Ends on Ctrl-C (exit 0) or after --count N rounds. --stats\n"
-	 "tells on stderr at the end what it sent and received. A footer (the end of\n"
-	 "each line with --plain) gives lease-advice's advice, asked every 10 rounds.\n"},
+	 "50..60000) and shows who holds the lock (the member whose client is in the\n"
+	 "critical region, its fence and for how long; or free), where the token is,\n"
+	 "and one line per member: state, the token (parked or not), epoch, fence,\n"
+	 "queue, grants/s, hops/s, and the retransmits, skips and elections counted\n"
+	 "since the member started; a member silent for a round is down. On a\n"
+	 "terminal it draws a screen (an alternate one, given back on exit or\n"
+	 "Ctrl-Z); elsewhere, or with --plain, it writes one line per round. Ends on\n"
+	 "Ctrl-C (exit 0) or after --count N rounds. --stats tells on stderr at the\n"
+	 "end what it sent and received. A footer (the end of each line with\n"
+	 "--plain) gives lease-advice's advice, asked every 10 rounds.\n"},
 	{"run",
 	 "ringctl -c CONFIG -n ID " RUN_USAGE "\n"
 	 "                            run CMD inside the critical region at member ID\n",

@@ -1,5 +1,5 @@
 /* The UDP status poll of `ringctl ring`, `watch` and `lease-advice`: asks
- * every member for its status or its advice figures, keeps the answers to
+ * every member for its status, its advice figures or its lock, keeps the answers to
  * this round's nonce, asks the silent ones again. See status_poll.h. */
 #include "ctl/status_poll.h"
 
@@ -26,13 +26,15 @@ struct ring_status_poll {
 	int fd;
 	struct ring_status_poll_traffic traffic;
 	unsigned kinds; /* RING_POLL_* a round asks */
-	size_t answered, advised;
+	size_t answered, advised, held;
 	struct ring_addr addr[RING_MAX_MEMBERS];
 	bool got[RING_MAX_MEMBERS];
 	struct ring_msg_status_resp resp[RING_MAX_MEMBERS];
 	bool got_advice[RING_MAX_MEMBERS];
 	struct ring_msg_advice_resp advice[RING_MAX_MEMBERS];
 	struct ring_poll_note note[RING_MAX_MEMBERS]; /* this round's, for `ring` */
+	bool got_hold[RING_MAX_MEMBERS];
+	struct ring_msg_hold_resp hold[RING_MAX_MEMBERS];
 };
 
 int ring_status_poll_open(struct ring_status_poll **out, const struct ring_layout *l,
@@ -93,7 +95,7 @@ void ring_status_poll_close(struct ring_status_poll *p)
 
 void ring_status_poll_ask(struct ring_status_poll *p, unsigned kinds)
 {
-	p->kinds = kinds & (RING_POLL_STATUS | RING_POLL_ADVICE);
+	p->kinds = kinds & (RING_POLL_STATUS | RING_POLL_ADVICE | RING_POLL_HOLD);
 	if (!p->kinds)
 		p->kinds = RING_POLL_STATUS;
 }
@@ -101,11 +103,13 @@ void ring_status_poll_ask(struct ring_status_poll *p, unsigned kinds)
 /* Sends this round's request of TYPE to member I. */
 static void send_req(struct ring_status_poll *p, size_t i, enum ring_msg_type type)
 {
-	/* The two requests have the same body: a nonce. */
+	/* The requests have the same body: a nonce. */
 	struct ring_msg req = {.type = type, .from = 0, .to = p->l->members[i].id,
 			       .fingerprint = p->fp};
 	if (type == RING_MSG_ADVICE_REQ)
 		req.u.advice_req.nonce = p->nonce;
+	else if (type == RING_MSG_HOLD_REQ)
+		req.u.hold_req.nonce = p->nonce;
 	else
 		req.u.status_req.nonce = p->nonce;
 	uint8_t buf[RING_WIRE_MAX + RING_AUTH_TRAILER];
@@ -127,6 +131,8 @@ static void ask(struct ring_status_poll *p)
 			send_req(p, i, RING_MSG_STATUS_REQ);
 		if ((p->kinds & RING_POLL_ADVICE) && !p->got_advice[i])
 			send_req(p, i, RING_MSG_ADVICE_REQ);
+		if ((p->kinds & RING_POLL_HOLD) && !p->got_hold[i])
+			send_req(p, i, RING_MSG_HOLD_REQ);
 	}
 }
 
@@ -191,6 +197,12 @@ static void keep(struct ring_status_poll *p, const struct ring_msg *m)
 		p->got_advice[idx] = true;
 		p->advice[idx] = m->u.advice_resp;
 		p->advised++;
+		p->traffic.kept++;
+	} else if (m->type == RING_MSG_HOLD_RESP && (p->kinds & RING_POLL_HOLD) &&
+		   m->u.hold_resp.nonce == p->nonce && !p->got_hold[idx]) {
+		p->got_hold[idx] = true;
+		p->hold[idx] = m->u.hold_resp;
+		p->held++;
 		p->traffic.kept++;
 	}
 }
@@ -260,7 +272,8 @@ static void read_all(struct ring_status_poll *p)
 static bool complete(const struct ring_status_poll *p)
 {
 	return (!(p->kinds & RING_POLL_STATUS) || p->answered == p->l->n) &&
-	       (!(p->kinds & RING_POLL_ADVICE) || p->advised == p->l->n);
+	       (!(p->kinds & RING_POLL_ADVICE) || p->advised == p->l->n) &&
+	       (!(p->kinds & RING_POLL_HOLD) || p->held == p->l->n);
 }
 
 int ring_status_poll_round(struct ring_status_poll *p, unsigned tries, unsigned try_ms,
@@ -270,7 +283,8 @@ int ring_status_poll_round(struct ring_status_poll *p, unsigned tries, unsigned 
 	memset(p->got, 0, sizeof p->got);
 	memset(p->got_advice, 0, sizeof p->got_advice);
 	memset(p->note, 0, sizeof p->note);
-	p->answered = p->advised = 0;
+	memset(p->got_hold, 0, sizeof p->got_hold);
+	p->answered = p->advised = p->held = 0;
 	p->nonce = p->nonce_base + ++p->round;
 	for (unsigned t = 0; t < tries && !complete(p) && !w; t++) {
 		ask(p);
@@ -324,6 +338,11 @@ const struct ring_poll_note *ring_status_poll_note(const struct ring_status_poll
 {
 	return i < p->l->n && !p->got[i] && p->note[i].problem != RING_POLL_OK ? &p->note[i]
 										: NULL;
+}
+
+const struct ring_msg_hold_resp *ring_status_poll_hold(const struct ring_status_poll *p, size_t i)
+{
+	return i < p->l->n && p->got_hold[i] ? &p->hold[i] : NULL;
 }
 
 uint64_t ring_status_poll_fingerprint(const struct ring_status_poll *p)

@@ -1,7 +1,8 @@
 /* Every member's status over UDP (STATUS_REQ / STATUS_RESP): the one poll
  * that `ringctl ring` runs once and `ringctl watch` runs in a loop; and
  * their lease-advice figures (ADVICE_REQ / ADVICE_RESP) for `lease-advice`
- * and watch's footer. Each round has a fresh nonce, so a late answer to
+ * and watch's footer; and who holds the lock at each (HOLD_REQ /
+ * HOLD_RESP) for watch. Each round has a fresh nonce, so a late answer to
  * the round before is not taken for a current one. No libevent; the
  * caller owns the clock's use. */
 #ifndef RING_STATUS_POLL_H
@@ -27,11 +28,13 @@ int ring_status_poll_open(struct ring_status_poll **out, const struct ring_layou
 
 void ring_status_poll_close(struct ring_status_poll *p);
 
-/* What a round asks each member for: its status, its advice figures, or
- * both (in one round, the same nonce). A new poll asks for status. */
+/* What a round asks each member for: its status, its advice figures, who
+ * holds the lock there, or several (in one round, the same nonce). A new
+ * poll asks for status. */
 enum {
 	RING_POLL_STATUS = 1u,
 	RING_POLL_ADVICE = 2u,
+	RING_POLL_HOLD = 4u,
 };
 void ring_status_poll_ask(struct ring_status_poll *p, unsigned kinds);
 
@@ -79,6 +82,11 @@ struct ring_poll_note {
 /* The note of the member at ring index I this round, or NULL when it
  * answered or nothing at all was heard of it. */
 const struct ring_poll_note *ring_status_poll_note(const struct ring_status_poll *p, size_t i);
+
+/* This round's hold answer of the member at ring index I, or NULL (a
+ * member older than HOLD_REQ never gives one: the round then waits all
+ * its tries for it). */
+const struct ring_msg_hold_resp *ring_status_poll_hold(const struct ring_status_poll *p, size_t i);
 
 /* The ring's fingerprint the poll uses, for messages about a ring where
  * nobody answers (a member with another file ignores us). */

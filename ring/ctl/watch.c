@@ -54,6 +54,7 @@ void ring_watch_update(struct ring_watch *w, const struct ring_msg_status_resp *
 {
 	for (size_t i = 0; i < w->l->n; i++) {
 		struct ring_watch_member *m = &w->m[i];
+		m->hold_known = false; /* until ring_watch_holds says, for this round */
 		if (answers[i]) {
 			answered(m, answers[i], now_us);
 			continue;
@@ -77,6 +78,39 @@ void ring_watch_advice(struct ring_watch *w, const struct ring_msg_advice_resp *
 		return; /* nobody answered: the last advice stands */
 	w->advice = a;
 	w->advised = true;
+}
+
+void ring_watch_holds(struct ring_watch *w, const struct ring_msg_hold_resp *const *answers)
+{
+	for (size_t i = 0; i < w->l->n; i++) {
+		struct ring_watch_member *m = &w->m[i];
+		m->hold_known = answers[i] != NULL;
+		if (m->hold_known)
+			m->hold = *answers[i];
+	}
+}
+
+void ring_watch_lock(const struct ring_watch *w, struct ring_watch_lock *lk)
+{
+	memset(lk, 0, sizeof *lk);
+	for (size_t i = 0; i < w->l->n; i++) {
+		const struct ring_watch_member *m = &w->m[i];
+		/* A hold answer from a member whose status did not come is
+		 * not counted: the view is of the members that are up. */
+		if (!m->up)
+			continue;
+		if (!m->hold_known) {
+			lk->unknown++;
+			continue;
+		}
+		if (m->hold.fence == 0)
+			continue;
+		if (lk->holders++ == 0) {
+			lk->index = i;
+			lk->fence = m->hold.fence;
+			lk->held_ms = m->hold.held_ms;
+		}
+	}
 }
 
 void ring_watch_token(const struct ring_watch *w, struct ring_watch_token *t)
@@ -181,6 +215,103 @@ static void token_str(const struct ring_watch *w, char *b, size_t n, bool line_f
 		snprintf(b + off, n - off, " (%zu members say they have it!)", t.holders);
 }
 
+/* How long a grant has lasted, in a few characters: tenths of a second
+ * while that is short, whole seconds after. */
+static void held_str(char *b, size_t n, uint32_t ms)
+{
+	if (ms < 100000u)
+		snprintf(b, n, "%.1f s", ms / 1000.0);
+	else
+		snprintf(b, n, "%u s", ms / 1000u);
+}
+
+/* The ids of the members up whose client is in the region, "20,30". */
+static void lock_ids(const struct ring_watch *w, char *b, size_t n)
+{
+	size_t off = 0;
+	b[0] = '\0';
+	for (size_t i = 0, k = 0; i < w->l->n && off < n; i++) {
+		const struct ring_watch_member *m = &w->m[i];
+		if (m->up && m->hold_known && m->hold.fence)
+			off += (size_t)snprintf(b + off, n - off, "%s%u", k++ ? "," : "",
+						w->l->members[i].id);
+	}
+}
+
+/* Who holds the lock. Screen: "lock held at member 20 for 2.4 s (fence
+ * 7:12)", "lock free", "lock ?" when no member up says. Line: "lock=20
+ * held_ms=2400 lock_fence=7:12", "lock=free", "lock=?". */
+static void lock_str(const struct ring_watch *w, char *b, size_t n, bool line_form)
+{
+	struct ring_watch_lock lk;
+	ring_watch_lock(w, &lk);
+	char ids[1200], fence[32], held[24];
+	if (lk.holders == 0) {
+		bool some = ring_watch_up(w) > lk.unknown; /* at least one member said */
+		if (line_form)
+			snprintf(b, n, "lock=%s", some ? "free" : "?");
+		else if (!some)
+			snprintf(b, n, "lock ?");
+		else if (lk.unknown)
+			snprintf(b, n, "lock free (%zu up do not say: older ringd)", lk.unknown);
+		else
+			snprintf(b, n, "lock free");
+		return;
+	}
+	lock_ids(w, ids, sizeof ids);
+	fence_str(fence, sizeof fence, lk.fence);
+	held_str(held, sizeof held, lk.held_ms);
+	if (line_form)
+		snprintf(b, n, "lock=%s held_ms=%u lock_fence=%s", ids, lk.held_ms, fence);
+	else if (lk.holders > 1)
+		snprintf(b, n, "lock held at members %s (%zu members say a client is in the region!)",
+			 ids, lk.holders);
+	else
+		snprintf(b, n, "lock held at member %s for %s (fence %s)", ids, held, fence);
+}
+
+/* A rate in at most 6 characters, so the title's width does not depend on
+ * how busy the ring is: 12.3, 45.6k, 7.8M. */
+static void rate_compact(char *b, size_t n, double v)
+{
+	if (v < 999.95)
+		snprintf(b, n, "%.1f", v);
+	else if (v < 999950.0)
+		snprintf(b, n, "%.1fk", v / 1e3);
+	else if (v < 999950000.0)
+		snprintf(b, n, "%.1fM", v / 1e6);
+	else
+		snprintf(b, n, ">1G");
+}
+
+/* The title: ring name, key, time, members up and the ring's rates. Only
+ * the name can be long (63 characters), so it is what gives way: cut
+ * with "..." until the line fits COLS, the figures kept whole. */
+static void title(struct out *o, const struct ring_watch *w, unsigned cols, const char *stamp)
+{
+	char g[16], h[16], rest[256];
+	double gs, hs;
+	ring_watch_rates(w, &gs, &hs);
+	rate_compact(g, sizeof g, gs);
+	rate_compact(h, sizeof h, hs);
+	int r = snprintf(rest, sizeof rest, "\" (%s)  %s  %zu/%zu up  %s grants/s  %s hops/s",
+			 w->authenticated ? "keyed" : "no key", stamp, ring_watch_up(w), w->l->n, g,
+			 h);
+	size_t rest_len = r < 0 ? 0 : (size_t)r;
+	const char *name = w->l->name;
+	int name_len = (int)strlen(name);
+	size_t fixed = strlen("ring \"") + rest_len;
+	if (cols && fixed + (size_t)name_len > cols) {
+		size_t room = cols > fixed ? cols - fixed : 0;
+		int keep = room > 4 ? (int)(room - 3) : 1; /* at least a letter and "..." */
+		if (keep < name_len) {
+			line(o, cols, "ring \"%.*s...%s", keep, name, rest);
+			return;
+		}
+	}
+	line(o, cols, "ring \"%s%s", name, rest);
+}
+
 static bool restarted(const struct ring_watch *w, const struct ring_watch_member *m)
 {
 	return m->restarted_until_us && w->now_us < m->restarted_until_us;
@@ -243,36 +374,37 @@ static void render_screen(struct out *o, const struct ring_watch *w, unsigned co
 			  const char *stamp)
 {
 	const struct ring_layout *l = w->l;
-	char tok[1200];
-	double g, h;
+	char tok[1200], lk[1400];
 	token_str(w, tok, sizeof tok, false);
-	ring_watch_rates(w, &g, &h);
+	lock_str(w, lk, sizeof lk, false);
 	size_t up = ring_watch_up(w);
 	/* Whether datagrams are authenticated comes first: a narrow terminal
 	 * cuts the end of the line. */
-	line(o, cols, "ring \"%s\" (%s)  %s  %zu/%zu up  %s  %.1f grants/s  %.1f hops/s", l->name,
-	     w->authenticated ? "keyed" : "no key", stamp, up, l->n, tok, g, h);
+	title(o, w, cols, stamp);
+	/* The lock before the token: who is in the region is what a reader
+	 * looks for, and a cut line keeps it. */
+	line(o, cols, "%s  %s", lk, tok);
 	/* Within 80 columns for everyday numbers (the terminal's width, less
 	 * one: watch_loop.c); larger ones push the columns right. */
 	line(o, cols, "%4s %-9s %-6s %6s %11s %3s %8s %7s %4s %5s %5s", "id", "state", "token",
 	     "epoch", "fence", "q", "grants/s", "hops/s", "retx", "skips", "elect");
 	size_t shown = l->n;
-	if (rows && l->n + 2 > rows)
-		shown = rows > 3 ? rows - 3 : 0; /* the last line says what is left out */
+	if (rows && l->n + 3 > rows)
+		shown = rows > 4 ? rows - 4 : 0; /* the last line says what is left out */
 	for (size_t i = 0; i < shown; i++)
 		screen_member(o, w, i, cols);
 	if (shown < l->n) {
 		size_t down = 0;
 		for (size_t i = shown; i < l->n; i++)
 			down += !w->m[i].up;
-		if (rows >= 3)
+		if (rows >= 4)
 			line(o, cols, "  ... %zu more members (%zu down); a taller terminal shows them",
 			     l->n - shown, down);
 	}
-	if (up == 0 && (!rows || rows > l->n + 2))
+	if (up == 0 && (!rows || rows > l->n + 3))
 		line(o, cols, "no member answers: are they running, and on this same file? "
 			      "(a member with another file ignores us and logs config_mismatch)");
-	else if (w->advised && (!rows || rows > l->n + 2)) {
+	else if (w->advised && (!rows || rows > l->n + 3)) {
 		char adv[256];
 		advice_str(w, adv, sizeof adv, false);
 		line(o, cols, "%s", adv);
@@ -282,13 +414,15 @@ static void render_screen(struct out *o, const struct ring_watch *w, unsigned co
 static void render_line(struct out *o, const struct ring_watch *w, const char *stamp)
 {
 	const struct ring_layout *l = w->l;
-	char b[1200];
+	char b[1200], lk[1400];
 	double g, h;
 	token_str(w, b, sizeof b, true);
+	lock_str(w, lk, sizeof lk, true);
 	ring_watch_rates(w, &g, &h);
-	char head[1600];
-	int n = snprintf(head, sizeof head, "%s ring=%s auth=%s up=%zu/%zu %s grants/s=%.1f hops/s=%.1f",
-			 stamp, l->name, w->authenticated ? "on" : "off", ring_watch_up(w), l->n, b, g,
+	char head[2800];
+	int n = snprintf(head, sizeof head,
+			 "%s ring=%s auth=%s up=%zu/%zu %s %s grants/s=%.1f hops/s=%.1f", stamp,
+			 l->name, w->authenticated ? "on" : "off", ring_watch_up(w), l->n, b, lk, g,
 			 h);
 	put_n(o, head, n, sizeof head);
 	for (size_t i = 0; i < l->n; i++) {

@@ -27,6 +27,8 @@ struct ring_watch_member {
 	uint64_t restarted_until_us;       /* counters went down: "restarted" until then */
 	uint64_t down_since_us;            /* first silent round of this silence */
 	uint64_t restarts;                 /* restarts seen since the watch began */
+	bool hold_known;                   /* gave a hold answer this round: HOLD is valid */
+	struct ring_msg_hold_resp hold;    /* who holds the lock there (fence 0: nobody) */
 };
 
 struct ring_watch {
@@ -55,6 +57,23 @@ void ring_watch_update(struct ring_watch *w, const struct ring_msg_status_resp *
  * lease advice from then on, until the next call with answers. */
 void ring_watch_advice(struct ring_watch *w, const struct ring_msg_advice_resp *const *answers);
 
+/* Takes the last round's hold answers (call it after ring_watch_update of
+ * the same round): ANSWERS[i] NULL when the member at ring index i gave
+ * none, as a member older than HOLD_REQ never does. */
+void ring_watch_holds(struct ring_watch *w, const struct ring_msg_hold_resp *const *answers);
+
+/* Who holds the lock, per the members that answered the last round: the
+ * members whose client is in the critical region, and how many members
+ * that are up did not say. */
+struct ring_watch_lock {
+	size_t holders;   /* 0, 1, or more (two clients in the region: a fault) */
+	size_t index;     /* ring index of the first of them */
+	uint64_t fence;   /* its grant */
+	uint32_t held_ms; /* how long that grant has lasted */
+	size_t unknown;   /* members up this round without a hold answer */
+};
+void ring_watch_lock(const struct ring_watch *w, struct ring_watch_lock *lk);
+
 /* Where the token is, per the members that answered the last round. */
 struct ring_watch_token {
 	size_t holders;  /* members that say they have it: 0, 1, or more (a fault) */
@@ -69,13 +88,14 @@ size_t ring_watch_up(const struct ring_watch *w);
 void ring_watch_rates(const struct ring_watch *w, double *grants_s, double *hops_s);
 
 enum ring_watch_form {
-	RING_WATCH_SCREEN, /* a title line, a header, a line per member */
+	RING_WATCH_SCREEN, /* a title line, the lock and token line, a header, a line per member */
 	RING_WATCH_LINE,   /* one line for the whole round, for pipes and logs */
 };
 
 /* Renders the last round into BUF (LEN bytes, always terminated when LEN
  * > 0), lines ended by '\n'. STAMP is the caller's time label. SCREEN
- * lines are cut to COLS characters and at most ROWS lines are written
+ * lines are cut to COLS characters (the title shortens the ring's name
+ * first, so that its figures stay) and at most ROWS lines are written
  * (members past them are summed up in the last line); 0 means no limit.
  * With advice, SCREEN ends with a footer line that gives it (when a row is
  * left for it) and LINE with " | advice ...".

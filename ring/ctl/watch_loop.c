@@ -249,11 +249,14 @@ static void take_answers(struct watch *w)
 {
 	const struct ring_msg_status_resp *ans[RING_MAX_MEMBERS];
 	const struct ring_msg_advice_resp *adv[RING_MAX_MEMBERS];
+	const struct ring_msg_hold_resp *hold[RING_MAX_MEMBERS];
 	for (size_t i = 0; i < w->l->n; i++) {
 		ans[i] = ring_status_poll_answer(w->p, i);
 		adv[i] = ring_status_poll_advice(w->p, i);
+		hold[i] = ring_status_poll_hold(w->p, i);
 	}
 	ring_watch_update(w->view, ans, ring_mono_us());
+	ring_watch_holds(w->view, hold);
 	ring_watch_advice(w->view, adv); /* none asked this round: the last stands */
 }
 
@@ -288,10 +291,11 @@ static int run_rounds(struct watch *w, uint64_t start, char *err, size_t errlen)
 	uint64_t next = start;
 	for (uint64_t round = 0; !w->t.gone && (!o->count || round < o->count);) {
 		bool woken = false;
-		/* The advice changes slowly: asked with the first round's
-		 * status and every ADVICE_EVERY rounds after. */
-		ring_status_poll_ask(w->p, round % ADVICE_EVERY == 0 ? RING_POLL_STATUS | RING_POLL_ADVICE
-								     : RING_POLL_STATUS);
+		/* Who holds the lock is asked with every round's status (it
+		 * changes as fast); the advice changes slowly: asked with the
+		 * first round's and every ADVICE_EVERY rounds after. */
+		unsigned kinds = RING_POLL_STATUS | RING_POLL_HOLD;
+		ring_status_poll_ask(w->p, round % ADVICE_EVERY == 0 ? kinds | RING_POLL_ADVICE : kinds);
 		if (ring_status_poll_round(w->p, 2, try_ms, sig_pipe[0], &woken) < 0) {
 			snprintf(err, errlen, "waiting for status answers: %s", strerror(errno));
 			return -RING_EIO;

@@ -392,7 +392,7 @@ static void answer(struct ring_daemon *d, const struct ring_msg *m, const struct
 		ring_metrics_count(d->metrics.tx, m->type);
 }
 
-/* A request of TYPE (STATUS_REQ, ADVICE_REQ) that decodes and is of this
+/* A request of TYPE (STATUS_REQ, ADVICE_REQ, HOLD_REQ) that decodes and is of this
  * ring, into REQ; false for anything else. */
 static bool request_ok(struct ring_daemon *d, const uint8_t *buf, size_t len,
 		       enum ring_msg_type type, struct ring_msg *req)
@@ -491,6 +491,30 @@ static bool answer_advice(struct ring_daemon *d, const uint8_t *buf, size_t len,
 	return true;
 }
 
+/* Who holds the lock here (watch, ring): the grant of a local client in
+ * the region, its fence and how long it has lasted. False as for
+ * answer_status. */
+static bool answer_hold(struct ring_daemon *d, const uint8_t *buf, size_t len,
+			const struct ring_addr *from)
+{
+	struct ring_msg req;
+	if (!request_ok(d, buf, len, RING_MSG_HOLD_REQ, &req))
+		return false;
+	struct ring_status st;
+	ring_node_status(d->node, now_us(d), &st);
+	struct ring_msg m = {.type = RING_MSG_HOLD_RESP, .from = d->id, .to = 0,
+			     .fingerprint = d->fingerprint};
+	m.u.hold_resp.nonce = req.u.hold_req.nonce;
+	if (st.granted) {
+		/* A grant's fence is the last one granted here (check_self). */
+		m.u.hold_resp.fence = st.fence;
+		m.u.hold_resp.held_ms = st.grant_held_ms > UINT32_MAX ? UINT32_MAX
+								      : (uint32_t)st.grant_held_ms;
+	}
+	answer(d, &m, from);
+	return true;
+}
+
 static void auth_failed(struct ring_daemon *d, const struct ring_addr *from, uint16_t id, int why)
 {
 	d->auth_failures++;
@@ -554,7 +578,8 @@ static void receive(struct ring_daemon *d, struct rx *r)
 	unsigned type = n > 0 ? ring_wire_peek_type(buf, (size_t)n) : 0;
 	ring_metrics_count(d->metrics.rx, type);
 	if ((type == RING_MSG_STATUS_REQ && answer_status(d, buf, (size_t)n, &r->from)) ||
-	    (type == RING_MSG_ADVICE_REQ && answer_advice(d, buf, (size_t)n, &r->from)))
+	    (type == RING_MSG_ADVICE_REQ && answer_advice(d, buf, (size_t)n, &r->from)) ||
+	    (type == RING_MSG_HOLD_REQ && answer_hold(d, buf, (size_t)n, &r->from)))
 		return; /* answered; a broken one goes to the core to be counted */
 	if (id != 0) {
 		int idx = ring_layout_index(d->layout, id);

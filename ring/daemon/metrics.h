@@ -36,7 +36,7 @@ struct ring_histogram {
 
 /* Datagram types are 1..RING_MSG_SLOTS - 1 (wire.h); slot 0 counts what is
  * not one of ours (bad magic, version or type). */
-#define RING_MSG_SLOTS 16
+#define RING_MSG_SLOTS 18
 
 struct ring_metrics {
 	uint64_t rx[RING_MSG_SLOTS]; /* datagrams received, after authentication */

@@ -114,6 +114,12 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 		/* every figure at its largest: the order rules hold with equality */
 		memset(&m->u.advice_resp, 0xff, sizeof m->u.advice_resp);
 		break;
+	case RING_MSG_HOLD_REQ:
+		m->u.hold_req.nonce = UINT64_MAX;
+		break;
+	case RING_MSG_HOLD_RESP:
+		m->u.hold_resp = (struct ring_msg_hold_resp){UINT64_MAX, UINT64_MAX, UINT32_MAX};
+		break;
 	}
 }
 
@@ -206,6 +212,13 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 			0x1112131415161718ULL, 0x0000002122232425ULL, 0x0000003132333435ULL,
 			0x0000004142434445ULL, 0x0000005152535455ULL, 0x0000006162636465ULL,
 			0x0000007172737475ULL, 0x0000000000008182ULL};
+		break;
+	case RING_MSG_HOLD_REQ:
+		m->u.hold_req.nonce = 0x0203040506070809ULL;
+		break;
+	case RING_MSG_HOLD_RESP:
+		m->u.hold_resp = (struct ring_msg_hold_resp){0x2122232425262728ULL,
+							     0x3132333435363738ULL, 0x41424344u};
 		break;
 	}
 }
@@ -318,6 +331,14 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 		CU_ASSERT_EQUAL(x->pauses, y->pauses);
 		break;
 	}
+	case RING_MSG_HOLD_REQ:
+		CU_ASSERT_EQUAL(a->u.hold_req.nonce, b->u.hold_req.nonce);
+		break;
+	case RING_MSG_HOLD_RESP:
+		CU_ASSERT_EQUAL(a->u.hold_resp.nonce, b->u.hold_resp.nonce);
+		CU_ASSERT_EQUAL(a->u.hold_resp.fence, b->u.hold_resp.fence);
+		CU_ASSERT_EQUAL(a->u.hold_resp.held_ms, b->u.hold_resp.held_ms);
+		break;
 	}
 }
 
@@ -409,6 +430,7 @@ static void test_encoded_size_equals_wire_size(void)
 		{ RING_MSG_EPOCH_QUERY, 16 + 8 }, { RING_MSG_EPOCH_REPLY, 16 + 12 },
 		{ RING_MSG_WANT, 16 + 8 },         { RING_MSG_HEARTBEAT_ACK, 16 + 12 },
 		{ RING_MSG_ADVICE_REQ, 16 + 8 },   { RING_MSG_ADVICE_RESP, 16 + 64 },
+		{ RING_MSG_HOLD_REQ, 16 + 8 },     { RING_MSG_HOLD_RESP, 16 + 20 },
 	};
 	CU_ASSERT_EQUAL(sizeof sizes / sizeof sizes[0], N_TYPES);
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -597,8 +619,8 @@ static void test_checks_run_in_header_order(void)
 	CU_ASSERT_EQUAL(decode_exact(buf, RING_WIRE_HEADER - 1, &out), -RING_ESHORT);
 }
 
-/* Every type but the status and advice requests, which ringctl sends from
- * outside the ring and so from no member id. */
+/* Every type but the status, advice and hold requests, which ringctl
+ * sends from outside the ring and so from no member id. */
 static void test_sender_0_is_rejected_for_every_member_type(void)
 {
 	for (size_t i = 0; i < N_TYPES; i++) {
@@ -606,7 +628,8 @@ static void test_sender_0_is_rejected_for_every_member_type(void)
 		uint8_t buf[RING_WIRE_MAX];
 		make_pattern(&m, all_types[i]);
 		m.from = 0;
-		if (all_types[i] == RING_MSG_STATUS_REQ || all_types[i] == RING_MSG_ADVICE_REQ) {
+		if (all_types[i] == RING_MSG_STATUS_REQ || all_types[i] == RING_MSG_ADVICE_REQ ||
+		    all_types[i] == RING_MSG_HOLD_REQ) {
 			size_t n = encode_ok(&m, buf, sizeof buf);
 			CU_ASSERT_EQUAL(decode_exact(buf, n, &out), 0);
 			continue;
@@ -680,6 +703,58 @@ static void test_advice_resp_byte_layout_is_big_endian(void)
 	CU_ASSERT_EQUAL(memcmp(buf + 24, holds, 8), 0);
 	CU_ASSERT_EQUAL(memcmp(buf + 16 + 56, pauses, 8), 0);
 	CU_ASSERT_EQUAL(buf[16 + 48 + 7], 0x75); /* pause_max_us, low byte */
+}
+
+/* Every version-4 ringctl decodes STATUS_RESP at exactly this length and
+ * with only these flags: a byte or a bit more and it sees every member
+ * that sends it as down. What watch learned since (who holds the lock)
+ * travels in HOLD_RESP instead. */
+static void test_status_resp_keeps_the_length_and_flags_older_ringctl_decodes(void)
+{
+	CU_ASSERT_EQUAL(ring_wire_size(RING_MSG_STATUS_RESP), 192);
+	CU_ASSERT_EQUAL(RING_STATUS_HAS_TOKEN | RING_STATUS_PARKED, 0x3u);
+	struct ring_msg m, out;
+	make_max(&m, RING_MSG_STATUS_RESP);
+	uint8_t buf[RING_WIRE_MAX];
+	CU_ASSERT_EQUAL(ring_wire_encode(&m, buf, sizeof buf), 192);
+	CU_ASSERT_EQUAL(decode_exact(buf, 192, &out), 0);
+}
+
+/* No grant is all zeros; a grant's fence names its epoch, never 0. */
+static void test_hold_resp_of_no_grant_or_a_grant_is_accepted(void)
+{
+	struct ring_msg m;
+	make_pattern(&m, RING_MSG_HOLD_RESP);
+	m.u.hold_resp = (struct ring_msg_hold_resp){.nonce = 9};
+	assert_round_trip(&m);
+	m.u.hold_resp.fence = (uint64_t)1 << 32; /* epoch 1, the first grant */
+	assert_round_trip(&m);
+	m.u.hold_resp.held_ms = 2400;
+	assert_round_trip(&m);
+}
+
+static void test_hold_resp_with_a_duration_but_no_fence_or_epoch_0_is_rejected(void)
+{
+	struct ring_msg m;
+	make_pattern(&m, RING_MSG_HOLD_RESP);
+	m.u.hold_resp.fence = 0; /* held for a while, under no grant */
+	assert_decode_fails(&m, -RING_EFIELD);
+	make_pattern(&m, RING_MSG_HOLD_RESP);
+	m.u.hold_resp.fence = 0xffffffffu; /* epoch 0 */
+	assert_decode_fails(&m, -RING_EFIELD);
+}
+
+static void test_hold_resp_byte_layout_is_big_endian(void)
+{
+	struct ring_msg m;
+	make_pattern(&m, RING_MSG_HOLD_RESP);
+	uint8_t buf[RING_WIRE_MAX];
+	CU_ASSERT_EQUAL_FATAL(ring_wire_encode(&m, buf, sizeof buf), 16 + 20);
+	CU_ASSERT_EQUAL(buf[OFF_TYPE], RING_MSG_HOLD_RESP);
+	static const uint8_t body[20] = {0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28,
+					 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38,
+					 0x41, 0x42, 0x43, 0x44};
+	CU_ASSERT_EQUAL(memcmp(buf + 16, body, sizeof body), 0);
 }
 
 static void test_token_with_epoch_0_or_seq_0_is_rejected(void)
@@ -885,6 +960,8 @@ static void test_message_names_come_from_the_type_table(void)
 	CU_ASSERT_STRING_EQUAL(ring_msg_name((enum ring_msg_type)(N_TYPES + 1)), "unknown");
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_ADVICE_REQ), "advice_req");
 	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_ADVICE_RESP), "advice_resp");
+	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_HOLD_REQ), "hold_req");
+	CU_ASSERT_STRING_EQUAL(ring_msg_name(RING_MSG_HOLD_RESP), "hold_resp");
 }
 
 static bool is_decode_error(int rc)
@@ -991,6 +1068,10 @@ CU_TestInfo ring_test_wire_tests[] = {
 	T_(test_advice_resp_out_of_order_is_rejected),
 	T_(test_advice_resp_of_nothing_seen_is_accepted),
 	T_(test_advice_resp_byte_layout_is_big_endian),
+	T_(test_status_resp_keeps_the_length_and_flags_older_ringctl_decodes),
+	T_(test_hold_resp_of_no_grant_or_a_grant_is_accepted),
+	T_(test_hold_resp_with_a_duration_but_no_fence_or_epoch_0_is_rejected),
+	T_(test_hold_resp_byte_layout_is_big_endian),
 	T_(test_token_with_epoch_0_or_seq_0_is_rejected),
 	T_(test_heartbeat_with_epoch_0_is_rejected),
 	T_(test_heartbeat_with_unknown_flags_is_rejected),

@@ -1,6 +1,9 @@
 #!/bin/bash
 # ringctl watch on a real 5-member ring: its one-line-per-round output
-# (not a terminal) names all 5 members and the token's holder; a member
+# (not a terminal) names all 5 members and the token's holder; a client
+# in the critical region is named by its member, fence and a growing
+# duration, on plain lines and on an 80-column screen whose lines all fit,
+# then free once released; a member
 # killed with -9 is down by the next round and, restarted, comes back
 # marked restarted; SIGINT ends it with 0; usage and config errors exit 2
 # and 78. On a terminal (script(1)'s pty) it enters the alternate screen,
@@ -65,6 +68,46 @@ head -n 1 <<<"$out" | grep -q ' auth=on up=5/5 ' || fail "watch does not say the
 sed -n 2p <<<"$out" | grep -Eq ' grants/s=[0-9]+\.[0-9] hops/s=[0-9]+\.[0-9] \|' ||
 	fail "no ring rates in the second line: $(sed -n 2p <<<"$out")"
 
+# ---- who holds the lock (issue 30) ----
+# A client of member 2 in the critical region: every plain line names
+# member 2 with its fence and a duration that grows; on an 80-column
+# terminal the screen says so on its second line, the title keeps its
+# figures whole and no line is wider than 80. Once released: free.
+H=2
+spawn "$RINGCTL" -c "$CONF" -n $H run -t 10000 -- sh -c 'echo "$RING_FENCE" >"$0.tmp" && mv "$0.tmp" "$0"; sleep 4' "$T/granted"
+HOLD=$BG_PID
+wait_until 10 test -s "$T/granted" || fail "run at member $H was not granted"
+f=$(<"$T/granted")
+lf="$((f >> 32)):$((f & 0xffffffff))"
+out=$(timeout 20 "$RINGCTL" -c "$CONF" watch --plain --count 3 --interval 300) || fail "watch --plain during a hold exited $?"
+prev=-1
+while IFS= read -r l; do
+	[[ $l =~ \ lock=$H\ held_ms=([0-9]+)\ lock_fence=$lf\  ]] || fail "member $H (fence $lf) not named as in the critical region: $l"
+	ms=${BASH_REMATCH[1]}
+	((ms > prev)) || fail "the hold's duration did not grow: $ms ms after $prev ms"
+	((first = prev < 0 ? ms : first, prev = ms))
+done <<<"$out"
+((prev - first >= 300)) || fail "held_ms grew only $((prev - first)) ms over three rounds 300 ms apart"
+say "watch: member $H in the critical region under fence $lf, for $first then $prev ms"
+# script(1)'s pty made 80 columns wide; --count ends the watch by itself.
+strip() { sed -e 's/\x1b\[[0-9;?]*[A-Za-z]/\n/g' -e 's/\r//g' "$1" | grep -v '^$' | grep -v '^Script '; }
+timeout 20 script -qefc "stty cols 80 rows 24; exec '$RINGCTL' -c '$CONF' watch --interval 100 --count 2" "$T/tty80.out" >/dev/null ||
+	fail "watch on an 80-column terminal exited $?"
+screen=$(strip "$T/tty80.out")
+grep -Eq "^lock held at member $H for [0-9]+\.[0-9] s \(fence $lf\)  token (parked )?at $H\$" <<<"$screen" ||
+	fail "the screen does not name member $H in the critical region: $(head -n 3 <<<"$screen")"
+grep -Eq '^ring ".*  [0-9]+/[0-9]+ up  [0-9.kMG>]+ grants/s  [0-9.kMG>]+ hops/s$' <<<"$screen" ||
+	fail "the title is cut: $(grep -m1 '^ring ' <<<"$screen")"
+wide=$(awk 'length($0) > 80' <<<"$screen" | head -n 1)
+[[ -z $wide ]] || fail "a line wider than 80 columns: $wide"
+wait_bg "$HOLD" 15 || fail "the hold at member $H did not end"
+((BG_RC == 0)) || fail "run at member $H exited $BG_RC"
+out=$(timeout 20 "$RINGCTL" -c "$CONF" watch --plain --count 1) || fail "watch after the release exited $?"
+[[ $out == *" lock=free "* ]] || fail "the lock not free after the release: $out"
+timeout 20 script -qefc "stty cols 80 rows 24; exec '$RINGCTL' -c '$CONF' watch --count 1" "$T/tty80.out" >/dev/null
+strip "$T/tty80.out" | grep -Eq '^lock free  token ' || fail "the screen does not say the lock is free: $(strip "$T/tty80.out" | head -n 3)"
+say "released: lock=free; on 80 columns every line fits and the title ends with its rates"
+
 # ---- a member killed, restarted ----
 W_OUT=$T/watch.out
 SPAWN_OUT=$W_OUT spawn "$RINGCTL" -c "$CONF" watch --interval 100
@@ -128,4 +171,4 @@ tty_all=$(<"$TTY_OUT")
 [[ $tty_all == *$'\e[?25h\e[?1049l'* ]] || fail "the terminal not restored at exit (cursor shown, screen left)"
 after=${tty_all##*$'\e[?1049l'}
 [[ $after != *$'\e['* ]] || fail "watch drew after leaving the alternate screen: $(od -c <<<"$after" | head -n 3)"
-pass "plain lines name 5 members and holder $hs; kill -9 of $V down within two rounds, back marked restarted; SIGINT exit 0; on a pty the alternate screen entered, given back on SIGTSTP, restored on SIGINT"
+pass "plain lines name 5 members and holder $hs; the lock's holder $H and its duration, then free; kill -9 of $V down within two rounds, back marked restarted; SIGINT exit 0; on a pty the alternate screen entered, given back on SIGTSTP, restored on SIGINT"

@@ -72,7 +72,7 @@ mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
  * on one that is neither.
  * model: TOKEN TOKEN_ACK HEARTBEAT JOIN LEAVE WANT
  * not-modelled: ELECTION ELECTION_ACK STATUS_REQ STATUS_RESP EPOCH_QUERY EPOCH_REPLY
- * not-modelled: HEARTBEAT_ACK ADVICE_REQ ADVICE_RESP
+ * not-modelled: HEARTBEAT_ACK ADVICE_REQ ADVICE_RESP HOLD_REQ HOLD_RESP
  * And every PHASE_* of ring/core/internal.h's enum token_phase:
  * model-phase: NONE HELD PASSING
  *

@@ -108,7 +108,7 @@ static const struct {
 struct stats {
 	uint64_t sent, errors, bytes;
 	uint64_t bucket[B_COUNT];
-	uint64_t by_type[16]; /* by the type byte, for -v */
+	uint64_t by_type[256]; /* by the type byte, any of its values, for -v */
 };
 
 struct captured {
@@ -250,8 +250,9 @@ static enum bucket predict(const struct ctx *c, const uint8_t *buf, size_t len, 
 	 * its own version (ring_wire_peek_type), the core counts the rest. */
 	if (rc == -RING_EVERSION)
 		return B_VERSION;
-	if (n > 3 && (buf[3] == RING_MSG_STATUS_REQ || buf[3] == RING_MSG_ADVICE_REQ))
-		/* answer_status() (answer_advice()) answers a good one and
+	if (n > 3 && (buf[3] == RING_MSG_STATUS_REQ || buf[3] == RING_MSG_ADVICE_REQ ||
+		      buf[3] == RING_MSG_HOLD_REQ))
+		/* answer_status() (answer_advice(), answer_hold()) answers a good one and
 		 * drops the rest silently */
 		return rc == 0 && m.fingerprint == c->fp ? B_ANSWERED : B_UNCOUNTED;
 	if (rc < 0 || src < 0)
@@ -391,7 +392,7 @@ static void send_one(struct ctx *c, enum kind k, long src, size_t dst, const uin
 	}
 	s->sent++;
 	s->bytes += len;
-	if (len > 3 && buf[3] < 16)
+	if (len > 3)
 		s->by_type[buf[3]]++;
 	s->bucket[b]++;
 	if (c->n_sent_hash < SENT_MAX)
@@ -416,7 +417,7 @@ static const enum ring_msg_type member_types[] = {
 	RING_MSG_TOKEN, RING_MSG_TOKEN_ACK, RING_MSG_HEARTBEAT, RING_MSG_ELECTION,
 	RING_MSG_ELECTION_ACK, RING_MSG_JOIN, RING_MSG_LEAVE, RING_MSG_EPOCH_QUERY,
 	RING_MSG_EPOCH_REPLY, RING_MSG_WANT, RING_MSG_STATUS_RESP, RING_MSG_HEARTBEAT_ACK,
-	RING_MSG_ADVICE_RESP,
+	RING_MSG_ADVICE_RESP, RING_MSG_HOLD_RESP,
 };
 #define N_MEMBER_TYPES (sizeof member_types / sizeof member_types[0])
 /* Every type of RING_MSG_TYPES, numbered 1..N_WIRE_TYPES. */
@@ -502,6 +503,14 @@ static int craft(struct ctx *c, enum ring_msg_type type, uint16_t from, uint16_t
 			.nonce = rnd(c), .holds = 1, .max_us = UINT64_MAX, .pause_max_us = UINT64_MAX,
 			.pauses = 1};
 		break;
+	case RING_MSG_HOLD_REQ:
+		m.u.hold_req.nonce = rnd(c);
+		break;
+	case RING_MSG_HOLD_RESP:
+		/* A client of the sender in the region since forever. */
+		m.u.hold_resp = (struct ring_msg_hold_resp){
+			.nonce = rnd(c), .fence = (uint64_t)high << 32 | 1, .held_ms = UINT32_MAX};
+		break;
 	}
 	return ring_wire_encode(&m, buf, cap);
 }
@@ -583,7 +592,8 @@ static void attack_kind(struct ctx *c, enum kind k)
 		case K_RANDOM:
 			len = rnd_below(c, 401);
 			rnd_fill(c, buf, len);
-			if (len > 3 && (buf[3] == RING_MSG_STATUS_REQ || buf[3] == RING_MSG_ADVICE_REQ))
+			if (len > 3 && (buf[3] == RING_MSG_STATUS_REQ || buf[3] == RING_MSG_ADVICE_REQ ||
+					buf[3] == RING_MSG_HOLD_REQ))
 				buf[3] = 0; /* random STATUS_REQs are status_junk's */
 			break;
 		case K_SHORT:
@@ -678,8 +688,12 @@ static void attack_kind(struct ctx *c, enum kind k)
 			/* Every type of wire.h in turn (STATUS_REQ from id 0, as
 			 * ringctl sends it): well-formed, but from no member. */
 			t = (enum ring_msg_type)(RING_MSG_TOKEN + i % N_WIRE_TYPES);
-			n = craft(c, t, t == RING_MSG_STATUS_REQ || t == RING_MSG_ADVICE_REQ ? 0 : some, to,
-				  c->fp, buf, sizeof buf);
+			n = craft(c, t,
+				  t == RING_MSG_STATUS_REQ || t == RING_MSG_ADVICE_REQ ||
+						  t == RING_MSG_HOLD_REQ
+					  ? 0
+					  : some,
+				  to, c->fp, buf, sizeof buf);
 			len = (size_t)n;
 			if (c->keyed)
 				len = seal(c, buf, len, sizeof buf), mac_ok = true;
@@ -1595,7 +1609,7 @@ int main(int argc, char **argv)
 		if (!c->want[k] || !c->st[k].sent)
 			continue;
 		printf("  %-20s %s; by type:", kinds[k].word, kinds[k].help);
-		for (unsigned t = 0; t < 16; t++)
+		for (unsigned t = 0; t < 256; t++)
 			if (c->st[k].by_type[t])
 				printf(" %s %" PRIu64, ring_msg_name((enum ring_msg_type)t),
 				       c->st[k].by_type[t]);

@@ -187,8 +187,8 @@ predicted version_mismatches bad_version_keyed
 predicted bad_packets bad_type_keyed other_ring_ourkey keyed_stranger replay_cross
 predicted config_mismatches other_ring_member
 # Every type of wire.h, well-formed from no member: bad packets, but for
-# STATUS_REQ and ADVICE_REQ, which are answered (ringctl ring and
-# lease-advice are strangers too).
+# STATUS_REQ, ADVICE_REQ and HOLD_REQ, which are answered (ringctl ring,
+# lease-advice and watch are strangers too).
 s=$(kv each_type sent) b=$(kv each_type bad_packets) a=$(kv each_type answered)
 ((s > 0 && s == b + a)) || fail "each_type: $s sent, $b predicted as bad packets and $a answered"
 n_types=$(grep '^  each_type ' "$T/hostile.out" | sed 's/.*by type://' | wc -w)

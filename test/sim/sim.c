@@ -933,6 +933,8 @@ static bool is_recovery(enum ring_msg_type type)
 	case RING_MSG_STATUS_RESP:
 	case RING_MSG_ADVICE_REQ:
 	case RING_MSG_ADVICE_RESP:
+	case RING_MSG_HOLD_REQ:
+	case RING_MSG_HOLD_RESP:
 	case RING_MSG_WANT:
 	case RING_MSG_HEARTBEAT_ACK: /* a renewed hold's, healthy or not */
 		return false;

@@ -178,6 +178,95 @@ static void test_an_advice_round_keeps_only_this_rounds_advice(void)
 	close(fd2);
 }
 
+/* Member 1 at FD, in a child: a status answer to its STATUS_REQ, and to
+ * its HOLD_REQ a hold answer with another nonce, then the right one (a
+ * client in the region under fence 7:12 for 2400 ms). */
+static void fake_hold_member(int fd)
+{
+	uint64_t fp = ring_layout_fingerprint(&layout);
+	uint64_t end = ring_mono_us() + 10000000u;
+	for (int answered = 0; answered < 2 && ring_mono_us() < end;) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		uint8_t in[RING_WIRE_MAX], out[RING_WIRE_MAX];
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof from;
+		ssize_t n = recvfrom(fd, in, sizeof in, 0, (struct sockaddr *)&from, &flen);
+		struct ring_msg req;
+		if (n <= 0 || ring_wire_decode(in, (size_t)n, &req) < 0)
+			continue;
+		struct ring_msg m[2] = {{.from = 1, .fingerprint = fp}, {.from = 1, .fingerprint = fp}};
+		int k = 0;
+		if (req.type == RING_MSG_STATUS_REQ) {
+			m[k].type = RING_MSG_STATUS_RESP;
+			m[k++].u.status_resp = (struct ring_msg_status_resp){
+				.nonce = req.u.status_req.nonce, .state = 2, .epoch = 7,
+				.flags = RING_STATUS_HAS_TOKEN};
+		} else if (req.type == RING_MSG_HOLD_REQ) {
+			uint64_t nonce = req.u.hold_req.nonce;
+			for (int j = 0; j < 2; j++) {
+				m[k].type = RING_MSG_HOLD_RESP;
+				m[k++].u.hold_resp = (struct ring_msg_hold_resp){
+					.nonce = j ? nonce : nonce + 1, .fence = (uint64_t)7 << 32 | 12,
+					.held_ms = j ? 2400 : 99};
+			}
+		} else {
+			continue;
+		}
+		answered++;
+		for (int j = 0; j < k; j++) {
+			int len = ring_wire_encode(&m[j], out, sizeof out);
+			if (len > 0)
+				(void)sendto(fd, out, (size_t)len, 0, (struct sockaddr *)&from, flen);
+		}
+	}
+}
+
+/* A round that asks status and hold asks both of every member and keeps
+ * this round's hold answer beside the status. */
+static void test_a_hold_round_keeps_this_rounds_lock_beside_the_status(void)
+{
+	int fd1, fd2; /* fd2: member 2, silent */
+	two_members_on_loopback(&fd1, &fd2);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		fake_hold_member(fd1);
+		_exit(0);
+	}
+	close(fd1);
+	struct ring_status_poll *p;
+	char err[256];
+	CU_ASSERT_EQUAL_FATAL(ring_status_poll_open(&p, &layout, "", err, sizeof err), 0);
+	ring_status_poll_ask(p, RING_POLL_STATUS | RING_POLL_HOLD);
+	CU_ASSERT_EQUAL(ring_status_poll_round(p, 1, 1000, -1, NULL), 1);
+	CU_ASSERT_PTR_NOT_NULL(ring_status_poll_answer(p, 0));
+	const struct ring_msg_hold_resp *h = ring_status_poll_hold(p, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	CU_ASSERT_EQUAL(h->fence, (uint64_t)7 << 32 | 12);
+	CU_ASSERT_EQUAL(h->held_ms, 2400); /* not the other nonce's 99 */
+	CU_ASSERT_PTR_NULL(ring_status_poll_hold(p, 1));
+	/* The silent member was asked both. */
+	bool asked[RING_MSG_HOLD_RESP + 1] = {false};
+	uint8_t b[RING_WIRE_MAX];
+	ssize_t n;
+	struct ring_msg req;
+	while ((n = recv(fd2, b, sizeof b, MSG_DONTWAIT)) > 0)
+		if (ring_wire_decode(b, (size_t)n, &req) == 0)
+			asked[req.type] = true;
+	CU_ASSERT_TRUE(asked[RING_MSG_STATUS_REQ]);
+	CU_ASSERT_TRUE(asked[RING_MSG_HOLD_REQ]);
+	/* A status round alone forgets the lock. */
+	ring_status_poll_ask(p, RING_POLL_STATUS);
+	(void)ring_status_poll_round(p, 1, 50, -1, NULL);
+	CU_ASSERT_PTR_NULL(ring_status_poll_hold(p, 0));
+	int st;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	ring_status_poll_close(p);
+	close(fd2);
+}
+
 static void test_only_this_rounds_answers_count(void)
 {
 	int fd1, fd2; /* fd2: member 2, silent */
@@ -358,6 +447,7 @@ static void test_a_member_address_that_does_not_resolve_is_a_config_error(void)
 #define T_(f) {#f, f}
 CU_TestInfo ring_test_status_poll_tests[] = {
 	T_(test_an_advice_round_keeps_only_this_rounds_advice),
+	T_(test_a_hold_round_keeps_this_rounds_lock_beside_the_status),
 	T_(test_only_this_rounds_answers_count),
 	T_(test_a_wake_fd_ends_a_round_early_and_the_silent_are_asked_again),
 	T_(test_a_member_address_that_does_not_resolve_is_a_config_error),
