@@ -18,7 +18,9 @@
 enum tone { T_PLAIN, T_WARN, T_BAD, T_DIM, T_NOTE };
 
 /* The events shown, and how. Token hops are sampled (opts.hops); the rest
- * (cs_exit, token_recv, parking, epoch bookkeeping) only with --all. */
+ * (cs_exit, token_recv, unparking and summons, epoch bookkeeping) only
+ * with --all. A park is shown: in a default log (no -v) it is the one
+ * line that says where a quiet ring's token is, heartbeating unlogged. */
 static const struct {
 	const char *name;
 	enum tone tone;
@@ -27,6 +29,7 @@ static const struct {
 	{"node_start", T_PLAIN, {"ring", "epoch", NULL}},
 	{"node_stop", T_PLAIN, {NULL}},
 	{"cs_enter", T_PLAIN, {"fence", NULL}},
+	{"token_park", T_DIM, {"epoch", NULL}},
 	{"lease_expired", T_WARN, {NULL}},
 	{"retransmit", T_WARN, {NULL}},
 	{"successor_skip", T_WARN, {NULL}},

@@ -220,6 +220,8 @@ static void test_follow_once_draws_a_column_per_member(void)
 	line(f, 1.3, 1, "token_pass", "\"to\":12");
 	line(f, 1.5, 1, "cs_enter", "\"fence\":4294967298,\"epoch\":1,\"client\":3");
 	line(f, 1.6, 1, "cs_exit", "\"fence\":4294967298");
+	line(f, 1.6, 1, "token_park", "\"epoch\":1,\"seq\":5,\"idle\":1");
+	line(f, 1.65, 12, "token_summon", "\"to\":1,\"epoch\":1,\"seq\":5");
 	fputs("{\"ts\":\"2026-11-30T09:00:01.700000Z\",\"event\":\"note\",\"text\":\"kill -9\"}\n", f);
 	fclose(f);
 	const char *files[] = {path_of("f.log")};
@@ -240,6 +242,9 @@ static void test_follow_once_draws_a_column_per_member(void)
 	CU_ASSERT_EQUAL(count(s, "token_pass"), 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(s, "   0.50s 1  .   cs_enter         fence=1:2\n"));
 	CU_ASSERT_PTR_NULL(strstr(s, "cs_exit"));
+	/* Where a quiet ring's token rests; a summons only with --all. */
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "   0.60s 1  .   token_park       epoch=1\n"));
+	CU_ASSERT_PTR_NULL(strstr(s, "token_summon"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(s, "   0.70s  >>> kill -9\n"));
 	CU_ASSERT_PTR_NULL(strchr(s, '\033'));
 	free(s);
