@@ -50,6 +50,7 @@ struct life {
 	uint64_t crash_t;  /* when it crashed, if it did (judge_life) */
 	bool crashed;
 	bool stopped, holding;
+	bool in_cs; /* a client of it is in the critical region: it holds the token */
 	bool lived; /* it started, or logged a core event: not just ringd's preamble */
 	bool started; /* its file shows its node_start */
 };
@@ -211,6 +212,7 @@ static int track_token(struct ring_trace_faults *fs, const struct ring_trace_lin
 		if (!grow((void **)&fs->g, &fs->capg, fs->ng, sizeof *fs->g))
 			return -RING_ENOMEM;
 		fs->g[fs->ng++] = (struct grant_at){l->t, l->node, l->field[0]};
+		fs->cur.in_cs = true;
 		/* fall through */
 	case RING_LOG_TOKEN_RECV:
 	case RING_LOG_TOKEN_REGEN:
@@ -225,6 +227,9 @@ static int track_token(struct ring_trace_faults *fs, const struct ring_trace_lin
 		break;
 	case RING_LOG_CS_EXIT:
 	case RING_LOG_LEASE_EXPIRED:
+		fs->cur.in_cs = false;
+		sight = true;
+		break;
 	case RING_LOG_MEMBER_REJOIN: /* the holder re-epochs its token */
 		sight = true;
 		break;
@@ -633,7 +638,9 @@ static int judge_life(struct ring_trace_faults *fs, const struct crash_evidence 
 	uint64_t tl = lf->last_t, heard = 0, suspected = 0;
 	uint64_t restart = next_start(fs, i);
 	uint64_t skip_start = skipped_at(fs, ce, lf->node, tl, restart);
-	bool holding = lf->holding;
+	/* A summons unparks the token, but it waits for the client in the
+	 * region to leave: held all the same. */
+	bool holding = lf->holding || lf->in_cs;
 	bool lost = holding && lost_with(fs, ce, lf->node, tl, restart, &heard, &suspected);
 	if (!restart && !skip_start && !lost)
 		return 0; /* still running when the logs end, as far as they tell */

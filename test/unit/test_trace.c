@@ -321,6 +321,31 @@ static void test_a_pass_logged_after_its_recv_is_not_the_token_elsewhere(void)
 	CU_ASSERT_EQUAL(r.gaps, 1); /* 1.5 .. 2.6: the outage */
 }
 
+/* A summons unparks the token at a holder whose client is in the region;
+ * the token waits there for the client: killed then, it died with the
+ * token, a crash, not a loss of a token that had moved on. */
+static void test_a_holder_unparked_with_its_client_inside_still_holds(void)
+{
+	const char *files[] = {
+		LOG("u1", "0.5 1 node_start \"epoch\":0,\"heartbeat_ms\":100",
+		          "0.7 1 token_park \"epoch\":256,\"seq\":2,\"idle\":2",
+		          "1.0 1 cs_enter \"fence\":256:1,\"epoch\":256",
+		          "1.2 1 token_unpark \"by\":2,\"epoch\":256,\"seq\":2"),
+		LOG("u2", "0.5 2 node_start \"epoch\":0",
+		          "0.6 2 token_regen \"epoch\":256,\"alive\":2",
+		          "1.2 2 token_summon \"to\":1,\"epoch\":256,\"seq\":2",
+		          "3.0 2 loss_suspect \"silent_ms\":1000,\"epoch\":256",
+		          "3.1 2 token_regen \"epoch\":513,\"alive\":1",
+		          "3.2 2 cs_enter \"fence\":513:1,\"epoch\":513"),
+	};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 2, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.faults, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "inferred fault at 1.550 s: crash n1"));
+	CU_ASSERT_EQUAL(r.gaps, 1); /* 2.0 .. 3.1 */
+}
+
 static void test_one_file_shared_by_several_members_is_read_per_member(void)
 {
 	/* Two members' logs in one file (one journal): n2 is granted while n1
@@ -521,6 +546,7 @@ CU_TestInfo ring_test_trace_tests[] = {
 	T_(test_a_log_that_ends_early_is_a_crash_timed_from_the_last_heartbeat_heard),
 	T_(test_a_parked_token_is_alive_and_a_graceful_restart_no_fault),
 	T_(test_a_pass_logged_after_its_recv_is_not_the_token_elsewhere),
+	T_(test_a_holder_unparked_with_its_client_inside_still_holds),
 	T_(test_one_file_shared_by_several_members_is_read_per_member),
 	T_(test_a_silence_begins_at_the_last_sign_of_the_token),
 	T_(test_a_fresh_rings_start_is_not_a_fault),
