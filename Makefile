@@ -20,11 +20,20 @@ VERSION = 0.9.0
 GIT_REV := $(if $(wildcard .git),$(shell git describe --always --dirty --abbrev=7 --exclude='*' 2>/dev/null))
 VERSION_STRING = $(VERSION)$(if $(GIT_REV), (git $(GIT_REV)))
 
-# Packages the build and the tests need (Debian names).
-DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
-       libjansson-dev jq iproute2 procps nftables clang libclang-rt-14-dev valgrind \
-       redis-server libhiredis-dev spin libxml2-utils chromium imagemagick \
-       python3-prometheus-client python3-yaml prometheus systemd strace dpkg-dev groff-base man-db
+# Packages (Debian names). BUILD_DEPS: what building ringd and ringctl and
+# running them and make demo need (test/demo/demo.sh adds jq to the base
+# system); make deps-build installs them, make demo runs it. TEST_DEPS: what
+# the test suites add (CUnit, namespaces and nftables for the lab, clang's
+# fuzzer, valgrind, spin, Redis for the benchmark, chromium and ImageMagick
+# for the timeline, Prometheus, systemd, dpkg-dev and lintian for the
+# package, ...); make deps installs both, make test runs it. README.md, "Try
+# it", has their sizes and times on a fresh Debian 12.
+BUILD_DEPS = gcc libc6-dev make pkg-config libevent-dev libinih-dev libsodium-dev libjansson-dev jq
+TEST_DEPS  = libcunit1-dev iproute2 procps nftables clang libclang-rt-14-dev valgrind \
+	     redis-server libhiredis-dev spin libxml2-utils chromium imagemagick \
+	     python3-prometheus-client python3-yaml prometheus systemd strace dpkg-dev groff-base man-db \
+	     lintian
+DEPS = $(BUILD_DEPS) $(TEST_DEPS)
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
@@ -112,7 +121,7 @@ SEEDS ?= 5000
 CLASS ?= healthy
 SEED  ?= 1
 
-.PHONY: FORCE all deps check install uninstall deb test test-all asan integration lab security sim compare compare-check \
+.PHONY: FORCE all deps deps-build check install uninstall deb test test-all asan integration lab security sim compare compare-check \
 	soak mutants fuzz fuzz-short demo bench clean model model-check layers house
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
@@ -175,15 +184,23 @@ $(B)/ring/common/version.o $(BS)/ring/common/version.o $(BD)/ring/common/version
 $(B)/ring/common/version.o $(BS)/ring/common/version.o $(BD)/ring/common/version.o: PKG_CFLAGS += -DRING_VERSION='"$(VERSION_STRING)"'
 FORCE:
 
-deps:
-	@missing=""; for p in $(DEPS); do \
+# $(call install-missing,TARGET,PACKAGES): nothing when all are installed;
+# as root, apt-get installs the missing ones; as another user, the command
+# to run, and failure.
+install-missing = missing=""; for p in $(2); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -z "$$missing" ]; then echo "deps: all present"; \
+	if [ -z "$$missing" ]; then echo "$(1): all present"; \
 	elif [ "$$(id -u)" = 0 ]; then \
-	  echo "deps: installing$$missing"; \
+	  echo "$(1): installing$$missing"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	else echo "deps: missing$$missing; run: sudo apt-get install -y$$missing"; exit 1; fi
+	else echo "$(1): missing$$missing; run: sudo apt-get install -y$$missing"; exit 1; fi
+
+deps-build:
+	@$(call install-missing,deps-build,$(BUILD_DEPS))
+
+deps:
+	@$(call install-missing,deps,$(DEPS))
 
 # The quick loop: unit suites and a short simulator run.
 check: $(B)/unit $(B)/sim
@@ -373,7 +390,8 @@ fuzz-short: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	@$(call fuzz-run,$(FUZZ_TEST_SECONDS),$(FUZZ_TARGETS))
 
 # A 5-member ring on 127.0.0.1 with a crash and recovery: test/demo/demo.sh.
-demo: deps
+# It needs only BUILD_DEPS, not the test tools.
+demo: deps-build
 	@$(MAKE) --no-print-directory ring/ringd ring/ringctl && bash test/demo/demo.sh
 
 # Benchmarks against the UDP floor and a Redis lock on 127.0.0.1: test/bench/run.sh prints a
