@@ -187,7 +187,7 @@ FORCE:
 # $(call install-missing,TARGET,PACKAGES[,APT-OPTIONS]): nothing when all
 # are installed; as root, apt-get installs the missing ones; as another
 # user, the command to run, and failure. deps-build leaves out Recommends
-# (libc6-dev's pull in libgd and image codecs: 82 packages and 261 MB
+# (libc6-dev's Recommends pull in libgd and image codecs: 82 packages, 261 MB
 # instead of 54 and 208 MB on a fresh Debian 12); deps keeps apt's default,
 # which the suites have always run with.
 install-missing = missing=""; for p in $(2); do \
