@@ -20,11 +20,20 @@ VERSION = 0.9.0
 GIT_REV := $(if $(wildcard .git),$(shell git describe --always --dirty --abbrev=7 --exclude='*' 2>/dev/null))
 VERSION_STRING = $(VERSION)$(if $(GIT_REV), (git $(GIT_REV)))
 
-# Packages the build and the tests need (Debian names).
-DEPS = gcc make pkg-config libevent-dev libinih-dev libcunit1-dev libsodium-dev \
-       libjansson-dev jq iproute2 procps nftables clang libclang-rt-14-dev valgrind \
-       redis-server libhiredis-dev spin libxml2-utils chromium imagemagick \
-       python3-prometheus-client python3-yaml prometheus systemd strace dpkg-dev groff-base man-db
+# Packages (Debian names). BUILD_DEPS: what building ringd and ringctl and
+# running them and make demo need (test/demo/demo.sh adds jq to the base
+# system); make deps-build installs them, make demo runs it. TEST_DEPS: what
+# the test suites add (CUnit, namespaces and nftables for the lab, clang's
+# fuzzer, valgrind, spin, Redis for the benchmark, chromium and ImageMagick
+# for the timeline, Prometheus, systemd, dpkg-dev and lintian for the
+# package, ...); make deps installs both, make test runs it. README.md, "Try
+# it", has their sizes and times on a fresh Debian 12.
+BUILD_DEPS = gcc libc6-dev make pkg-config libevent-dev libinih-dev libsodium-dev libjansson-dev jq
+TEST_DEPS  = libcunit1-dev iproute2 procps nftables clang libclang-rt-14-dev valgrind \
+	     redis-server libhiredis-dev spin libxml2-utils chromium imagemagick \
+	     python3-prometheus-client python3-yaml prometheus systemd strace dpkg-dev groff-base man-db \
+	     lintian
+DEPS = $(BUILD_DEPS) $(TEST_DEPS)
 
 CUNIT_CFLAGS := $(shell pkg-config --cflags cunit 2>/dev/null)
 CUNIT_LIBS   := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
@@ -112,16 +121,39 @@ SEEDS ?= 5000
 CLASS ?= healthy
 SEED  ?= 1
 
-.PHONY: FORCE all deps check install uninstall deb test test-all asan integration lab security sim compare compare-check \
+.PHONY: FORCE all deps deps-build check install uninstall deb test test-all asan integration lab security sim compare compare-check \
 	soak mutants fuzz fuzz-short demo bench clean model model-check layers house
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
 
+RINGD_LIBS   = $(EVENT_LIBS) $(INIH_LIBS) $(SODIUM_LIBS)
+RINGCTL_LIBS = $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -lm
+
 ring/ringd: $(call objs,$(B),$(RINGD_LINK))
-	$(CC) $(CFLAGS) $^ $(EVENT_LIBS) $(INIH_LIBS) $(SODIUM_LIBS) -o $@
+	$(CC) $(CFLAGS) $^ $(RINGD_LIBS) -o $@
 
 ring/ringctl: $(call objs,$(B),$(RINGCTL_LINK))
-	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(JSON_LIBS) $(SODIUM_LIBS) -lm -o $@
+	$(CC) $(CFLAGS) $^ $(RINGCTL_LIBS) -o $@
+
+# The package's own ringd and ringctl, in their own tree BD, built with the
+# flags Debian builds its packages with (dpkg-buildflags, hardening=+all:
+# fortified libc calls, stack protector, RELRO and BIND_NOW, which lintian
+# looks for), LTO kept as above. A tree of their own, because make does not
+# see a change of flags: objects of the everyday build would be reused.
+# `make deb` computes the flags once and passes them to its sub-make.
+BD = $(B)/deb-obj
+DEB_BUILDFLAGS = $(shell command -v dpkg-buildflags >/dev/null && \
+	DEB_BUILD_MAINT_OPTIONS='hardening=+all optimize=+lto' dpkg-buildflags --get $(1) 2>/dev/null || echo '$(2)')
+DEB_CFLAGS  = $(call DEB_BUILDFLAGS,CPPFLAGS,-Wdate-time -D_FORTIFY_SOURCE=2) \
+	      $(call DEB_BUILDFLAGS,CFLAGS,-g -O2 -flto=auto -ffat-lto-objects -fstack-protector-strong -Wformat -Werror=format-security)
+DEB_LDFLAGS = $(call DEB_BUILDFLAGS,LDFLAGS,-flto=auto -ffat-lto-objects -Wl$(,)-z$(,)relro -Wl$(,)-z$(,)now)
+, := ,
+
+$(BD)/ringd: $(call objs,$(BD),$(RINGD_LINK))
+	$(CC) $(DEB_CFLAGS) $(DEB_LDFLAGS) $^ $(RINGD_LIBS) -o $@
+
+$(BD)/ringctl: $(call objs,$(BD),$(RINGCTL_LINK))
+	$(CC) $(DEB_CFLAGS) $(DEB_LDFLAGS) $^ $(RINGCTL_LIBS) -o $@
 
 # One compile rule and one unit and simulator binary per build tree:
 # $(1) the tree, $(2) the compile flags, $(3) the link flags.
@@ -138,24 +170,40 @@ $(1)/sim: $$(call objs,$(1),$$(SIM_LINK))
 endef
 $(eval $(call build_tree,$(B),$$(ALL_CFLAGS),$$(CFLAGS)))
 $(eval $(call build_tree,$(BS),$$(SAN_CFLAGS),$$(SAN_FLAGS)))
+# -Wno-error=unused-result: _FORTIFY_SOURCE marks write() and fchmodat()
+# warn_unused_result, and two calls ignore theirs on purpose
+# (ring/ctl/watch_loop.c's signal pipe, ring/daemon/ctl_server.c's socket
+# mode); they still print as warnings until they test the result.
+$(eval $(call build_tree,$(BD),$$(CSTD) $$(WARN) $$(DEB_CFLAGS) -Wno-error=unused-result -MMD -MP -Iring -Itest,$$(DEB_LDFLAGS)))
 
 # The version string reaches ring/common/version.c alone (see VERSION above).
 $(B)/version.txt: FORCE
 	@mkdir -p $(B)
 	@echo '$(VERSION_STRING)' | cmp -s - $@ 2>/dev/null || echo '$(VERSION_STRING)' >$@
-$(B)/ring/common/version.o $(BS)/ring/common/version.o: $(B)/version.txt
-$(B)/ring/common/version.o $(BS)/ring/common/version.o: PKG_CFLAGS += -DRING_VERSION='"$(VERSION_STRING)"'
+$(B)/ring/common/version.o $(BS)/ring/common/version.o $(BD)/ring/common/version.o: $(B)/version.txt
+$(B)/ring/common/version.o $(BS)/ring/common/version.o $(BD)/ring/common/version.o: PKG_CFLAGS += -DRING_VERSION='"$(VERSION_STRING)"'
 FORCE:
 
-deps:
-	@missing=""; for p in $(DEPS); do \
+# $(call install-missing,TARGET,PACKAGES[,APT-OPTIONS]): nothing when all
+# are installed; as root, apt-get installs the missing ones; as another
+# user, the command to run, and failure. deps-build leaves out Recommends
+# (libc6-dev's Recommends pull in libgd and image codecs: 82 packages, 261 MB
+# instead of 54 and 208 MB on a fresh Debian 12); deps keeps apt's default,
+# which the suites have always run with.
+install-missing = missing=""; for p in $(2); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -z "$$missing" ]; then echo "deps: all present"; \
+	if [ -z "$$missing" ]; then echo "$(1): all present"; \
 	elif [ "$$(id -u)" = 0 ]; then \
-	  echo "deps: installing$$missing"; \
+	  echo "$(1): installing$$missing"; \
 	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	else echo "deps: missing$$missing; run: sudo apt-get install -y$$missing"; exit 1; fi
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$(if $(3), $(3)) $$missing; \
+	else echo "$(1): missing$$missing; run: sudo apt-get install -y$(if $(3), $(3))$$missing"; exit 1; fi
+
+deps-build:
+	@$(call install-missing,deps-build,$(BUILD_DEPS),--no-install-recommends)
+
+deps:
+	@$(call install-missing,deps,$(DEPS))
 
 # The quick loop: unit suites and a short simulator run.
 check: $(B)/unit $(B)/sim
@@ -347,7 +395,8 @@ fuzz-short: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	@$(call fuzz-run,$(FUZZ_TEST_SECONDS),$(FUZZ_TARGETS))
 
 # A 5-member ring on 127.0.0.1 with a crash and recovery: test/demo/demo.sh.
-demo: deps
+# It needs only BUILD_DEPS, not the test tools.
+demo: deps-build
 	@$(MAKE) --no-print-directory ring/ringd ring/ringctl && bash test/demo/demo.sh
 
 # Benchmarks against the UDP floor and a Redis lock on 127.0.0.1: test/bench/run.sh prints a
@@ -386,11 +435,15 @@ INSTALLED = $(SBINDIR)/ringd $(BINDIR)/ringctl \
 	    $(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 	    $(if $(UNIT),$(UNITDIR)/ring@.service)
 
-install: ring/ringd ring/ringctl
+# Which binaries: the everyday build's, or (make deb) the package's of BD.
+INSTALL_RINGD   ?= ring/ringd
+INSTALL_RINGCTL ?= ring/ringctl
+
+install: $(INSTALL_RINGD) $(INSTALL_RINGCTL)
 	install -d '$(DESTDIR)$(SBINDIR)' '$(DESTDIR)$(BINDIR)' \
 		$(foreach s,1 5 8,'$(DESTDIR)$(MANDIR)/man$(s)')
-	install -m 0755 ring/ringd '$(DESTDIR)$(SBINDIR)/ringd'
-	install -m 0755 ring/ringctl '$(DESTDIR)$(BINDIR)/ringctl'
+	install -m 0755 $(INSTALL_RINGD) '$(DESTDIR)$(SBINDIR)/ringd'
+	install -m 0755 $(INSTALL_RINGCTL) '$(DESTDIR)$(BINDIR)/ringctl'
 	$(foreach m,$(MAN_PAGES),install -m 0644 $(m) '$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/';)
 ifneq ($(UNIT),)
 	install -d '$(DESTDIR)$(UNITDIR)'
@@ -407,14 +460,17 @@ uninstall:
 	rm -f $(foreach f,$(INSTALLED),'$(DESTDIR)$(f)')
 
 # make deb: build/ring_VERSION_ARCH.deb, built with dpkg-deb from a staged
-# make install under /usr (conf/debian/build-deb.sh says what else it holds).
+# make install under /usr of the binaries built with Debian's flags (BD
+# above); conf/debian/build-deb.sh says what else it holds. lintian reports
+# no error or warning on it (t_install.sh checks).
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB = $(B)/ring_$(VERSION)_$(DEB_ARCH).deb
 
-deb: ring/ringd ring/ringctl
+deb:
 	@rm -rf $(B)/deb
 	@$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/deb/debian/ring PREFIX=/usr \
-		UNITDIR=/lib/systemd/system >/dev/null
+		UNITDIR=/lib/systemd/system INSTALL_RINGD=$(BD)/ringd INSTALL_RINGCTL=$(BD)/ringctl \
+		DEB_CFLAGS='$(strip $(DEB_CFLAGS))' DEB_LDFLAGS='$(strip $(DEB_LDFLAGS))' >/dev/null
 	@bash conf/debian/build-deb.sh $(VERSION) $(B)/deb $(DEB)
 
 clean:

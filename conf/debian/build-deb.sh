@@ -24,18 +24,24 @@ install -m 0644 "$top/conf/example.ini" "$root/etc/ring/example.ini"
 install -m 0644 "$top/README.md" "$root/usr/share/doc/ring/README.md"
 # Debian policy 12.5 and 12.7: the copyright file (machine-readable, the
 # top-level LICENSE's terms) and the changelog, gzipped with no name or time.
+# The version has no Debian revision (ring is its own upstream: a native
+# package), so the changelog is changelog.gz, not changelog.Debian.gz.
 install -m 0644 "$here/copyright" "$root/usr/share/doc/ring/copyright"
-gzip -9nc "$here/changelog" >"$root/usr/share/doc/ring/changelog.Debian.gz"
-chmod 0644 "$root/usr/share/doc/ring/changelog.Debian.gz"
+gzip -9nc "$here/changelog" >"$root/usr/share/doc/ring/changelog.gz"
+chmod 0644 "$root/usr/share/doc/ring/changelog.gz"
 # state_dir's default parent (/var/lib/ring/<name>); ringd makes the rest.
-install -d -m 0750 "$root/var/lib/ring"
+# 0755 root's, as policy 10.9 wants of a shipped folder: what is secret is
+# in state_dir, which ringd makes 0700. The unit (StateDirectory=ring,
+# StateDirectoryMode=0710) makes it ring:ringusers 0710 at its first start.
+install -d -m 0755 "$root/var/lib/ring"
 # The unit's User=ring and Group=ringusers: declared for systemd-sysusers, made by the postinst.
 install -D -m 0644 "$here/ring.sysusers" "$root/usr/lib/sysusers.d/ring.conf"
 
 # Depends: the libraries the binaries link, as dpkg-shlibdeps finds them
 # (it wants debian/control beside the staged tree, and DEBIAN/ in it to know
 # the binaries are in their package's tree); the known list when
-# dpkg-dev is missing.
+# dpkg-dev is missing. control.in adds adduser: the postinst calls it
+# where systemd-sysusers is missing.
 depends="libc6, libevent-2.1-7, libinih1, libjansson4, libsodium23"
 if command -v dpkg-shlibdeps >/dev/null; then
 	printf 'Source: ring\n\nPackage: ring\nArchitecture: any\n' >"$work/debian/control"
@@ -56,4 +62,4 @@ chmod 0644 "$root"/DEBIAN/*
 install -m 0755 "$here/postinst" "$root/DEBIAN/postinst"
 
 dpkg-deb --root-owner-group -Zxz --build "$root" "$out" >/dev/null
-echo "deb: $out ($(du -k "$out" | cut -f1) kB; Depends: $depends)"
+echo "deb: $out ($(du -k "$out" | cut -f1) kB; Depends: $(dpkg-deb -f "$out" Depends))"

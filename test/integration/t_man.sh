@@ -185,6 +185,32 @@ while IFS= read -r e; do
 	in_list "$all_events" "$e" || bad "ringd(8) documents a log event the code does not log: $e"
 done < <(sed 's/([^)]*)//g' <<<"$logtags" | grep -oE '[a-z][a-z_]*' | sort -u)
 
+# ---- the ring's file: the unit's path is the pages' ----
+
+# The unit reads RING_CONFIG (neither program has a default); ring.conf(5)'s
+# SYNOPSIS is that file, the FILES of ringd(8) and ringctl(1) list it, and
+# every other /etc/ring path in a page or the unit is one the package ships
+# (conf/debian/build-deb.sh installs it: the example) or a key a user makes.
+unit=$SRC/conf/ring@.service
+cfg=$(sed -n 's/^Environment=RING_CONFIG=//p' "$unit")
+[[ $cfg == /etc/ring/?* ]] || bad "conf/ring@.service sets no RING_CONFIG under /etc/ring: '$cfg'"
+read -r syn <<<"$(section_text ring.conf.5 '^SYNOPSIS$')" # trimmed
+[[ $syn == "$cfg" ]] || bad "ring.conf(5)'s SYNOPSIS is '$syn'; the unit reads $cfg"
+for p in ringd.8 ringctl.1; do
+	awk -F'\t' -v f="$cfg" '$1 == "TP" && $2 == "FILES" && $4 == f { ok = 1 } END { exit !ok }' "$T/$p.rec" ||
+		bad "$p: FILES does not list $cfg, the unit's RING_CONFIG"
+done
+shipped=$(grep -oP '"\$root/\Ketc/ring/[^"]+' "$SRC/conf/debian/build-deb.sh" | sed 's|^|/|')
+[[ -n $shipped ]] || bad "conf/debian/build-deb.sh installs nothing in /etc/ring"
+npaths=0
+for f in "$MAN/ringd.8" "$MAN/ringctl.1" "$MAN/ring.conf.5" "$unit"; do
+	while read -r path; do
+		npaths=$((npaths + 1))
+		[[ $path == "$cfg" || $path == *.key ]] || in_list "$shipped" "$path" ||
+			bad "${f##*/} names $path: not the unit's $cfg, nor what the package ships (${shipped//$'\n'/ }), nor a key"
+	done < <(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$f" | grep -oE '/etc/ring/[][A-Za-z0-9_.*-]*' | sort -u)
+done
+
 # ---- rendering, versions ----
 
 version=$(sed -n 's/^VERSION *= *//p' "$SRC/Makefile")
@@ -209,5 +235,6 @@ if ((${#problems[@]})); then
 	printf '  %s\n' "${problems[@]}"
 	fail "${#problems[@]} drift(s) between the man pages and the code"
 fi
+say "| the unit's $cfg, and $npaths /etc/ring paths of the pages and the unit, agree"
 say "| $nkeys keys, $(wc -w <<<"$cmds") commands, $(wc -w <<<"$opts") ringctl options, $(wc -l <<<"$events") + $(wc -w <<<"$shell_events") log events checked"
 pass "the man pages match the code and render without warnings"
