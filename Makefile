@@ -170,11 +170,7 @@ $(1)/sim: $$(call objs,$(1),$$(SIM_LINK))
 endef
 $(eval $(call build_tree,$(B),$$(ALL_CFLAGS),$$(CFLAGS)))
 $(eval $(call build_tree,$(BS),$$(SAN_CFLAGS),$$(SAN_FLAGS)))
-# -Wno-error=unused-result: _FORTIFY_SOURCE marks write() and fchmodat()
-# warn_unused_result, and two calls ignore theirs on purpose
-# (ring/ctl/watch_loop.c's signal pipe, ring/daemon/ctl_server.c's socket
-# mode); they still print as warnings until they test the result.
-$(eval $(call build_tree,$(BD),$$(CSTD) $$(WARN) $$(DEB_CFLAGS) -Wno-error=unused-result -MMD -MP -Iring -Itest,$$(DEB_LDFLAGS)))
+$(eval $(call build_tree,$(BD),$$(CSTD) $$(WARN) $$(DEB_CFLAGS) -MMD -MP -Iring -Itest,$$(DEB_LDFLAGS)))
 
 # The version string reaches ring/common/version.c alone (see VERSION above).
 $(B)/version.txt: FORCE

@@ -33,7 +33,8 @@ static void on_signal(int sig)
 {
 	int saved = errno;
 	unsigned char b = (unsigned char)sig;
-	(void)write(sig_pipe[1], &b, 1); /* full pipe: a signal is pending anyway */
+	ssize_t w = write(sig_pipe[1], &b, 1);
+	(void)w; /* a full pipe: a signal is pending anyway */
 	errno = saved;
 }
 

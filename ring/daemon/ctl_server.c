@@ -571,13 +571,17 @@ static size_t client_cap(void)
 static int socket_mode(struct ring_ctl_server *s, char *err, size_t errlen)
 {
 	const struct ring_conf_group *g = &s->group;
-	if (!g->name[0]) {
-		fchmodat(s->dir.fd, s->name, 0600, 0);
-		return 0;
-	}
 	struct stat st;
-	const char *what = "stat";
-	int rc = fstatat(s->dir.fd, s->name, &st, AT_SYMLINK_NOFOLLOW);
+	const char *what = "chmod 0600";
+	int rc = fchmodat(s->dir.fd, s->name, 0600, 0);
+	if (rc != 0 || !g->name[0]) {
+		if (rc != 0)
+			snprintf(err, errlen, "control socket %s: cannot %s it: %s", s->path, what,
+				 strerror(errno));
+		return rc != 0 ? -RING_EIO : 0;
+	}
+	what = "stat";
+	rc = fstatat(s->dir.fd, s->name, &st, AT_SYMLINK_NOFOLLOW);
 	if (rc == 0 && st.st_gid != g->gid) {
 		what = "chgrp";
 		rc = fchownat(s->dir.fd, s->name, (uid_t)-1, g->gid, AT_SYMLINK_NOFOLLOW);
