@@ -299,6 +299,10 @@ static void test_timeline_draws_scripted_events(void)
 	/* Dated by member 1's silence: it heard the token until 1.5. */
 	CU_ASSERT_PTR_NOT_NULL(strstr(s, "member 2, +0.500000 s: crash"));
 	CU_ASSERT_EQUAL(count(s, "class=\"regen\""), 1);
+	/* The note's dashed line has its entry in the legend. */
+	CU_ASSERT_EQUAL(count(s, "class=\"note\""), 1);
+	CU_ASSERT_EQUAL(count(s, "class=\"note k-note\""), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, ">fault (faults.log)</text>"));
 	CU_ASSERT_EQUAL(count(s, "class=\"skip\""), 1);
 	CU_ASSERT_EQUAL(count(s, "class=\"retransmit\""), 1);
 	CU_ASSERT_EQUAL(count(s, "class=\"loss\""), 1);
@@ -344,6 +348,7 @@ static void test_timeline_aggregates_dense_lanes(void)
 	CU_ASSERT(count(s, "class=\"agg-cs\"") > 0);
 	CU_ASSERT(count(s, "class=\"agg retransmit\"") > 0);
 	CU_ASSERT_EQUAL(count(s, "class=\"cs\""), 0);
+	CU_ASSERT_PTR_NULL(strstr(s, "fault (faults.log)")); /* no notes, no entry */
 	free(s);
 }
 
