@@ -131,6 +131,13 @@ int ring_trace_gaps_life_end(struct ring_trace_gaps *g, uint32_t node, uint64_t 
 
 /* ---- the check ---- */
 
+/* qsort, but never of an empty array: its pointer may be NULL then. */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 static int by_t(const void *a, const void *b)
 {
 	const struct sighting *x = a, *y = b;
@@ -205,8 +212,8 @@ long ring_trace_gaps_check(struct ring_trace_gaps *g, const struct ring_trace_fa
 	for (size_t i = 0; i < g->npk; i++)
 		if (push(&g->si, &g->nsi, &g->capsi, g->pk[i].node, g->pk[i].a) < 0)
 			return -RING_ENOMEM;
-	qsort(g->si, g->nsi, sizeof *g->si, by_t);
-	qsort(g->heard, g->nh, sizeof *g->heard, by_t);
+	sort(g->si, g->nsi, sizeof *g->si, by_t);
+	sort(g->heard, g->nh, sizeof *g->heard, by_t);
 	size_t nsi = g->nsi;
 	for (size_t i = 0; i < g->npk; i++)
 		close_park(g, nsi, fs, last, &g->pk[i]);
@@ -217,8 +224,8 @@ long ring_trace_gaps_check(struct ring_trace_gaps *g, const struct ring_trace_fa
 	for (size_t i = 0; i < g->nh; i++)
 		if (push(&g->si, &g->nsi, &g->capsi, 0, g->heard[i].t) < 0)
 			return -RING_ENOMEM;
-	qsort(g->si, g->nsi, sizeof *g->si, by_t);
-	qsort(g->pk, g->npk, sizeof *g->pk, by_node_a);
+	sort(g->si, g->nsi, sizeof *g->si, by_t);
+	sort(g->pk, g->npk, sizeof *g->pk, by_node_a);
 	long gaps = 0;
 	for (size_t i = 1; i < g->nsi; i++) {
 		uint64_t d = g->si[i].t - g->si[i - 1].t;
@@ -236,7 +243,8 @@ bool ring_trace_gaps_park_end(const struct ring_trace_gaps *g, uint32_t node, ui
 			      uint64_t *end)
 {
 	struct park key = {.node = node & 0xffff, .a = t};
-	const struct park *p = bsearch(&key, g->pk, g->npk, sizeof *g->pk, by_node_a);
+	const struct park *p = g->npk ? bsearch(&key, g->pk, g->npk, sizeof *g->pk, by_node_a)
+				       : NULL;
 	if (p)
 		*end = p->b;
 	return p != NULL;
