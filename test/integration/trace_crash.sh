@@ -72,9 +72,9 @@ crash_scenario() {
 	else
 		# Parked and quiet for a while: silences the logs must not
 		# take for a lost token.
-		local quiet_until=$(($(now_ms) + 4000))
+		local quiet_until=$(($(now_ms) + 2500))
 		quiet_enough() { (($(now_ms) >= quiet_until)); }
-		wait_until 6 quiet_enough
+		wait_until 4 quiet_enough
 		victim=$(holder)
 	fi
 	[[ $victim =~ ^[1-3]$ ]] || fail "no single holder before the kill: '$victim'"
