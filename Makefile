@@ -353,9 +353,9 @@ FUZZ_TARGETS  = datagram conf control sim
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 8
 
-build/fuzz/fuzz_datagram: test/fuzz/fuzz_datagram.c $(CORE_SRC)
+build/fuzz/fuzz_datagram: test/fuzz/fuzz_datagram.c test/fuzz/fuzz_datagram.h $(CORE_SRC)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
 build/fuzz/fuzz_conf: test/fuzz/fuzz_conf.c ring/common/conf.c ring/common/fingerprint.c $(CORE_SRC)
 	@mkdir -p $(dir $@)
