@@ -277,11 +277,13 @@ layers:
 
 # The house rules a reader relies on (test/house): the layers above, no
 # function in ring/ over 70 lines, docs/ARCHITECTURE.md naming every file,
-# and the docs' samples of `ringd --check` being its real output.
-house: layers ring/ringd ring/ringctl
+# the docs' samples of `ringd --check` being its real output, and the
+# fuzzers' seeds being of the code as it is (seeds.sh).
+house: layers ring/ringd ring/ringctl $(B)/seeds
 	@bash test/house/functions.sh
 	@bash test/house/architecture.sh
 	@bash test/house/samples.sh
+	@bash test/house/seeds.sh
 
 # Replays one run with its trace: make sim SEED=1234 CLASS=crash
 sim: $(B)/sim
