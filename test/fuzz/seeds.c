@@ -20,10 +20,11 @@
 #include "fuzz/fuzz_datagram.h"
 
 /* The ring fuzz_datagram plays: the member fed the input is 30 (index 2),
- * its predecessor 20 (index 1), its successor 40 (index 3). Epochs are of
- * generation 2, minted by 20, so that a fresh member takes them; a
- * restarted one (FUZZ_DG_STORED) knows 0x300 and is answered 0x300. */
-enum { PRED = 1, SUCC = 3, ME_INDEX = 2 };
+ * its predecessor 20 (index 1), its successor 40 (index 3). A seed starts
+ * a fresh member unless it sets FUZZ_DG_STORED in its first byte (the
+ * epoch_reply seeds of a restarted one); the fuzzer flips that bit too.
+ * The ring's epoch is of generation 2, minted by 20. */
+enum { PRED = 1, SUCC = 3 };
 #define ID(i) fuzz_dg_from((uint8_t)(i))
 #define EPOCH 0x201u
 /* The hop the token arrives with: the third of its epoch, so that a
