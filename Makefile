@@ -122,7 +122,7 @@ CLASS ?= healthy
 SEED  ?= 1
 
 .PHONY: FORCE all deps deps-build check install uninstall deb test test-all asan integration lab security sim compare compare-check \
-	soak mutants fuzz fuzz-short demo bench clean model model-check layers house
+	soak mutants fuzz fuzz-short fuzz-seeds demo bench clean model model-check layers house
 
 all: ring/ringd ring/ringctl $(B)/unit $(B)/sim
 
@@ -277,11 +277,13 @@ layers:
 
 # The house rules a reader relies on (test/house): the layers above, no
 # function in ring/ over 70 lines, docs/ARCHITECTURE.md naming every file,
-# and the docs' samples of `ringd --check` being its real output.
-house: layers ring/ringd ring/ringctl
+# the docs' samples of `ringd --check` being its real output, and the
+# fuzzers' seeds being of the code as it is (seeds.sh).
+house: layers ring/ringd ring/ringctl $(B)/seeds
 	@bash test/house/functions.sh
 	@bash test/house/architecture.sh
 	@bash test/house/samples.sh
+	@bash test/house/seeds.sh
 
 # Replays one run with its trace: make sim SEED=1234 CLASS=crash
 sim: $(B)/sim
@@ -353,9 +355,9 @@ FUZZ_TARGETS  = datagram conf control sim
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 8
 
-build/fuzz/fuzz_datagram: test/fuzz/fuzz_datagram.c $(CORE_SRC)
+build/fuzz/fuzz_datagram: test/fuzz/fuzz_datagram.c test/fuzz/fuzz_datagram.h $(CORE_SRC)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
 build/fuzz/fuzz_conf: test/fuzz/fuzz_conf.c ring/common/conf.c ring/common/fingerprint.c $(CORE_SRC)
 	@mkdir -p $(dir $@)
@@ -373,11 +375,13 @@ build/fuzz/fuzz_sim: test/fuzz/fuzz_sim.c test/sim/sim.c $(FUZZ_SIM_SRC) $(CORE_
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Itest test/fuzz/fuzz_sim.c $(FUZZ_SIM_SRC) $(CORE_SRC) -o $@
 
-# Runs every target SECONDS long on a working copy of its seed corpus;
-# a crash leaves its input in build/fuzz/ and fails the run.
+# Runs every target SECONDS long on a working copy of its seed corpus,
+# the seeds copied over their old copies there (what the fuzzer adds is
+# named by its hash, so it stays); a crash leaves its input in build/fuzz/
+# and fails the run.
 # (The simulator's input is a tape of choices: long ones from the start.)
 fuzz-run = for t in $(2); do \
-	  mkdir -p build/fuzz/corpus-$$t && cp -n test/fuzz/corpus/$$t/* build/fuzz/corpus-$$t/ 2>/dev/null; \
+	  mkdir -p build/fuzz/corpus-$$t && cp test/fuzz/corpus/$$t/* build/fuzz/corpus-$$t/ 2>/dev/null; \
 	  opts=; [ $$t = sim ] && opts="-max_len=2048 -len_control=0"; \
 	  build/fuzz/fuzz_$$t -max_total_time=$(1) -print_final_stats=1 -artifact_prefix=build/fuzz/$$t- \
 	    $$opts build/fuzz/corpus-$$t >build/fuzz/$$t.log 2>&1 || { tail -40 build/fuzz/$$t.log; exit 1; }; \
@@ -389,6 +393,16 @@ fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 
 fuzz-short: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	@$(call fuzz-run,$(FUZZ_TEST_SECONDS),$(FUZZ_TARGETS))
+
+# The datagram seeds come from the encoder (test/fuzz/seeds.c), one
+# scenario a file: after a change to the wire, `make fuzz-seeds` writes
+# them again, and make house fails until it has (test/house/seeds.sh).
+$(B)/seeds: $(call objs,$(B),test/fuzz/seeds.c ring/common/conf.c ring/common/control.c \
+		ring/common/parse.c ring/common/fingerprint.c $(CORE_SRC))
+	$(CC) $(CFLAGS) $^ $(INIH_LIBS) $(SODIUM_LIBS) -o $@
+
+fuzz-seeds: $(B)/seeds
+	@$(B)/seeds test/fuzz/corpus/datagram
 
 # A 5-member ring on 127.0.0.1 with a crash and recovery: test/demo/demo.sh.
 # It needs only BUILD_DEPS, not the test tools.

@@ -1,7 +1,8 @@
 /* libFuzzer target: datagrams from anyone, through the decoder and the
  * protocol core's receive path. The input is a series of datagrams, each
  * prefixed by its length, its sender (ring index, or a stranger) and a time
- * step, fed to a started member of a 5-member ring. Besides crashes and
+ * step, fed to a started member of a 5-member ring (fuzz_datagram.h; the
+ * seeds in corpus/datagram are made by seeds.c, `make fuzz-seeds`). Besides crashes and
  * sanitizer reports, it checks that the member's epoch never goes back and
  * that every action it returns is well formed.
  *
@@ -24,6 +25,7 @@
 #include "core/layout.h"
 #include "core/node.h"
 #include "core/wire.h"
+#include "fuzz_datagram.h"
 
 static struct ring_layout layout;
 static uint64_t fingerprint;
@@ -35,9 +37,9 @@ static void setup(void)
 {
 	ring_layout_defaults(&layout);
 	strcpy(layout.name, "fuzz");
-	layout.n = 5;
+	layout.n = FUZZ_DG_MEMBERS;
 	for (size_t i = 0; i < layout.n; i++) {
-		layout.members[i].id = (uint16_t)(10 * (i + 1));
+		layout.members[i].id = fuzz_dg_from((uint8_t)i);
 		strcpy(layout.members[i].host, "h");
 		layout.members[i].port = (uint16_t)(7000 + i);
 	}
@@ -119,8 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		setup();
 	int err;
 	/* Half the runs start from a stored epoch: a restarted member. */
-	uint32_t stored = size > 0 && (data[0] & 1) ? 0x300 : 0;
-	struct ring_node *node = ring_node_new(&layout, 30, stored, &err);
+	uint32_t stored = size > 0 && (data[0] & FUZZ_DG_STORED) ? FUZZ_DG_STORED_EPOCH : 0;
+	struct ring_node *node = ring_node_new(&layout, FUZZ_DG_ME, stored, &err);
 	if (!node)
 		abort();
 	static struct ring_update up;
@@ -134,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	note_queries(&up);
 	struct ring_status st;
 	uint32_t epoch = stored;
-	unsigned far_from = 0; /* members that answered beyond reach (bit who % 5) */
+	unsigned far_from = 0; /* members that answered beyond reach (bit who % FUZZ_DG_MEMBERS) */
 	size_t off = 1;
 	uint64_t client = 1;
 	while (off + 3 <= size) {
@@ -144,16 +146,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		off += 3;
 		if (len > size - off)
 			len = size - off;
-		now += (uint64_t)step * 997;
-		if (who == 0xfe) {
+		now += (uint64_t)step * FUZZ_DG_STEP_US;
+		if (who == FUZZ_DG_CLIENT) {
 			/* A local client comes, renews, tries or goes: the same
 			 * paths a member takes for its own clients, interleaved. */
-			static const enum ring_event_type client_events[] = {
-				RING_EVENT_RELEASE, RING_EVENT_ACQUIRE, RING_EVENT_RENEW,
-				RING_EVENT_TRY};
-			ev = (struct ring_event){.type = client_events[step & 3], .now_us = now};
+			ev = (struct ring_event){.type = fuzz_dg_client_event(step), .now_us = now};
 			ev.u.client.client = client + (step >> 5);
-		} else if (who == 0xff) {
+		} else if (who == FUZZ_DG_TICK) {
 			ev = (struct ring_event){.type = RING_EVENT_TICK, .now_us = now};
 		} else {
 			ev = (struct ring_event){.type = RING_EVENT_DATAGRAM, .now_us = now};
@@ -161,15 +160,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			patch(dgram, len);
 			ev.u.datagram.buf = dgram;
 			ev.u.datagram.len = len;
-			/* Mostly members, sometimes strangers (id 0 or unknown). */
-			ev.u.datagram.from_id = who < 5 * 40 ? (uint16_t)(10 * (who % 5 + 1))
-					       : (who & 1 ? 0 : 12345);
+			ev.u.datagram.from_id = fuzz_dg_from(who);
 			off += len;
 			struct ring_msg m;
-			if (who < 5 * 40 && ring_wire_decode(dgram, len, &m) == 0 &&
+			if (who < FUZZ_DG_STRANGERS && ring_wire_decode(dgram, len, &m) == 0 &&
 			    m.type == RING_MSG_EPOCH_REPLY && m.from == ev.u.datagram.from_id &&
 			    (m.u.epoch_reply.epoch >> 8) > (epoch >> 8) + 0x10000u)
-				far_from |= 1u << (who % 5);
+				far_from |= 1u << (who % FUZZ_DG_MEMBERS);
 		}
 		ring_node_step(node, &ev, &up);
 		check_update(&up, &broken);
