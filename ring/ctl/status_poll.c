@@ -180,11 +180,14 @@ static bool odd_answer(struct ring_status_poll *p, const struct ring_msg *m, siz
 	return true;
 }
 
-/* Keeps M when it answers this round, once per member and kind. */
-static void keep(struct ring_status_poll *p, const struct ring_msg *m)
+/* Keeps M, from member SLOT's address (n: no member's), when it answers
+ * this round, once per member and kind. Only from the member's own
+ * address: on a keyless ring a hold or advice answer in a member's name
+ * from anywhere else would put a false holder on watch's screen. */
+static void keep(struct ring_status_poll *p, const struct ring_msg *m, size_t slot)
 {
 	int idx = m->fingerprint == p->fp ? ring_layout_index(p->l, m->from) : -1;
-	if (idx < 0)
+	if (idx < 0 || (size_t)idx != slot)
 		return;
 	if (m->type == RING_MSG_STATUS_RESP && (p->kinds & RING_POLL_STATUS) &&
 	    m->u.status_resp.nonce == p->nonce && !p->got[idx]) {
@@ -257,7 +260,7 @@ static void read_all(struct ring_status_poll *p)
 		struct ring_msg m;
 		if (n > 0 && ring_wire_decode(in, (size_t)n, &m) == 0) {
 			if (!odd_answer(p, &m, slot, &from))
-				keep(p, &m);
+				keep(p, &m, slot);
 		} else if (!p->auth && n > RING_AUTH_TRAILER &&
 			   ring_wire_decode(in, (size_t)n - RING_AUTH_TRAILER, &m) == 0 &&
 			   status_of_round(p, &m)) {

@@ -429,6 +429,91 @@ static void test_odd_answers_are_noted_not_kept(void)
 	close(stray);
 }
 
+/* Member 1 at FD, in a child, once: it answers its STATUS_REQ itself,
+ * while STRAY, an address of no member, answers the HOLD_REQ and the
+ * ADVICE_REQ first in member 1's name (as anyone on the host who guessed
+ * the nonce could, on a keyless ring); then member 1 answers those too. */
+static void fake_stray_holder(int fd, int stray)
+{
+	uint64_t fp = ring_layout_fingerprint(&layout);
+	uint64_t end = ring_mono_us() + 10000000u;
+	for (int answered = 0; answered < 3 && ring_mono_us() < end;) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		uint8_t in[RING_WIRE_MAX], out[RING_WIRE_MAX];
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof from;
+		ssize_t n = recvfrom(fd, in, sizeof in, 0, (struct sockaddr *)&from, &flen);
+		struct ring_msg req, m = {.from = 1, .fingerprint = fp};
+		if (n <= 0 || ring_wire_decode(in, (size_t)n, &req) < 0)
+			continue;
+		answered++;
+		if (req.type == RING_MSG_STATUS_REQ) {
+			m.type = RING_MSG_STATUS_RESP;
+			m.u.status_resp = (struct ring_msg_status_resp){.nonce = req.u.status_req.nonce,
+									.state = 2, .epoch = 7};
+			int len = ring_wire_encode(&m, out, sizeof out);
+			if (len > 0)
+				(void)sendto(fd, out, (size_t)len, 0, (struct sockaddr *)&from, flen);
+			continue;
+		}
+		for (int j = 0; j < 2; j++) { /* j = 0: the stray's forgery, 1: the member's */
+			if (req.type == RING_MSG_HOLD_REQ) {
+				m.type = RING_MSG_HOLD_RESP;
+				m.u.hold_resp = (struct ring_msg_hold_resp){
+					.nonce = req.u.hold_req.nonce,
+					.fence = j ? 0 : (uint64_t)9 << 32 | 99, .held_ms = j ? 0 : 60000};
+			} else {
+				m.type = RING_MSG_ADVICE_RESP;
+				m.u.advice_resp = (struct ring_msg_advice_resp){
+					.nonce = req.u.advice_req.nonce, .holds = j ? 5 : 666};
+			}
+			int len = ring_wire_encode(&m, out, sizeof out);
+			if (len > 0)
+				(void)sendto(j ? fd : stray, out, (size_t)len, 0,
+					     (struct sockaddr *)&from, flen);
+		}
+	}
+}
+
+/* A hold or advice answer is kept only from the member's own address, as
+ * a status answer is: one in member 1's name from an address of no
+ * member would otherwise make watch show a client of member 1 in the
+ * region (fence 9:99, a minute) that is not there. */
+static void test_hold_and_advice_answers_from_a_stray_address_are_not_kept(void)
+{
+	int fd1, fd2, stray;
+	uint16_t sport;
+	two_members_on_loopback(&fd1, &fd2);
+	stray = bound_socket(&sport);
+	CU_ASSERT_FATAL(stray >= 0);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		fake_stray_holder(fd1, stray);
+		_exit(0);
+	}
+	struct ring_status_poll *p;
+	char err[256];
+	CU_ASSERT_EQUAL_FATAL(ring_status_poll_open(&p, &layout, NULL, err, sizeof err), 0);
+	ring_status_poll_ask(p, RING_POLL_STATUS | RING_POLL_HOLD | RING_POLL_ADVICE);
+	CU_ASSERT_EQUAL(ring_status_poll_round(p, 1, 500, -1, NULL), 1);
+	const struct ring_msg_hold_resp *h = ring_status_poll_hold(p, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	CU_ASSERT_EQUAL(h->fence, 0);
+	CU_ASSERT_EQUAL(h->held_ms, 0);
+	const struct ring_msg_advice_resp *a = ring_status_poll_advice(p, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_EQUAL(a->holds, 5);
+	int st;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	ring_status_poll_close(p);
+	close(fd1);
+	close(fd2);
+	close(stray);
+}
+
 static void test_a_member_address_that_does_not_resolve_is_a_config_error(void)
 {
 	ring_layout_defaults(&layout);
@@ -452,6 +537,7 @@ CU_TestInfo ring_test_status_poll_tests[] = {
 	T_(test_a_wake_fd_ends_a_round_early_and_the_silent_are_asked_again),
 	T_(test_a_member_address_that_does_not_resolve_is_a_config_error),
 	T_(test_odd_answers_are_noted_not_kept),
+	T_(test_hold_and_advice_answers_from_a_stray_address_are_not_kept),
 	CU_TEST_INFO_NULL,
 };
 #undef T_
