@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "common/auth.h"
 #include "common/clock.h"
 #include "common/fingerprint.h"
@@ -76,9 +78,16 @@ int ring_status_poll_open(struct ring_status_poll **out, const struct ring_layou
 			return -RING_ECONFIG;
 		}
 	}
-	/* Rounds number up from here: distinct nonces for this poll's life,
-	 * and unlike another process's (which has its own port anyway). */
-	p->nonce_base = ((uint64_t)getpid() << 40) ^ ring_mono_us() ^ p->fp;
+	/* Rounds number up from here: distinct nonces for this poll's life.
+	 * Random, since on a keyless ring the nonce is all that keeps out an
+	 * answer forged by another user of the host, who can see our pid and
+	 * when we started (which the nonce was once made of). */
+	if (sodium_init() < 0) {
+		snprintf(err, errlen, "libsodium failed to initialise");
+		ring_status_poll_close(p);
+		return -RING_EIO;
+	}
+	randombytes_buf(&p->nonce_base, sizeof p->nonce_base);
 	*out = p;
 	return 0;
 }

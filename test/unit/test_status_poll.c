@@ -514,6 +514,43 @@ static void test_hold_and_advice_answers_from_a_stray_address_are_not_kept(void)
 	close(stray);
 }
 
+/* The nonce of the round member 1 (FD) was just asked in: its request. */
+static uint64_t asked_nonce(int fd)
+{
+	uint8_t in[RING_WIRE_MAX];
+	struct ring_msg req;
+	ssize_t n = recv(fd, in, sizeof in, MSG_DONTWAIT);
+	if (n <= 0 || ring_wire_decode(in, (size_t)n, &req) < 0)
+		return 0;
+	return req.u.status_req.nonce;
+}
+
+/* A round's nonce is what keeps an answer from anyone else out, on a
+ * keyless ring all of it: it must not follow from what another user of
+ * the host can see (ringctl's pid, when it started, the ring's
+ * fingerprint). Two polls of one process a moment apart once differed in
+ * the low bits of the clock alone. */
+static void test_two_polls_opened_together_have_unrelated_nonces(void)
+{
+	int fd1, fd2;
+	two_members_on_loopback(&fd1, &fd2);
+	uint64_t nonce[2];
+	for (int k = 0; k < 2; k++) {
+		struct ring_status_poll *p;
+		char err[256];
+		CU_ASSERT_EQUAL_FATAL(ring_status_poll_open(&p, &layout, NULL, err, sizeof err), 0);
+		CU_ASSERT_EQUAL(ring_status_poll_round(p, 1, 1, -1, NULL), 0);
+		ring_status_poll_close(p);
+		nonce[k] = asked_nonce(fd1);
+		drain(fd2);
+	}
+	CU_ASSERT_NOT_EQUAL(nonce[0], 0);
+	/* Random nonces agree in their high 32 bits once in 2^32. */
+	CU_ASSERT_NOT_EQUAL((nonce[0] ^ nonce[1]) >> 32, 0);
+	close(fd1);
+	close(fd2);
+}
+
 static void test_a_member_address_that_does_not_resolve_is_a_config_error(void)
 {
 	ring_layout_defaults(&layout);
@@ -538,6 +575,7 @@ CU_TestInfo ring_test_status_poll_tests[] = {
 	T_(test_a_member_address_that_does_not_resolve_is_a_config_error),
 	T_(test_odd_answers_are_noted_not_kept),
 	T_(test_hold_and_advice_answers_from_a_stray_address_are_not_kept),
+	T_(test_two_polls_opened_together_have_unrelated_nonces),
 	CU_TEST_INFO_NULL,
 };
 #undef T_
