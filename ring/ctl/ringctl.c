@@ -436,6 +436,7 @@ static const char *problem_state(enum ring_poll_problem what)
 	switch (what) {
 	case RING_POLL_AUTH_FAILS:
 	case RING_POLL_AUTH_REFUSED:
+	case RING_POLL_CLOCK_APART:
 		return "auth fails";
 	case RING_POLL_WRONG_ADDRESS:
 	case RING_POLL_WRONG_ID:
@@ -460,9 +461,20 @@ static void problem_text(const struct ring_member *m, const char *where,
 			 "fingerprints `ringd --check` prints on each host)", m->id, from);
 		break;
 	case RING_POLL_AUTH_REFUSED:
+		/* Its refusal authenticated here, so the clocks are within 30 s
+		 * and it has our key among its keys for answers: either it lacks
+		 * the key we seal with, or its one replay window for every
+		 * ringctl saw newer timestamps than ours. */
 		snprintf(buf, len, "member %u answers from %s that our request does not authenticate "
-			 "there: another key on one side (compare `ringd --check`'s key fingerprints), "
-			 "or clocks more than 30 s apart", m->id, from);
+			 "there: none of its keys is the one this file seals with (its first; compare "
+			 "`ringd --check`'s key fingerprints), or a ringctl on a host whose clock runs "
+			 "ahead of this one's asked it in the last seconds (members keep one replay "
+			 "window for every ringctl: compare the hosts' clocks)", m->id, from);
+		break;
+	case RING_POLL_CLOCK_APART:
+		snprintf(buf, len, "member %u answers from %s, but its clock is more than 30 s from "
+			 "this host's: each side refuses the other's timestamps (compare the hosts' "
+			 "clocks; the members log auth_fail, replayed or stale datagram)", m->id, from);
 		break;
 	case RING_POLL_WRONG_ADDRESS:
 		snprintf(buf, len, "member %u answers from %s, not from %s as the file says: its "

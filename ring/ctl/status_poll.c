@@ -240,10 +240,14 @@ static int open_answer(struct ring_status_poll *p, const uint8_t *in, ssize_t *n
 		*n = body;
 		return 0;
 	}
+	/* A valid MAC whose timestamp we refuse, on an answer to this very
+	 * round (no copy of an older one): the clocks are more than 30 s
+	 * apart, and that member refuses our requests as we its answers. */
 	struct ring_msg m;
-	if (body == -RING_EAUTH && len > RING_AUTH_TRAILER &&
+	if ((body == -RING_EAUTH || body == -RING_EREPLAY) && len > RING_AUTH_TRAILER &&
 	    ring_wire_decode(in, len - RING_AUTH_TRAILER, &m) == 0 && status_of_round(p, &m))
-		note(p, key, RING_POLL_AUTH_FAILS, from, m.from, m.fingerprint);
+		note(p, key, body == -RING_EAUTH ? RING_POLL_AUTH_FAILS : RING_POLL_CLOCK_APART, from,
+		     m.from, m.fingerprint);
 	return -1;
 }
 

@@ -71,6 +71,7 @@ enum ring_poll_problem {
 	RING_POLL_WRONG_ADDRESS, /* it answered (as_id) from FROM, not its address in the file */
 	RING_POLL_WRONG_ID,      /* its address in the file answered as member as_id */
 	RING_POLL_OTHER_CONFIG,  /* it answered that its file is another (its fingerprint) */
+	RING_POLL_CLOCK_APART,   /* its answer's timestamp is more than 30 s from our clock */
 };
 struct ring_poll_note {
 	enum ring_poll_problem problem;

@@ -9,16 +9,19 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/auth.h"
 #include "common/clock.h"
 #include "common/fingerprint.h"
 #include "core/err.h"
 #include "ctl/status_poll.h"
 #include "lib/suites.h"
+#include "lib/tmpdir.h"
 
 static struct ring_layout layout;
 
@@ -551,6 +554,74 @@ static void test_two_polls_opened_together_have_unrelated_nonces(void)
 	close(fd2);
 }
 
+/* Member 1 at FD, in a child, keyed with KEY whose clock is 40 s ahead:
+ * it answers one STATUS_REQ (its trailer unchecked), sealed at its time. */
+static void fake_fast_member(int fd, const char *key)
+{
+	struct ring_auth *a;
+	char err[256];
+	if (ring_auth_load(&a, key, 2, err, sizeof err) < 0)
+		return;
+	uint64_t fp = ring_layout_fingerprint(&layout);
+	uint64_t end = ring_mono_us() + 10000000u;
+	while (ring_mono_us() < end) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		uint8_t in[RING_WIRE_MAX + RING_AUTH_TRAILER], out[RING_WIRE_MAX + RING_AUTH_TRAILER];
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof from;
+		ssize_t n = recvfrom(fd, in, sizeof in, 0, (struct sockaddr *)&from, &flen);
+		struct ring_msg req;
+		if (n <= RING_AUTH_TRAILER ||
+		    ring_wire_decode(in, (size_t)n - RING_AUTH_TRAILER, &req) < 0)
+			continue;
+		struct ring_msg m = {.type = RING_MSG_STATUS_RESP, .from = 1, .fingerprint = fp};
+		m.u.status_resp = (struct ring_msg_status_resp){.nonce = req.u.status_req.nonce,
+								.flags = RING_STATUS_UNAUTHENTICATED};
+		int len = ring_wire_encode(&m, out, RING_WIRE_MAX);
+		if (len > 0)
+			len = ring_auth_seal(a, out, (size_t)len, sizeof out,
+					     ring_wall_us() + 40 * 1000000ull);
+		if (len > 0)
+			(void)sendto(fd, out, (size_t)len, 0, (struct sockaddr *)&from, flen);
+		break;
+	}
+	ring_auth_free(a);
+}
+
+/* Clocks more than 30 s apart: the member refuses our request, and its
+ * refusal is too far from our clock to authenticate here. That is noted
+ * as such, not left as "down" (nor said to be another key). */
+static void test_a_member_whose_clock_is_far_off_is_noted_so(void)
+{
+	char dir[] = "/tmp/ring-unit-poll-XXXXXX", key[64], err[256];
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(key, sizeof key, "%s/k", dir);
+	CU_ASSERT_EQUAL_FATAL(ring_auth_keygen(key, err, sizeof err), 0);
+	int fd1, fd2;
+	two_members_on_loopback(&fd1, &fd2);
+	pid_t child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		fake_fast_member(fd1, key);
+		_exit(0);
+	}
+	struct ring_status_poll *p;
+	CU_ASSERT_EQUAL_FATAL(ring_status_poll_open(&p, &layout, key, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(ring_status_poll_round(p, 1, 500, -1, NULL), 0);
+	const struct ring_poll_note *n = ring_status_poll_note(p, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	CU_ASSERT_EQUAL(n->problem, RING_POLL_CLOCK_APART);
+	CU_ASSERT_PTR_NULL(ring_status_poll_note(p, 1));
+	int st;
+	CU_ASSERT_EQUAL(waitpid(child, &st, 0), child);
+	ring_status_poll_close(p);
+	close(fd1);
+	close(fd2);
+	tmpdir_remove(dir);
+}
+
 static void test_a_member_address_that_does_not_resolve_is_a_config_error(void)
 {
 	ring_layout_defaults(&layout);
@@ -576,6 +647,7 @@ CU_TestInfo ring_test_status_poll_tests[] = {
 	T_(test_odd_answers_are_noted_not_kept),
 	T_(test_hold_and_advice_answers_from_a_stray_address_are_not_kept),
 	T_(test_two_polls_opened_together_have_unrelated_nonces),
+	T_(test_a_member_whose_clock_is_far_off_is_noted_so),
 	CU_TEST_INFO_NULL,
 };
 #undef T_
