@@ -168,14 +168,21 @@ static size_t first_after(const struct sighting *s, size_t n, uint64_t t)
 
 /* Park P's true end: its life's end means a crash (dated by FS) or a
  * holder still running at the logs' end (LAST); a park ends anyway where
- * the token shows elsewhere or a member stops hearing it. */
+ * the token shows elsewhere or a member stops hearing it, and by NEXT,
+ * the start of its member's next park. That last bound matters only to a
+ * file whose times go back (each park then ended at the next line's):
+ * without it one member's parks overlapped, and finding their ends
+ * walked over one another's sightings, parks times sightings. */
 static void close_park(const struct ring_trace_gaps *g, size_t nsi,
-		       const struct ring_trace_faults *fs, uint64_t last, struct park *p)
+		       const struct ring_trace_faults *fs, uint64_t last, uint64_t next,
+		       struct park *p)
 {
 	uint64_t at;
 	if (p->life_ended)
 		p->b = ring_trace_faults_crashed(fs, p->node, p->a, &at) ? (at > p->b ? at : p->b)
 									  : (last > p->b ? last : p->b);
+	if (p->b > next)
+		p->b = next;
 	for (size_t k = first_after(g->si, nsi, p->a); k < nsi && g->si[k].t < p->b; k++)
 		if (g->si[k].node && g->si[k].node != p->node && g->si[k].to != p->node) {
 			p->b = g->si[k].t;
@@ -188,16 +195,45 @@ static void close_park(const struct ring_trace_gaps *g, size_t nsi,
 		}
 }
 
-static bool covered(const struct ring_trace_gaps *g, const struct ring_trace_span *held, size_t n,
-		    uint64_t from, uint64_t to)
+/* The held spans and the parks, by start, each with the latest end of
+ * any that starts no later (a prefix maximum): whether some span covers a
+ * stretch is then one search, not a scan of them all per stretch (which
+ * made a week of parks take minutes). */
+static int by_a(const void *x, const void *y)
 {
+	const struct ring_trace_span *p = x, *q = y;
+	return p->a < q->a ? -1 : p->a > q->a;
+}
+
+static struct ring_trace_span *cover_new(const struct ring_trace_gaps *g,
+					 const struct ring_trace_span *held, size_t n)
+{
+	struct ring_trace_span *c = malloc((n + g->npk + 1) * sizeof *c);
+	if (!c)
+		return NULL;
 	for (size_t i = 0; i < n; i++)
-		if (held[i].a <= from && held[i].b >= to)
-			return true;
+		c[i] = held[i];
 	for (size_t i = 0; i < g->npk; i++)
-		if (g->pk[i].a <= from && g->pk[i].b >= to)
-			return true;
-	return false;
+		c[n + i] = (struct ring_trace_span){g->pk[i].a, g->pk[i].b};
+	sort(c, n + g->npk, sizeof *c, by_a);
+	for (size_t i = 1; i < n + g->npk; i++)
+		if (c[i].b < c[i - 1].b)
+			c[i].b = c[i - 1].b;
+	return c;
+}
+
+/* Whether a span of the N in C (cover_new) starts by FROM and lasts to TO. */
+static bool covered(const struct ring_trace_span *c, size_t n, uint64_t from, uint64_t to)
+{
+	size_t lo = 0, hi = n; /* the first that starts after FROM */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c[mid].a <= from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && c[lo - 1].b >= to;
 }
 
 long ring_trace_gaps_check(struct ring_trace_gaps *g, const struct ring_trace_faults *fs,
@@ -215,8 +251,11 @@ long ring_trace_gaps_check(struct ring_trace_gaps *g, const struct ring_trace_fa
 	sort(g->si, g->nsi, sizeof *g->si, by_t);
 	sort(g->heard, g->nh, sizeof *g->heard, by_t);
 	size_t nsi = g->nsi;
-	for (size_t i = 0; i < g->npk; i++)
-		close_park(g, nsi, fs, last, &g->pk[i]);
+	sort(g->pk, g->npk, sizeof *g->pk, by_node_a); /* g->open is done with */
+	for (size_t i = 0; i < g->npk; i++) {
+		bool more = i + 1 < g->npk && g->pk[i + 1].node == g->pk[i].node;
+		close_park(g, nsi, fs, last, more ? g->pk[i + 1].a : UINT64_MAX, &g->pk[i]);
+	}
 	for (size_t i = 0; i < g->npk; i++)
 		if (push(&g->si, &g->nsi, &g->capsi, g->pk[i].node, g->pk[i].b) < 0)
 			return -RING_ENOMEM;
@@ -226,16 +265,20 @@ long ring_trace_gaps_check(struct ring_trace_gaps *g, const struct ring_trace_fa
 			return -RING_ENOMEM;
 	sort(g->si, g->nsi, sizeof *g->si, by_t);
 	sort(g->pk, g->npk, sizeof *g->pk, by_node_a);
+	struct ring_trace_span *cover = cover_new(g, held, n);
+	if (!cover)
+		return -RING_ENOMEM;
 	long gaps = 0;
 	for (size_t i = 1; i < g->nsi; i++) {
 		uint64_t d = g->si[i].t - g->si[i - 1].t;
-		if (d <= limit_us || covered(g, held, n, g->si[i - 1].t, g->si[i].t))
+		if (d <= limit_us || covered(cover, n + g->npk, g->si[i - 1].t, g->si[i].t))
 			continue;
 		gaps++;
 		if (d > *longest)
 			*longest = d;
 		fn(arg, g->si[i - 1].t, d);
 	}
+	free(cover);
 	return gaps;
 }
 

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "lib/suites.h"
+#include "common/clock.h"
 #include "ctl/trace.h"
+#include "ctl/trace_gaps.h"
 
 static char dir[64];
 
@@ -525,6 +527,71 @@ static void test_junk_lines_are_counted_not_fatal(void)
 	CU_ASSERT_EQUAL(r.events, 1);
 }
 
+static void no_gap(void *arg, uint64_t from, uint64_t d)
+{
+	(void)from;
+	(void)d;
+	++*(long *)arg;
+}
+
+/* A quiet ring's week: 200,000 parks of one member, 5 s apart, each ended
+ * by the next. Every stretch between them is a park's, so no gap; and
+ * finding the park that covers each stretch must not cost a scan of all
+ * parks (it took 7.5 s for these, quadrupling with each doubling). */
+static void test_many_parks_are_checked_in_linear_time(void)
+{
+	enum { PARKS = 200000 };
+	struct ring_trace_gaps *g = ring_trace_gaps_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	uint64_t t = 1000000;
+	for (int i = 0; i < PARKS; i++, t += 5000000)
+		CU_ASSERT_EQUAL_FATAL(ring_trace_gaps_park(g, 1, t), 0);
+	CU_ASSERT_EQUAL(ring_trace_gaps_unpark(g, 1, t), 0);
+	long seen = 0;
+	uint64_t longest, t0 = ring_mono_us();
+	CU_ASSERT_EQUAL(ring_trace_gaps_check(g, NULL, t, NULL, 0, 1000000, &longest, no_gap, &seen),
+			0);
+	uint64_t took = ring_mono_us() - t0;
+	CU_ASSERT_EQUAL(seen, 0);
+	CU_ASSERT(took < 2000000);
+	if (took >= 2000000)
+		fprintf(stderr, "gaps check of %d parks: %llu ms\n", PARKS,
+			(unsigned long long)(took / 1000));
+	ring_trace_gaps_free(g);
+}
+
+/* A hostile log: one member's parks alternate between early times and
+ * times a week later (a clock stepping to and fro, or a crafted file), so
+ * each early park seemed to last until a late one, over every other
+ * early park. A member's parks never overlap: each ends by its next, and
+ * its end is found without a walk over all the others (100,000 pairs
+ * took 5 s). */
+static void test_a_members_parks_out_of_order_are_checked_in_linear_time(void)
+{
+	enum { PAIRS = 100000 };
+	const uint64_t far = 7ull * 86400 * 1000000;
+	struct ring_trace_gaps *g = ring_trace_gaps_new();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	for (uint64_t i = 0; i < PAIRS; i++) {
+		CU_ASSERT_EQUAL_FATAL(ring_trace_gaps_park(g, 1, 1000000 + i * 1000), 0);
+		CU_ASSERT_EQUAL_FATAL(ring_trace_gaps_park(g, 1, far + i), 0);
+	}
+	CU_ASSERT_EQUAL(ring_trace_gaps_unpark(g, 1, far + PAIRS), 0);
+	long seen = 0;
+	uint64_t longest, t0 = ring_mono_us();
+	CU_ASSERT(ring_trace_gaps_check(g, NULL, far + PAIRS, NULL, 0, 1000000, &longest, no_gap,
+					&seen) >= 0);
+	uint64_t took = ring_mono_us() - t0;
+	CU_ASSERT(took < 2000000);
+	if (took >= 2000000)
+		fprintf(stderr, "gaps check of %d pairs of parks: %llu ms\n", PAIRS,
+			(unsigned long long)(took / 1000));
+	uint64_t end;
+	CU_ASSERT_TRUE(ring_trace_gaps_park_end(g, 1, 1000000, &end));
+	CU_ASSERT_EQUAL(end, 1000000 + 1000);
+	ring_trace_gaps_free(g);
+}
+
 static void test_missing_file_is_an_error(void)
 {
 	struct ring_trace_opts o = {.gap_ms = 1000};
@@ -556,6 +623,8 @@ CU_TestInfo ring_test_trace_tests[] = {
 	T_(test_a_fault_with_no_grant_after_it_is_unrecovered_not_zero),
 	T_(test_junk_lines_are_counted_not_fatal),
 	T_(test_missing_file_is_an_error),
+	T_(test_many_parks_are_checked_in_linear_time),
+	T_(test_a_members_parks_out_of_order_are_checked_in_linear_time),
 	CU_TEST_INFO_NULL,
 };
 #undef T_
