@@ -201,14 +201,19 @@ struct record {
 };
 
 /* Parses LINE into R; false for anything but a JSON object with a "ts" and
- * an "event". */
+ * an "event", and a "node" of 0..65535 if any. */
 static bool parse_line(const char *line, size_t len, struct record *r)
 {
 	json_error_t jerr;
 	json_t *o = json_loadb(line, len, 0, &jerr);
 	const char *ts = o ? json_string_value(json_object_get(o, "ts")) : NULL;
 	const char *ev = o ? json_string_value(json_object_get(o, "event")) : NULL;
-	if (!o || !json_is_object(o) || !ts || !ev || !parse_ts(ts, &r->t)) {
+	/* A "node", when there, is a member id or 0 (a lab's faults.log
+	 * names none): not truncated into one (4294967297 was member 1). */
+	json_t *node = o ? json_object_get(o, "node") : NULL;
+	if (!o || !json_is_object(o) || !ts || !ev || !parse_ts(ts, &r->t) ||
+	    (node && (!json_is_integer(node) || json_integer_value(node) < 0 ||
+		      json_integer_value(node) > 65535))) {
 		json_decref(o);
 		return false;
 	}

@@ -592,6 +592,31 @@ static void test_a_members_parks_out_of_order_are_checked_in_linear_time(void)
 	ring_trace_gaps_free(g);
 }
 
+/* A "node" that is no member id (beyond 65535, negative, not an integer)
+ * makes the line junk: 4294967297 was read as member 1 (granting its
+ * fence again), -1 and 1.5 as 0, 65537 shared member 1's park. */
+static void test_a_line_whose_node_is_no_member_id_is_junk(void)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/nodes", dir);
+	FILE *f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	const char *enter = "\"event\":\"cs_enter\",\"fence\":1099511627777,\"epoch\":256";
+	fprintf(f, "{\"ts\":\"2026-11-30T09:00:01.000000Z\",\"node\":1,%s}\n", enter);
+	fprintf(f, "{\"ts\":\"2026-11-30T09:00:01.100000Z\",\"node\":1,\"event\":\"cs_exit\","
+		   "\"fence\":1099511627777}\n");
+	const char *bad[] = {"4294967297", "-1", "1.5", "65537"};
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "{\"ts\":\"2026-11-30T09:00:02.000000Z\",\"node\":%s,%s}\n", bad[i], enter);
+	fclose(f);
+	struct ring_trace_result r;
+	CU_ASSERT_EQUAL(check((const char *[]){path}, 1, false, &r), 0);
+	CU_ASSERT_EQUAL(r.unparsed, 4);
+	CU_ASSERT_EQUAL(r.grants, 1);
+	CU_ASSERT_EQUAL(r.members, 1);
+	CU_ASSERT_FALSE(r.violation);
+}
+
 static void test_missing_file_is_an_error(void)
 {
 	struct ring_trace_opts o = {.gap_ms = 1000};
@@ -623,6 +648,7 @@ CU_TestInfo ring_test_trace_tests[] = {
 	T_(test_a_fault_with_no_grant_after_it_is_unrecovered_not_zero),
 	T_(test_junk_lines_are_counted_not_fatal),
 	T_(test_missing_file_is_an_error),
+	T_(test_a_line_whose_node_is_no_member_id_is_junk),
 	T_(test_many_parks_are_checked_in_linear_time),
 	T_(test_a_members_parks_out_of_order_are_checked_in_linear_time),
 	CU_TEST_INFO_NULL,
