@@ -75,6 +75,45 @@ static size_t resolve_all(const char *host, uint16_t port, struct ring_addr *out
 	return n;
 }
 
+static unsigned families_of(const struct ring_addr *a, size_t n)
+{
+	unsigned f = 0;
+	for (size_t k = 0; k < n; k++)
+		f |= a[k].sa.ss_family == AF_INET6 ? 2u : 1u;
+	return f;
+}
+
+/* A member speaks one family, its own address's (ring_net_open_ring): every
+ * member must have an address of one family in common. Members that do
+ * not resolve here are left to the start. */
+static int check_families(const struct ring_conf *conf,
+			  const struct ring_addr (*addr)[RESOLVED_MAX], const size_t *count,
+			  char *err, size_t errlen)
+{
+	const struct ring_layout *l = &conf->layout;
+	size_t first = l->n;
+	unsigned common = 3;
+	for (size_t i = 0; i < l->n; i++) {
+		unsigned f = families_of(addr[i], count[i]);
+		if (!f)
+			continue;
+		if (first == l->n)
+			first = i;
+		if (!(common & f)) {
+			unsigned g = families_of(addr[first], count[first]);
+			snprintf(err, errlen, "%s:%u: [node.%u] (host %s) is %s only, [node.%u] (host %s) "
+				 "%s: the members of a ring share one address family",
+				 conf->path, conf->port_line[i], l->members[i].id, l->members[i].host,
+				 f == 2 ? "IPv6" : "IPv4", l->members[first].id,
+				 l->members[first].host, g == 2 ? "IPv6 only" : g == 1 ? "IPv4 only"
+								   : "of both");
+			return -RING_ECONFIG;
+		}
+		common &= f;
+	}
+	return 0;
+}
+
 int ring_net_check_conf(const struct ring_conf *conf, char *err, size_t errlen)
 {
 	const struct ring_layout *l = &conf->layout;
@@ -103,7 +142,7 @@ int ring_net_check_conf(const struct ring_conf *conf, char *err, size_t errlen)
 						 where, ma->id, ma->host, conf->port_line[a]);
 					return -RING_ECONFIG;
 				}
-	return 0;
+	return check_families(conf, addr, count, err, errlen);
 }
 
 size_t ring_net_index_of(const struct ring_addr *addrs, size_t n, const struct ring_addr *from)
@@ -148,7 +187,40 @@ int ring_net_open_ring(const struct ring_layout *l, size_t me, struct ring_addr 
 	return 0;
 }
 
-int ring_net_check_local(const struct ring_member *m, char *err, size_t errlen)
+/* The member's own port on its address A (known local): a port this
+ * process may not bind (below 1024 without the capability) fails the
+ * start; a port in use only while it is (the member itself, running while
+ * its file is checked, or another program) gets a NOTE. */
+static int check_port(const struct ring_member *m, struct ring_addr *a, char *note,
+		      size_t notelen, char *err, size_t errlen)
+{
+	note[0] = '\0';
+	if (a->sa.ss_family == AF_INET)
+		((struct sockaddr_in *)&a->sa)->sin_port = htons(m->port);
+	else
+		((struct sockaddr_in6 *)&a->sa)->sin6_port = htons(m->port);
+	int fd = socket(a->sa.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -RING_EIO;
+	}
+	int rc = bind(fd, (const struct sockaddr *)&a->sa, a->len) == 0 ? 0 : errno;
+	close(fd);
+	if (rc == EACCES) {
+		snprintf(err, errlen, "member %u's port %u cannot be bound by this user (%s): ports "
+			 "below 1024 need CAP_NET_BIND_SERVICE; use a port of 1024 or above", m->id,
+			 m->port, strerror(rc));
+		return -RING_ECONFIG;
+	}
+	if (rc == EADDRINUSE)
+		snprintf(note, notelen, "member %u's port %u is in use on this host now (the member "
+			 "itself, running? or another program): the start fails while it is", m->id,
+			 m->port);
+	return 0;
+}
+
+int ring_net_check_local(const struct ring_member *m, char *note, size_t notelen, char *err,
+			 size_t errlen)
 {
 	struct ring_addr a;
 	char why[256];
@@ -166,7 +238,7 @@ int ring_net_check_local(const struct ring_member *m, char *err, size_t errlen)
 	int rc = bind(fd, (const struct sockaddr *)&a.sa, a.len) == 0 ? 0 : -errno;
 	close(fd);
 	if (rc == 0)
-		return 0;
+		return check_port(m, &a, note, notelen, err, errlen);
 	char where[64] = "?";
 	getnameinfo((const struct sockaddr *)&a.sa, a.len, where, sizeof where, NULL, 0,
 		    NI_NUMERICHOST);

@@ -50,9 +50,12 @@ void ring_net_format(const struct ring_addr *a, char *buf, size_t len);
 
 /* `ringd --check -n ID`: whether member M's host is an address of this
  * host, as the start's bind needs: a UDP socket is bound to it (port 0,
- * since the member may be running) and closed. 0; -RING_ECONFIG when it is
- * not (or does not resolve), with the way out in ERR; -RING_EIO when no
- * socket could be made. */
-int ring_net_check_local(const struct ring_member *m, char *err, size_t errlen);
+ * since the member may be running) and closed; then to its port, which
+ * must be one this user may bind (a port in use now is only a NOTE: the
+ * member itself may be running). 0 (NOTE "" or what to know);
+ * -RING_ECONFIG when it is not (or does not resolve), with the way out in
+ * ERR; -RING_EIO when no socket could be made. */
+int ring_net_check_local(const struct ring_member *m, char *note, size_t notelen, char *err,
+			 size_t errlen);
 
 #endif

@@ -167,10 +167,14 @@ static int check_folders(const struct options *o, const struct ring_conf *conf)
 	char err[RING_PATH_MAX + 512];
 	bool exists;
 	int idx = o->have_id ? ring_layout_index(&conf->layout, o->id) : -1;
-	if (idx >= 0 && ring_net_check_local(&conf->layout.members[idx], err, sizeof err) < 0) {
+	char note[256];
+	if (idx >= 0 &&
+	    ring_net_check_local(&conf->layout.members[idx], note, sizeof note, err, sizeof err) < 0) {
 		fprintf(stderr, "%s%s: %s\n", err_prefix(), o->config, err);
 		return EXIT_CONFIG;
 	}
+	if (idx >= 0 && note[0])
+		fprintf(stderr, "%s%s: note: %s\n", err_prefix(), o->config, note);
 	if (ring_state_dir_check(conf->state_dir, RING_DIR_STATE, &exists, err, sizeof err) < 0 &&
 	    (exists || o->have_id)) {
 		fprintf(stderr, "%s%s: %s\n", err_prefix(), o->config, err);

@@ -351,7 +351,30 @@ mkdir -p "$T/no/such" && check_here deep-made 0 '^$' -c "$T/deep.ini" -n 1
 [[ ! -e $T/no/such/prod3 ]] || fail "--check made state_dir"
 sed "0,/^port = $P\$/ s##port = $P\ncontrol = $T/no/socks/n1.sock#" "$T/good.ini" >"$T/sock.ini"
 check_here sock 78 "member 1's control socket folder $T/no/socks does not exist" -c "$T/sock.ini" -n 1
-say "--check -n: a non-local address, a state_dir that cannot be made and a missing socket folder refused (78); --no-local-checks passes them"
+# The member's port: one this user may not bind is refused; one in use
+# now only noted (the member itself may be running while its file is
+# checked). The hostile review found both passing, then the start failing.
+sed "0,/^port = $P\$/ s##port = 80#" "$T/good.ini" >"$T/low.ini"
+if [[ $(cat /proc/sys/net/ipv4/ip_unprivileged_port_start 2>/dev/null) -gt 80 ]] && id nobody >/dev/null 2>&1; then
+	chmod o+rx "$T" && chmod o+r "$T/low.ini"
+	out=$(timeout $SAFETY_S setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$RINGD" -c "$T/low.ini" -n 1 --check --no-local-checks 2>&1 >/dev/null)
+	[[ $? == 0 ]] || fail "--check --no-local-checks of port 80 as nobody: $out"
+	out=$(timeout $SAFETY_S setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$RINGD" -c "$T/low.ini" -n 1 --check 2>&1 >/dev/null)
+	rc=$?
+	((rc == 78)) && grep -q "member 1's port 80 cannot be bound by this user" <<<"$out" ||
+		fail "--check of port 80 as nobody: exit $rc, want 78 naming the port: $out"
+fi
+spawn perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(Proto => "udp", LocalAddr => "127.0.0.1", LocalPort => $ARGV[0]) or die; sleep 30' "$P"
+port_taken() { ss -lunH "sport = :$P" | grep -q .; }
+wait_until 5 port_taken || fail "could not take port $P for the check"
+check_here busy 0 "note: member 1's port $P is in use on this host now" -c "$T/good.ini" -n 1
+end_groups "$BG_PID"
+# Members of two address families: the start refuses them (one family per ring).
+sed "0,/^host = 127.0.0.1\$/! s/^host = 127.0.0.1\$/host = ::1/" "$T/good.ini" >"$T/mixed.ini"
+check_here mixed 78 "host ::1\) is IPv6 only, \[node.1\] \(host 127.0.0.1\) IPv4 only" -c "$T/mixed.ini"
+say "--check -n: a non-local address, a state_dir that cannot be made, a missing socket folder, a port this user may not bind and mixed address families refused (78), a port in use noted; --no-local-checks passes the host's own checks"
 
 # ---- a member id the file does not have ----
 out=$(timeout $SAFETY_S "$RINGD" -c "$T/good.ini" -n 3 2>&1)
