@@ -606,7 +606,13 @@ static void test_one_address_under_two_names_is_refused(void)
 	CU_ASSERT_EQUAL(check_resolved(RING_OPEN HOST_NODE(1, "127.0.0.1", 7301)
 				       HOST_NODE(2, "localhost", 7302), NULL, 0), 0);
 	CU_ASSERT_EQUAL(check_resolved(RING_OPEN HOST_NODE(1, "127.0.0.1", 7301)
-				       HOST_NODE(2, "::1", 7301), NULL, 0), 0);
+				       HOST_NODE(2, "127.0.0.2", 7301), NULL, 0), 0);
+	/* But not of another address family: a member speaks only its own
+	 * address's, and the start refuses such a ring. */
+	CU_ASSERT_EQUAL(check_resolved(RING_OPEN HOST_NODE(1, "127.0.0.1", 7301)
+				       HOST_NODE(2, "::1", 7301), path, sizeof path),
+			-RING_ECONFIG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "is IPv6 only"));
 	/* A host that does not resolve is ringd's start's to report. */
 	CU_ASSERT_EQUAL(check_resolved(RING_OPEN HOST_NODE(1, "127.0.0.1", 7301)
 				       HOST_NODE(2, "no-such-host.invalid", 7301), NULL, 0), 0);
