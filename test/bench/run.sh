@@ -425,20 +425,35 @@ REDIS_PORT=$((PORT_BASE + MAX_N - 1)) # reserved by pick_ports, unused by a ring
 # members 1, 3, 5, 2, 4 in turn, so that each request comes from two hops
 # away from the member that was granted last, where the token rests.
 RARE_W=$(calc "1.5 * $W < 3 ? 3 : 1.5 * $W")
+# VS_AT="M1 M2 ...": the members client 1, 2, ... are at instead (issue 31's
+# far-apart pair on 64 members); VS_RARE_AT: the rare client's members in
+# turn. Both name the ring's size N in the JSON line (ring_n) and the tag.
+VS_AT='' VS_RARE_AT='1 3 5 2 4'
+vs_member() { # I: the member client I is at
+	if [[ -n $VS_AT ]]; then
+		local at=($VS_AT)
+		echo "${at[($1 - 1) % ${#at[@]}]}"
+	else
+		echo $((($1 - 1) % 5 + 1))
+	fi
+}
 vs_run() {
 	local kind=$1 k=$2 rare=${3:-} i m p pids=() cnt tag=$2 secs=$W opt=() sock base=${1%_pipelined}
 	if [[ -n $rare ]]; then
 		tag=rare secs=$RARE_W opt=(-p "$RARE_PAUSE_MS")
 	fi
+	local ring_n=5
+	[[ $base == ring ]] && ring_n=$N
+	tag=$tag.n$ring_n
 	[[ $kind == *_pipelined ]] && opt=(-P)
 	cnt=$T/vs.$kind.$tag.count
 	head -c 8 /dev/zero >"$cnt"
 	for ((i = 1; i <= k; i++)); do
 		if [[ $base == ring ]]; then
-			sock=$RDIR/state/node-$(((i - 1) % 5 + 1)).sock
+			sock=$RDIR/state/node-$(vs_member "$i").sock
 			if [[ -n $rare ]]; then
 				sock=
-				for m in 1 3 5 2 4; do sock+=$RDIR/state/node-$m.sock,; done
+				for m in $VS_RARE_AT; do sock+=$RDIR/state/node-$m.sock,; done
 			fi
 			"$BIN"/cs_client "${opt[@]}" "${sock%,}" "$secs" \
 				"$T/vs.$kind.$tag.lat.$i" "$cnt" >"$T/vs.$kind.$tag.out.$i" 2>&1 &
@@ -463,17 +478,18 @@ vs_run() {
 		      printf "\"client_entries_min\":%d,\"client_entries_max\":%d}", min, max }')
 	lat=$(sort -n "$T"/vs."$kind"."$tag".lat.* | awk '{ a[NR] = $1 }
 		END { printf "{\"p50_us\":%d,\"p99_us\":%d}", a[int(NR / 2) + 1], a[int(NR * 0.99) + 1] }')
-	# Entries per member of the ring that has a client: client i is at member (i-1) % 5 + 1.
+	# Entries per member of the ring that has a client (vs_member).
 	if [[ $base == ring && -z $rare ]]; then
 		members=$(for ((i = 1; i <= k; i++)); do
-			echo "$(((i - 1) % 5 + 1)) $(awk '{ print $2 + 0 }' "$T/vs.$kind.$tag.out.$i")"
+			echo "$(vs_member "$i") $(awk '{ print $2 + 0 }' "$T/vs.$kind.$tag.out.$i")"
 		done | jq -sR '[split("\n")[] | select(length > 0) | split(" ") | map(tonumber)]
 			| group_by(.[0]) | map({member: .[0][0], clients: length, entries: (map(.[1]) | add)})')
 	fi
 	jq -cn --arg kind "$kind" --argjson k "$k" --argjson c "$counts" --argjson l "$lat" \
 		--argjson counter "$counter" --arg load "$(loadavg)" --argjson members "$members" \
 		--argjson rare "$([[ -n $rare ]] && echo "$RARE_PAUSE_MS" || echo null)" \
-		'{kind: $kind, clients: $k, rare_pause_ms: $rare} + $c + {counter: $counter, loadavg: $load} + $l
+		--argjson ring_n "$ring_n" --arg at "$( [[ -n $rare ]] && echo "$VS_RARE_AT" || for ((i = 1; i <= k; i++)); do vs_member "$i"; done | tr '\n' ' ')" \
+		'{kind: $kind, clients: $k, rare_pause_ms: $rare, ring_n: $ring_n, at: ($at | rtrimstr(" "))} + $c + {counter: $counter, loadavg: $load} + $l
 		 + (if $members then {members: $members, member_entries_min: ($members | map(.entries) | min),
 		    member_entries_max: ($members | map(.entries) | max)} else {} end)' >>"$T/vs.jsonl"
 	entries=$(jq -n --argjson c "$counts" '$c.entries')
@@ -489,6 +505,14 @@ ring_up vs 5
 for k in $VS_CLIENTS; do vs_run ring "$k"; vs_run ring_pipelined "$k"; done
 say "  rare requests: one client, a ${RARE_PAUSE_MS} ms pause after each entry, members 1 3 5 2 4 in turn, $RARE_W s"
 vs_run ring 1 rare
+ring_down
+# Issue 31's ring sizes: on 64 members a rare request and a pair of
+# clients far apart (members 1 and 33), measured for today's protocol
+# whose summoned token walks every hop between them.
+say "  64 members: a rare requester at members 1 33 17 49 in turn; 2 clients at members 1 and 33"
+ring_up vs64 64
+VS_RARE_AT='1 33 17 49' vs_run ring 1 rare
+VS_AT='1 33' vs_run ring 2
 ring_down
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
 	--daemonize no --dir "$T" >"$T/redis.log" 2>&1 &
@@ -606,9 +630,9 @@ jq -n \
 		  cpu_pct_per_member_from_ticks: $pace.window.cpu_pct_mean_from_ticks, rss_kb_per_member: $pace.window.rss_kb_mean,
 		  hops_per_s: $pace.window.hops_per_s, datagrams_per_s: ($pace.wire.datagrams_per_s // $pace.window.machine_udp_out_per_s),
 		  window: $pace.window, wire: $pace.wire}],
-	  redis: [$vs | map(select(.kind == "ring" and .rare_pause_ms == null)) | .[] | . as $r |
+	  redis: [$vs | map(select(.kind == "ring" and .rare_pause_ms == null and .ring_n == 5)) | .[] | . as $r |
 		($vs | map(select(.kind == "redis" and .clients == $r.clients and .rare_pause_ms == null)) | .[0]) as $d |
-		($vs | map(select(.kind == "ring_pipelined" and .clients == $r.clients)) | .[0]) as $rp |
+		($vs | map(select(.kind == "ring_pipelined" and .clients == $r.clients and .ring_n == 5)) | .[0]) as $rp |
 		($vs | map(select(.kind == "redis_pipelined" and .clients == $r.clients)) | .[0]) as $dp |
 		{clients: .clients, ring: $r, redis: $d, ring_pipelined: $rp, redis_pipelined: $dp,
 		 throughput_ratio: (if $d.entries_per_s > 0 then $r.entries_per_s / $d.entries_per_s else null end),
@@ -617,8 +641,10 @@ jq -n \
 		 pipelined_ratio_vs_pipelined: (if $dp.entries_per_s > 0 and $rp then $rp.entries_per_s / $dp.entries_per_s else null end),
 		 pipelined_gain: (if $r.entries_per_s > 0 and $rp then $rp.entries_per_s / $r.entries_per_s else null end)}],
 	  rare: {pause_ms: $rare_pause, members_in_turn: [1, 3, 5, 2, 4],
-		ring: ($vs | map(select(.kind == "ring" and .rare_pause_ms != null)) | .[0]),
-		redis: ($vs | map(select(.kind == "redis" and .rare_pause_ms != null)) | .[0])},
+		ring: ($vs | map(select(.kind == "ring" and .rare_pause_ms != null and .ring_n == 5)) | .[0]),
+		redis: ($vs | map(select(.kind == "redis" and .rare_pause_ms != null)) | .[0]),
+		ring_64: ($vs | map(select(.kind == "ring" and .rare_pause_ms != null and .ring_n == 64)) | .[0])},
+	  far_64: ($vs | map(select(.kind == "ring" and .rare_pause_ms == null and .ring_n == 64)) | .[0]),
 	  idle_default: $def5,
 	  recovery: {members: 5, loss_timeout_ms: $loss, heartbeat_ms: 100, loadavg: $rec_load,
 		trials_ms: [$rec[].kill_to_grant_ms],
@@ -699,7 +725,27 @@ jq --argjson slack 1.5 '
 		target("recovery after kill -9 of the holder: median <= 1.2x loss_timeout_ms";
 			$all.recovery.median_ms; "ms"; "<="; mul(1.2; $all.recovery.loss_timeout_ms); mul(1.2; $all.recovery.loss_timeout_ms);
 			$all.recovery.median_x_loss_timeout; "~x1.1-1.2"; $all.recovery.loadavg | load1;
-			"max \($all.recovery.max_ms | r(0)) ms (x\($all.recovery.max_x_loss_timeout | r(2))), \($all.recovery.trials_ms | length) trials, loss_timeout_ms \($all.recovery.loss_timeout_ms)")
+			"max \($all.recovery.max_ms | r(0)) ms (x\($all.recovery.max_x_loss_timeout | r(2))), \($all.recovery.trials_ms | length) trials, loss_timeout_ms \($all.recovery.loss_timeout_ms)"),
+		# Issue 31 (a handover of one hop): today a summoned token walks
+		# every hop between its parking place and the summoner.
+		(("5", "64") as $n | (if $n == "5" then $all.rare.ring else $all.rare.ring_64 end) as $g |
+		 target("issue 31: rare request on \($n) members: p50 <= Redis asked after the same pause";
+			$g.p50_us; "us"; "<="; $all.rare.redis.p50_us; $all.rare.redis.p50_us;
+			div($g.p50_us; $all.rare.redis.p50_us); "<= x1"; $g.loadavg | load1;
+			"ring p50/p99 \($g.p50_us)/\($g.p99_us) us, members \($g.at) in turn; redis p50/p99 \($all.rare.redis.p50_us)/\($all.rare.redis.p99_us) us")),
+		target("issue 31: 2 clients on 2 of 5 members: entries/s >= 1.5x Redis";
+			$vs["2"].ring.entries_per_s; "/s"; ">="; mul(1.5; $vs["2"].redis.entries_per_s); mul(1.5; $vs["2"].redis.entries_per_s);
+			$vs["2"].throughput_ratio; ">= x1.5"; $vs["2"].ring.loadavg | load1;
+			"members \($vs["2"].ring.at); redis \($vs["2"].redis.entries_per_s | r(0)) /s"),
+		target("issue 31: 2 clients far apart on 64 members: within 1.5x of the 5-member figure";
+			$all.far_64.entries_per_s; "/s"; ">="; div($vs["2"].ring.entries_per_s; 1.5); div($vs["2"].ring.entries_per_s; 1.5);
+			div($all.far_64.entries_per_s; $vs["2"].ring.entries_per_s); ">= x0.67"; $all.far_64.loadavg | load1;
+			"members \($all.far_64.at) of 64; 5 members: \($vs["2"].ring.entries_per_s | r(0)) /s"),
+		(("4", "8") as $k | $vs[$k].ring as $g |
+		 target("issue 31: \($k) clients over 5 members: least-served client >= 0.5x the mean";
+			$g.client_entries_min; "entries"; ">="; mul(0.5; div($g.entries; $g.clients)); mul(0.5; div($g.entries; $g.clients));
+			div($g.client_entries_min; div($g.entries; $g.clients)); ">= x0.5"; $g.loadavg | load1;
+			"min \($g.client_entries_min), max \($g.client_entries_max), mean \(div($g.entries; $g.clients) | r(0)) entries a client"))
 	]}' "$OUT.tmp" >"$OUT.tmp2" || die "could not add the targets to $OUT"
 mv "$OUT.tmp2" "$OUT"
 rm -f "$OUT.tmp"
@@ -757,8 +803,11 @@ jq -r '
 	  "token parked: \(.settled) after \(.settle_s|f(1)) s"] | row),
 	(.rare | ["rare request, \(.pause_ms) ms apart: p50 / p99", "ring \(.ring.p50_us|f(0)) / \(.ring.p99_us|f(0)), redis \(.redis.p50_us|f(0)) / \(.redis.p99_us|f(0)) us",
 	  "\(.ring.entries|f(0)) requests, members 1 3 5 2 4 in turn"] | row),
+	(.rare | ["rare request on 64 members: p50 / p99", "ring \(.ring_64.p50_us|f(0)) / \(.ring_64.p99_us|f(0)) us",
+	  "\(.ring_64.entries|f(0)) requests, members \(.ring_64.at) in turn"] | row),
+	(.far_64 | ["2 clients at members \(.at) of 64: entries/s", "\(.entries_per_s|f(0)) /s, p50 / p99 \(.p50_us) / \(.p99_us) us", ""] | row),
 	"",
-	"targets (issue 12): reported, not asserted; n/a = a figure is missing",
+	"targets (issues 12 and 31): reported, not asserted; n/a = a figure is missing",
 	"",
 	(["target", "measured", "limit", "ratio (needed)", "met", "load"] | trow),
 	(["------", "--------", "-----", "-----", "---", "----"] | trow),
