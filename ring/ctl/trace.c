@@ -140,19 +140,6 @@ struct tracer {
 	FILE *out;
 };
 
-static bool grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return true;
-	size_t c = *cap ? *cap * 2 : 256;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
-
 /* "2026-11-30T09:12:27.609673Z" -> microseconds since 1970, UTC. */
 static bool parse_ts(const char *s, uint64_t *out)
 {
@@ -254,8 +241,7 @@ static void note_seen_to(struct tracer *tr, uint32_t node, uint64_t t, uint32_t 
 
 static void note_seen(struct tracer *tr, uint32_t node, uint64_t t)
 {
-	if (ring_trace_gaps_seen(tr->gaps, node, t, 0) < 0)
-		tr->faults_oom = true;
+	note_seen_to(tr, node, t, 0);
 }
 
 static void apply_grant(struct tracer *tr, struct member_log *m, const struct record *r)
@@ -270,7 +256,7 @@ static void apply_grant(struct tracer *tr, struct member_log *m, const struct re
 				" under epoch %u after it knew epoch %u\n", r->node, r->epoch,
 				r->fence & 0xffffffffu, r->epoch, m->max_epoch);
 	}
-	if (!grow((void **)&tr->g, &tr->capg, tr->ng, sizeof *tr->g))
+	if (!ring_trace_grow((void **)&tr->g, &tr->capg, tr->ng, sizeof *tr->g))
 		return;
 	struct grant *g = &tr->g[tr->ng];
 	g->node = r->node;
@@ -330,7 +316,7 @@ static void apply_restart(struct tracer *tr, struct member_log *m, const struct 
 
 static void note_fault(struct tracer *tr, const struct record *r)
 {
-	if (grow((void **)&tr->f, &tr->capf, tr->nf, sizeof *tr->f)) {
+	if (ring_trace_grow((void **)&tr->f, &tr->capf, tr->nf, sizeof *tr->f)) {
 		tr->f[tr->nf].t = r->t;
 		snprintf(tr->f[tr->nf].what, sizeof tr->f[tr->nf].what, "%s", r->what);
 		tr->nf++;

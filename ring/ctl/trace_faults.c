@@ -120,7 +120,7 @@ struct reader {
  * time in proportion to its size. */
 #define SCAN_MAX 4096
 
-static bool grow(void **p, size_t *cap, size_t n, size_t size)
+bool ring_trace_grow(void **p, size_t *cap, size_t n, size_t size)
 {
 	if (n < *cap)
 		return true;
@@ -156,7 +156,7 @@ void ring_trace_faults_free(struct ring_trace_faults *fs)
 static struct sig *add_sig(struct ring_trace_faults *fs, enum sig_kind k, uint64_t t,
 			   uint64_t start, uint32_t by, uint32_t subject)
 {
-	if (!grow((void **)&fs->s, &fs->caps, fs->ns, sizeof *fs->s))
+	if (!ring_trace_grow((void **)&fs->s, &fs->caps, fs->ns, sizeof *fs->s))
 		return NULL;
 	struct sig *s = &fs->s[fs->ns++];
 	memset(s, 0, sizeof *s);
@@ -179,7 +179,7 @@ static int end_life(struct ring_trace_faults *fs)
 	if (!fs->in_life)
 		return 0;
 	fs->in_life = false;
-	if (!grow((void **)&fs->lv, &fs->capl, fs->nl, sizeof *fs->lv))
+	if (!ring_trace_grow((void **)&fs->lv, &fs->capl, fs->nl, sizeof *fs->lv))
 		return -RING_ENOMEM;
 	fs->lv[fs->nl++] = fs->cur;
 	return 0;
@@ -195,7 +195,7 @@ static void begin_life(struct ring_trace_faults *fs, uint32_t node, uint64_t t)
 
 static int sighted(struct ring_trace_faults *fs, const struct ring_trace_line *l)
 {
-	if (!grow((void **)&fs->si, &fs->capsi, fs->nsi, sizeof *fs->si))
+	if (!ring_trace_grow((void **)&fs->si, &fs->capsi, fs->nsi, sizeof *fs->si))
 		return -RING_ENOMEM;
 	uint32_t to = l->core == RING_LOG_TOKEN_PASS ? (uint32_t)l->field[0] : 0;
 	fs->si[fs->nsi++] = (struct sight){l->t, l->node, to};
@@ -209,7 +209,7 @@ static int track_token(struct ring_trace_faults *fs, const struct ring_trace_lin
 	bool sight = false;
 	switch ((enum ring_log_event)l->core) {
 	case RING_LOG_CS_ENTER:
-		if (!grow((void **)&fs->g, &fs->capg, fs->ng, sizeof *fs->g))
+		if (!ring_trace_grow((void **)&fs->g, &fs->capg, fs->ng, sizeof *fs->g))
 			return -RING_ENOMEM;
 		fs->g[fs->ng++] = (struct grant_at){l->t, l->node, l->field[0]};
 		fs->cur.in_cs = true;
@@ -318,7 +318,7 @@ static struct reader *reader_of(struct ring_trace_faults *fs, uint32_t node)
 	for (size_t i = 0; i < fs->nrd; i++)
 		if (fs->rd[i].node == node)
 			return &fs->rd[i];
-	if (!grow((void **)&fs->rd, &fs->caprd, fs->nrd, sizeof *fs->rd))
+	if (!ring_trace_grow((void **)&fs->rd, &fs->caprd, fs->nrd, sizeof *fs->rd))
 		return NULL;
 	fs->rd[fs->nrd] = (struct reader){.node = node};
 	return &fs->rd[fs->nrd++];
@@ -685,7 +685,7 @@ static int infer_crashes(struct ring_trace_faults *fs)
 
 static int new_incident(struct ring_trace_faults *fs, size_t lead, bool listed)
 {
-	if (!grow((void **)&fs->in, &fs->capin, fs->nin, sizeof *fs->in))
+	if (!ring_trace_grow((void **)&fs->in, &fs->capin, fs->nin, sizeof *fs->in))
 		return -1;
 	struct incident *in = &fs->in[fs->nin];
 	memset(in, 0, sizeof *in);

@@ -33,6 +33,11 @@ struct ring_trace_fault_totals {
 
 struct ring_trace_faults;
 
+/* Room for element N of the array *P of *CAP elements of SIZE bytes,
+ * doubling it when full; false when memory (or size_t) runs out. trace.c
+ * and trace_gaps.c grow their arrays with it too. */
+bool ring_trace_grow(void **p, size_t *cap, size_t n, size_t size);
+
 /* NULL when out of memory. */
 struct ring_trace_faults *ring_trace_faults_new(void);
 void ring_trace_faults_free(struct ring_trace_faults *fs);

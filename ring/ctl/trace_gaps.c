@@ -34,19 +34,6 @@ struct ring_trace_gaps {
 	uint32_t *open; /* by member: its open park's index, or NO_PARK */
 };
 
-static bool grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return true;
-	size_t c = *cap ? *cap * 2 : 64;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
-
 struct ring_trace_gaps *ring_trace_gaps_new(void)
 {
 	struct ring_trace_gaps *g = calloc(1, sizeof *g);
@@ -73,7 +60,7 @@ void ring_trace_gaps_free(struct ring_trace_gaps *g)
 static int push_to(struct sighting **a, size_t *n, size_t *cap, uint32_t node, uint64_t t,
 		   uint32_t to)
 {
-	if (!grow((void **)a, cap, *n, sizeof **a))
+	if (!ring_trace_grow((void **)a, cap, *n, sizeof **a))
 		return -RING_ENOMEM;
 	(*a)[(*n)++] = (struct sighting){t, node, to};
 	return 0;
@@ -99,7 +86,7 @@ int ring_trace_gaps_park(struct ring_trace_gaps *g, uint32_t node, uint64_t t)
 	node &= 0xffff;
 	if (g->open[node] != NO_PARK) /* parked again: after its own client, or after */
 		g->pk[g->open[node]].b = t; /* the token came back unlogged; either way */
-	if (!grow((void **)&g->pk, &g->cappk, g->npk, sizeof *g->pk))
+	if (!ring_trace_grow((void **)&g->pk, &g->cappk, g->npk, sizeof *g->pk))
 		return -RING_ENOMEM;
 	g->pk[g->npk] = (struct park){node, t, t, false};
 	g->open[node] = (uint32_t)g->npk++;
