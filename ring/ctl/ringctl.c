@@ -218,15 +218,25 @@ static int load_conf(const char *path, struct ring_conf *conf)
 
 /* ---- the control socket ---- */
 
+/* Member ID's ring index into *IDX. Returns 0, or EXIT_CONFIG having said
+ * that the file has no such member. */
+static int member_index(const struct ring_conf *conf, uint16_t id, int *idx)
+{
+	*idx = ring_layout_index(&conf->layout, id);
+	if (*idx < 0) {
+		fprintf(stderr, "ringctl: %s has no member %u\n", conf->path, id);
+		return EXIT_CONFIG;
+	}
+	return 0;
+}
+
 /* Connects to member ID's control socket into *FD. Returns 0, or the exit
  * status having said why. */
 static int control_connect(const struct ring_conf *conf, uint16_t id, int *fd)
 {
-	int idx = ring_layout_index(&conf->layout, id);
-	if (idx < 0) {
-		fprintf(stderr, "ringctl: %s has no member %u\n", conf->path, id);
+	int idx;
+	if (member_index(conf, id, &idx) != 0)
 		return EXIT_CONFIG;
-	}
 	/* Only to the member's own socket: a socket another local user
 	 * planted could answer GRANTED with any fence (docs/security.md). */
 	char err[2 * RING_PATH_MAX + 256];
@@ -1455,20 +1465,24 @@ static int main_inject(const struct globals *g, int argc, char **argv)
 	return rc ? rc : cmd_inject(&conf, g->id, argc, argv);
 }
 
-static int main_metrics(const struct globals *g, int argc, char **argv)
+/* A command of member g->id that takes no argument: the file loaded, the
+ * member's index into *IDX. Returns 0, or the exit status having said why. */
+static int member_command(const struct globals *g, int argc, int *idx)
 {
-	(void)argv;
 	if (argc != 0) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	int rc = load_conf(g->config, &conf), idx;
+	int rc = load_conf(g->config, &conf);
+	return rc ? rc : member_index(&conf, g->id, idx);
+}
+
+static int main_metrics(const struct globals *g, int argc, char **argv)
+{
+	(void)argv;
+	int idx, rc = member_command(g, argc, &idx);
 	if (rc)
 		return rc;
-	if ((idx = ring_layout_index(&conf.layout, g->id)) < 0) {
-		fprintf(stderr, "ringctl: %s has no member %u\n", conf.path, g->id);
-		return EXIT_CONFIG;
-	}
 	int fd;
 	if ((rc = control_connect(&conf, g->id, &fd)) != 0)
 		return rc;
@@ -1484,17 +1498,9 @@ static int main_metrics(const struct globals *g, int argc, char **argv)
 static int main_socket(const struct globals *g, int argc, char **argv)
 {
 	(void)argv;
-	if (argc != 0) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	int rc = load_conf(g->config, &conf), idx;
+	int idx, rc = member_command(g, argc, &idx);
 	if (rc)
 		return rc;
-	if ((idx = ring_layout_index(&conf.layout, g->id)) < 0) {
-		fprintf(stderr, "ringctl: %s has no member %u\n", conf.path, g->id);
-		return EXIT_CONFIG;
-	}
 	printf("%s\n", conf.control[idx]);
 	return 0;
 }
