@@ -233,15 +233,16 @@ struct member_log {
 	ssize_t open;        /* index of its grant still in progress, or -1 */
 };
 
-static void note_seen_to(struct tracer *tr, uint32_t node, uint64_t t, uint32_t to)
+static void note_seen_to(struct tracer *tr, uint32_t node, uint64_t t, uint32_t to,
+			 uint64_t hop)
 {
-	if (ring_trace_gaps_seen(tr->gaps, node, t, to) < 0)
+	if (ring_trace_gaps_seen(tr->gaps, node, t, to, hop) < 0)
 		tr->faults_oom = true;
 }
 
 static void note_seen(struct tracer *tr, uint32_t node, uint64_t t)
 {
-	note_seen_to(tr, node, t, 0);
+	note_seen_to(tr, node, t, 0, 0);
 }
 
 static void apply_grant(struct tracer *tr, struct member_log *m, const struct record *r)
@@ -332,7 +333,8 @@ static void apply_park(struct tracer *tr, const struct record *r)
 	case K_PARK:
 	case K_TOKEN_RECV:
 	case K_TOKEN_REGEN:
-		rc = ring_trace_gaps_park(tr->gaps, r->node, r->t);
+		rc = ring_trace_gaps_park(tr->gaps, r->node, r->t,
+					  ring_trace_hop(r->epoch, r->kind == K_TOKEN_REGEN ? 0 : r->seq));
 		break;
 	case K_TOKEN_PASS:
 	case K_PARK_END:
@@ -360,13 +362,14 @@ static void apply(struct tracer *tr, struct member_log *m, const struct record *
 	case K_TOKEN_RECV:
 		m->cur_epoch = r->epoch;
 		m->cur_seq = (int64_t)r->seq;
-		note_seen(tr, r->node, r->t);
+		note_seen_to(tr, r->node, r->t, 0, ring_trace_hop(r->epoch, r->seq));
 		break;
 	case K_TOKEN_PASS:
-		note_seen_to(tr, r->node, r->t, (uint32_t)r->field[0]);
+		note_seen_to(tr, r->node, r->t, (uint32_t)r->field[0],
+			     ring_trace_hop(r->epoch, r->seq));
 		break;
 	case K_TOKEN_REGEN:
-		note_seen(tr, r->node, r->t);
+		note_seen_to(tr, r->node, r->t, 0, ring_trace_hop(r->epoch, 0));
 		res->regenerations++;
 		m->cur_epoch = r->epoch;
 		m->cur_seq = 0;

@@ -14,11 +14,13 @@ struct sighting {
 	uint64_t t;
 	uint32_t node; /* 0: somewhere (a heartbeat heard, its sender not logged) */
 	uint32_t to;   /* a token_pass's: where the token went */
+	uint64_t hop;  /* ring_trace_hop of the token shown, 0 if unknown */
 };
 
 struct park {
 	uint32_t node;
 	uint64_t a, b;
+	uint64_t hop;    /* of the token it began with, 0 if unknown */
 	bool life_ended; /* it lasted as long as its holder's life */
 };
 
@@ -58,22 +60,23 @@ void ring_trace_gaps_free(struct ring_trace_gaps *g)
 }
 
 static int push_to(struct sighting **a, size_t *n, size_t *cap, uint32_t node, uint64_t t,
-		   uint32_t to)
+		   uint32_t to, uint64_t hop)
 {
 	if (!ring_trace_grow((void **)a, cap, *n, sizeof **a))
 		return -RING_ENOMEM;
-	(*a)[(*n)++] = (struct sighting){t, node, to};
+	(*a)[(*n)++] = (struct sighting){t, node, to, hop};
 	return 0;
 }
 
 static int push(struct sighting **a, size_t *n, size_t *cap, uint32_t node, uint64_t t)
 {
-	return push_to(a, n, cap, node, t, 0);
+	return push_to(a, n, cap, node, t, 0, 0);
 }
 
-int ring_trace_gaps_seen(struct ring_trace_gaps *g, uint32_t node, uint64_t t, uint32_t to)
+int ring_trace_gaps_seen(struct ring_trace_gaps *g, uint32_t node, uint64_t t, uint32_t to,
+			 uint64_t hop)
 {
-	return push_to(&g->si, &g->nsi, &g->capsi, node, t, to);
+	return push_to(&g->si, &g->nsi, &g->capsi, node, t, to, hop);
 }
 
 int ring_trace_gaps_silence(struct ring_trace_gaps *g, uint32_t node, uint64_t heard)
@@ -81,14 +84,14 @@ int ring_trace_gaps_silence(struct ring_trace_gaps *g, uint32_t node, uint64_t h
 	return push(&g->heard, &g->nh, &g->caph, node, heard);
 }
 
-int ring_trace_gaps_park(struct ring_trace_gaps *g, uint32_t node, uint64_t t)
+int ring_trace_gaps_park(struct ring_trace_gaps *g, uint32_t node, uint64_t t, uint64_t hop)
 {
 	node &= 0xffff;
 	if (g->open[node] != NO_PARK) /* parked again: after its own client, or after */
 		g->pk[g->open[node]].b = t; /* the token came back unlogged; either way */
 	if (!ring_trace_grow((void **)&g->pk, &g->cappk, g->npk, sizeof *g->pk))
 		return -RING_ENOMEM;
-	g->pk[g->npk] = (struct park){node, t, t, false};
+	g->pk[g->npk] = (struct park){node, t, t, hop, false};
 	g->open[node] = (uint32_t)g->npk++;
 	return 0;
 }
@@ -153,6 +156,15 @@ static size_t first_after(const struct sighting *s, size_t n, uint64_t t)
 	return lo;
 }
 
+/* Whether S showed an older token than park P began with: with -v a
+ * token_pass is logged after its send, so two hops upstream may log its
+ * pass after P's holder logged the arrival (2 µs apart on loopback). It
+ * says where the token was, not where it is. */
+static bool older(const struct sighting *s, const struct park *p)
+{
+	return s->hop && p->hop && s->hop <= p->hop;
+}
+
 /* Park P's true end: its life's end means a crash (dated by FS) or a
  * holder still running at the logs' end (LAST); a park ends anyway where
  * the token shows elsewhere or a member stops hearing it, and by NEXT,
@@ -171,7 +183,8 @@ static void close_park(const struct ring_trace_gaps *g, size_t nsi,
 	if (p->b > next)
 		p->b = next;
 	for (size_t k = first_after(g->si, nsi, p->a); k < nsi && g->si[k].t < p->b; k++)
-		if (g->si[k].node && g->si[k].node != p->node && g->si[k].to != p->node) {
+		if (g->si[k].node && g->si[k].node != p->node && g->si[k].to != p->node &&
+		    !older(&g->si[k], p)) {
 			p->b = g->si[k].t;
 			break;
 		}

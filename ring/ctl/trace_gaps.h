@@ -19,13 +19,21 @@ void ring_trace_gaps_free(struct ring_trace_gaps *g);
 
 /* What the logs show, in any order across members, each member's in its
  * own order. Each returns 0 or -RING_ENOMEM. */
+/* Which token a line shows, in the order tokens follow one another:
+ * its epoch, then its hop; 0 when the line does not say. */
+static inline uint64_t ring_trace_hop(uint32_t epoch, uint64_t seq)
+{
+	return epoch ? (uint64_t)epoch << 32 | (seq & 0xffffffffu) : 0;
+}
 /* The token showed itself at NODE at T (a hop, a grant, a regeneration);
- * TO: a token_pass's destination, else 0. */
-int ring_trace_gaps_seen(struct ring_trace_gaps *g, uint32_t node, uint64_t t, uint32_t to);
-/* NODE holds the token from T (token_recv, token_regen, token_park): a
- * parked token heartbeats, alive, unlogged, until it leaves
- * (ring_trace_gaps_unpark), or NODE's life ends. */
-int ring_trace_gaps_park(struct ring_trace_gaps *g, uint32_t node, uint64_t t);
+ * TO: a token_pass's destination, else 0; HOP: ring_trace_hop of it. */
+int ring_trace_gaps_seen(struct ring_trace_gaps *g, uint32_t node, uint64_t t, uint32_t to,
+			 uint64_t hop);
+/* NODE holds the token, HOP, from T (token_recv, token_regen, token_park):
+ * a parked token heartbeats, alive, unlogged, until it leaves
+ * (ring_trace_gaps_unpark), or NODE's life ends. A sighting elsewhere of
+ * an older hop does not end it. */
+int ring_trace_gaps_park(struct ring_trace_gaps *g, uint32_t node, uint64_t t, uint64_t hop);
 /* The token parked at NODE left it at T (unpark, pass, stop, no quorum). */
 int ring_trace_gaps_unpark(struct ring_trace_gaps *g, uint32_t node, uint64_t t);
 /* NODE suspected a loss at T: it last heard the token at HEARD. */

@@ -323,6 +323,38 @@ static void test_a_pass_logged_after_its_recv_is_not_the_token_elsewhere(void)
 	CU_ASSERT_EQUAL(r.gaps, 1); /* 1.5 .. 2.6: the outage */
 }
 
+/* With -v, a parked token's lap shows: n2 passes, and n3's pass to n1
+ * is logged after n1's pass and n2's arrival (CI, 2026-12-04: each pass
+ * is logged after its send). That older hop is not the token elsewhere:
+ * the token sat at n2 until its next lap, 1.001 s later, no gap. */
+static void test_an_older_hop_logged_late_does_not_end_a_park(void)
+{
+	const char *files[] = {
+		LOG("l1", "0.5 1 node_start \"epoch\":0,\"heartbeat_ms\":100",
+		          "1.000050 1 token_recv \"from\":3,\"epoch\":256,\"seq\":2",
+		          "1.000060 1 token_pass \"to\":2,\"epoch\":256,\"seq\":3",
+		          "2.001050 1 token_recv \"from\":3,\"epoch\":256,\"seq\":5",
+		          "2.001060 1 token_pass \"to\":2,\"epoch\":256,\"seq\":6"),
+		LOG("l2", "0.5 2 node_start \"epoch\":0",
+		          "0.6 2 token_park \"epoch\":256,\"seq\":0,\"idle\":1",
+		          "1.000000 2 token_pass \"to\":3,\"epoch\":256,\"seq\":1",
+		          "1.000070 2 token_recv \"from\":1,\"epoch\":256,\"seq\":3",
+		          "2.001000 2 token_pass \"to\":3,\"epoch\":256,\"seq\":4",
+		          "2.001070 2 token_recv \"from\":1,\"epoch\":256,\"seq\":6"),
+		LOG("l3", "0.5 3 node_start \"epoch\":0",
+		          "1.000030 3 token_recv \"from\":2,\"epoch\":256,\"seq\":1",
+		          "1.000090 3 token_pass \"to\":1,\"epoch\":256,\"seq\":2",
+		          "2.001030 3 token_recv \"from\":2,\"epoch\":256,\"seq\":4",
+		          "2.001090 3 token_pass \"to\":1,\"epoch\":256,\"seq\":5",
+		          "2.5 3 node_stop \"reason\":\"leave\""),
+	};
+	struct ring_trace_result r;
+	char out[4096];
+	CU_ASSERT_EQUAL(check_text(files, 3, &r, out, sizeof out), 0);
+	CU_ASSERT_EQUAL(r.gaps, 0);
+	CU_ASSERT_PTR_NULL(strstr(out, "no token seen for"));
+}
+
 /* A summons unparks the token at a holder whose client is in the region;
  * the token waits there for the client: killed then, it died with the
  * token, a crash, not a loss of a token that had moved on. */
@@ -545,7 +577,7 @@ static void test_many_parks_are_checked_in_linear_time(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
 	uint64_t t = 1000000;
 	for (int i = 0; i < PARKS; i++, t += 5000000)
-		CU_ASSERT_EQUAL_FATAL(ring_trace_gaps_park(g, 1, t), 0);
+		CU_ASSERT_EQUAL_FATAL(ring_trace_gaps_park(g, 1, t, 0), 0);
 	CU_ASSERT_EQUAL(ring_trace_gaps_unpark(g, 1, t), 0);
 	long seen = 0;
 	uint64_t longest, t0 = ring_mono_us();
@@ -573,8 +605,8 @@ static void test_a_members_parks_out_of_order_are_checked_in_linear_time(void)
 	struct ring_trace_gaps *g = ring_trace_gaps_new();
 	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
 	for (uint64_t i = 0; i < PAIRS; i++) {
-		CU_ASSERT_EQUAL_FATAL(ring_trace_gaps_park(g, 1, 1000000 + i * 1000), 0);
-		CU_ASSERT_EQUAL_FATAL(ring_trace_gaps_park(g, 1, far + i), 0);
+		CU_ASSERT_EQUAL_FATAL(ring_trace_gaps_park(g, 1, 1000000 + i * 1000, 0), 0);
+		CU_ASSERT_EQUAL_FATAL(ring_trace_gaps_park(g, 1, far + i, 0), 0);
 	}
 	CU_ASSERT_EQUAL(ring_trace_gaps_unpark(g, 1, far + PAIRS), 0);
 	long seen = 0;
@@ -638,6 +670,7 @@ CU_TestInfo ring_test_trace_tests[] = {
 	T_(test_a_log_that_ends_early_is_a_crash_timed_from_the_last_heartbeat_heard),
 	T_(test_a_parked_token_is_alive_and_a_graceful_restart_no_fault),
 	T_(test_a_pass_logged_after_its_recv_is_not_the_token_elsewhere),
+	T_(test_an_older_hop_logged_late_does_not_end_a_park),
 	T_(test_a_holder_unparked_with_its_client_inside_still_holds),
 	T_(test_one_file_shared_by_several_members_is_read_per_member),
 	T_(test_a_silence_begins_at_the_last_sign_of_the_token),
