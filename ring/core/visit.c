@@ -284,6 +284,11 @@ void visit_on_token(struct ring_node *node, struct ring_update *up, uint16_t fro
 		if (node->token.counter > counter)
 			counter = node->token.counter;
 	}
+	/* Nor below a fence we granted ourselves, whatever the hop: in a
+	 * keyless ring anyone can send a later hop of our epoch with a lower
+	 * count (I1 at the edge; the fuzzer found it). */
+	if (node->last_fence >> 32 == t->epoch && (uint32_t)node->last_fence > counter)
+		counter = (uint32_t)node->last_fence;
 	token_take(node, up, from, t, counter, now);
 	if (members_apply(node, up, now))
 		visit_serve(node, up, now);

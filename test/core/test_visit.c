@@ -364,6 +364,36 @@ static void test_a_pass_that_comes_back_keeps_the_higher_grant_counter(void)
 	assert_safe_and_free(s);
 }
 
+/* §3.2, I1 at the edge: the pass above was acked, so h holds nothing when
+ * a token of the same epoch comes with a later hop and a lower count. In a
+ * keyless ring anyone can send it (the fuzzer did: CI's fuzz-short hit the
+ * core's assertion that fences grow). h takes the hop, but never a count
+ * below the fences it granted itself. */
+static void test_a_later_hop_with_a_lower_count_does_not_lower_the_fences(void)
+{
+	struct ring_layout l = resting_layout(3);
+	size_t h, r, y;
+	struct hring *s = hring_settled_order(&l, &h, &r, &y);
+	uint64_t fence = grant_at(s, h, 1);
+	hring_release(s, h, 1);
+	CU_ASSERT_FATAL(run_until_log(s, (int)r, RING_LOG_TOKEN_RECV, 500 * MS));
+	hring_run_for(s, 1 * MS); /* r's ack reaches h */
+	struct ring_status hs = status_of(s, h);
+	CU_ASSERT_FATAL(!hs.has_token);
+
+	struct ring_msg_token t = {hs.epoch, 1000, 0, 0, 0, hs.alive};
+	uint8_t buf[RING_WIRE_MAX];
+	size_t len = craft_token(s, id_of(y), id_of(h), t, buf);
+	hring_acquire(s, h, 2);
+	uint64_t mark = s->seq;
+	hring_datagram(s, h, id_of(y), buf, len);
+	CU_ASSERT_FATAL(last_action(s, RING_ACTION_GRANT) >= 0);
+	CU_ASSERT(first_grant_fence(s, h, mark) > fence);
+	/* r still holds the real token: a forged one is a second token, which
+	 * only keys prevent (docs/security.md). The fences still grow. */
+	hring_free(s);
+}
+
 /* ---- §5.1, §5.2: heartbeats and loss detection ---- */
 
 /* §5.1: a member still retransmitting its pass heartbeats for the token.
@@ -469,6 +499,7 @@ CU_TestInfo ring_test_visit_tests[] = {
 	T_(test_an_ack_of_an_earlier_hop_does_not_end_a_lost_pass),
 	T_(test_a_token_that_leaves_its_receiver_out_is_refused),
 	T_(test_a_pass_that_comes_back_keeps_the_higher_grant_counter),
+	T_(test_a_later_hop_with_a_lower_count_does_not_lower_the_fences),
 	T_(test_a_member_retransmitting_its_pass_keeps_the_ring_hearing_the_token),
 	T_(test_stale_heartbeats_are_no_live_token_and_their_sender_is_asked_to_join),
 	T_(test_a_fast_ring_still_heartbeats_so_a_skipped_member_rejoins),
