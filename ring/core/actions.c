@@ -185,6 +185,7 @@ void act_send_heartbeat(struct ring_node *node, struct ring_update *up, uint64_t
 	 * time its beat went out (contact.c). */
 	m.u.heartbeat.beat = contact_beat(node, now);
 	m.u.heartbeat.alive = node->token.alive;
+	m.u.heartbeat.want = node->token.want;
 	act_send(node, up, 0, &m);
 	node->hb_base = now;
 	node->hb_deadline = now + ms(node->layout.heartbeat_ms);

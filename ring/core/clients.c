@@ -107,6 +107,7 @@ void clients_grant(struct ring_node *node, struct ring_update *up, uint64_t now)
 	node->last_fence = node->grant_fence;
 	node->visit_granted = true;
 	node->visit_wanted = true;
+	node->visit_served = true;
 	node->resting = false;
 	node->counters.cs_entries++;
 	struct ring_action *a = act_push(node, up, RING_ACTION_GRANT);
@@ -150,7 +151,7 @@ static void enqueue(struct ring_node *node, struct ring_update *up, uint64_t cli
 	}
 	queue_push(node, client, is_try);
 	visit_serve(node, up, now);
-	park_summon(node, up, now);
+	want_summon(node, up, now);
 }
 
 void clients_on_acquire(struct ring_node *node, struct ring_update *up, uint64_t client,

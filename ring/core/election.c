@@ -102,12 +102,19 @@ static void regenerate(struct ring_node *node, struct ring_update *up,
 	memset(&node->token, 0, sizeof node->token);
 	node->token.epoch = epoch;
 	node->token.alive = e->participants;
+	ring_set_add(&node->token.knows, node->me);
 	node->seen_epoch = epoch;
 	node->seen_seq = 0;
 	node->alive_view = e->participants;
 	node->counters.regenerations++;
 	act_log(node, up, RING_LOG_TOKEN_REGEN, epoch, have, 0);
 	visit_begin(node, now);
+	/* The election went round every member it could reach: a walk. */
+	node->walk_base = now;
+	node->arrived_plain = true;
+	node->want_seen = false;
+	want_holder_is(node, node->me, (struct ring_hop){epoch, 0});
+	want_merge_heard(node, now);
 	node->no_quorum = false;
 	node->participated_until = 0;
 	node->heard_ever = true;

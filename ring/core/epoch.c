@@ -73,6 +73,7 @@ void epoch_drop_token(struct ring_node *node, struct ring_update *up, uint64_t n
 	node->resting = false;
 	node->parked = false;
 	node->summoned = false;
+	node->walk_ending = false;
 	node->loss_deadline = now + ms(node->layout.loss_timeout_ms);
 }
 
@@ -112,6 +113,8 @@ bool epoch_reepoch(struct ring_node *node, struct ring_update *up, uint32_t base
 	node->token.epoch = e;
 	node->token.seq = 0;
 	node->token.counter = 0;
+	ring_set_clear(&node->token.knows);
+	ring_set_add(&node->token.knows, node->me);
 	node->seen_epoch = e;
 	node->seen_seq = 0;
 	RING_ASSERT(node->epoch == e);
@@ -120,10 +123,12 @@ bool epoch_reepoch(struct ring_node *node, struct ring_update *up, uint32_t base
 
 /* Under a majority quorum, grant under an epoch only once a majority has
  * persisted it, so that every later election, which needs a majority, meets
- * it and mints above it (§4.4). The minter and every member that accepted a
- * hop of the epoch persisted it, and within an epoch the hops visit distinct
- * members until the token wraps: seq + 1 members know it. */
+ * it and mints above it (§4.4). The token's knows set is the minter and
+ * every member that accepted a hop of the epoch, each added by itself
+ * after it persisted the epoch. With jumps (§3.5) seq + 1 would count
+ * right only because an unconfirmed token goes in ring order; the set is
+ * right whatever the route (PROTOCOL.md §4.4). */
 bool epoch_confirmed(const struct ring_node *node)
 {
-	return (size_t)node->token.seq + 1 >= node->quorum;
+	return ring_set_count(&node->token.knows) >= node->quorum;
 }

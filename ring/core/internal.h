@@ -75,6 +75,7 @@ struct ring_node {
 	uint64_t hb_deadline;
 	bool visit_granted;   /* at most one grant per visit (§3.3) */
 	bool visit_wanted;    /* someone wanted the token during this visit (§3.4) */
+	bool visit_served;    /* a client of ours was granted in this visit (§3.5) */
 	bool resting;
 	uint64_t rest_deadline;
 	/* Parking (§3.4): a token a whole rotation found unwanted stays here,
@@ -86,13 +87,27 @@ struct ring_node {
 	uint32_t lap_epoch, lap_counter;
 	uint64_t arrived;     /* when the token last came here, or was made here */
 
-	/* Summoning (§3.4): where the last heartbeat said the token is parked. */
-	bool park_known;
-	size_t park_at;
-	struct ring_hop park_hop;
-	struct ring_hop summon_hop; /* the park our last WANT was for */
+	/* Walks (§3.5): when the token's last walk ended, on our clock (the
+	 * token carries its age); whether it came from our predecessor in its
+	 * alive set, as on a ring without jumps. */
+	uint64_t walk_base;
+	bool walk_ending;     /* the pass under way ends a walk, once acked */
+	bool arrived_plain;
+
+	/* Summoning (§3.5): where we last knew the token to be, from a
+	 * heartbeat or our own pass, and at which hop. */
+	bool holder_known;
+	size_t holder_at;
+	struct ring_hop holder_hop;
+	bool want_seen;             /* the newest heartbeat's want set has us */
+	struct ring_hop summon_hop; /* the hop our last WANT was sent for */
+	size_t summon_to;
 	uint64_t summon_next;       /* resend the WANT then while still waiting */
 	uint64_t summon_every;
+	/* WANTs that passed through here while the token was elsewhere: added
+	 * to the token's want set if it comes here before they expire. */
+	struct ring_set wants_heard;
+	uint64_t wants_heard_until;
 
 	/* The critical region. */
 	bool granted;
@@ -164,6 +179,13 @@ struct ring_node {
 	 * hop it sent before we started is of an epoch at most this (§5.3). */
 	struct ring_set floor_known;
 	uint32_t floor_from[RING_MAX_MEMBERS];
+	/* Asking the members that did not answer yet, after the query settled:
+	 * with jumps (§3.5) a member's first token may come from anyone, long
+	 * after the start, when its floor would be the epoch of that token. */
+	uint64_t floor_next, floor_every;
+	uint32_t floor_asks;
+	size_t floor_cursor;
+	uint64_t floor_asked[RING_MAX_MEMBERS]; /* when we last asked it alone */
 
 	/* Leaving and pauses. */
 	bool leaving;
@@ -268,15 +290,28 @@ void visit_ack_timeout(struct ring_node *node, struct ring_update *up, uint64_t 
 void visit_heartbeat_due(struct ring_node *node, struct ring_update *up, uint64_t now);
 
 /* park.c (§3.4) */
-bool park_allowed(const struct ring_node *node);
+bool park_allowed(const struct ring_node *node, uint64_t now);
 bool park_fresh(const struct ring_node *node, uint64_t now);
 uint64_t park_lap_at(const struct ring_node *node);
 bool park_lap_due(const struct ring_node *node, uint64_t now);
-void park_token(struct ring_node *node, struct ring_update *up, uint64_t now);
-bool park_wanted(const struct ring_node *node);
-void park_summon(struct ring_node *node, struct ring_update *up, uint64_t now);
-void park_on_want(struct ring_node *node, struct ring_update *up, size_t from_idx,
-		  const struct ring_msg_want *w, uint64_t now);
+void park_token(struct ring_node *node, struct ring_update *up);
+
+/* jump.c (§3.5) */
+bool jump_others_want(const struct ring_node *node);
+bool jump_walk_due(const struct ring_node *node, uint64_t now, bool from_park);
+void jump_walk_start(struct ring_node *node);
+size_t jump_next(struct ring_node *node, uint64_t now, bool from_park);
+uint32_t jump_walk_age(const struct ring_node *node, uint64_t now);
+
+/* want.c (§3.5) */
+bool want_waiting(const struct ring_node *node);
+void want_summon(struct ring_node *node, struct ring_update *up, uint64_t now);
+void want_on_msg(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		 const struct ring_msg_want *w, uint64_t now);
+void want_on_heartbeat(struct ring_node *node, struct ring_update *up, size_t from_idx,
+		       const struct ring_msg_heartbeat *h, uint64_t now);
+void want_holder_is(struct ring_node *node, size_t idx, struct ring_hop hop);
+void want_merge_heard(struct ring_node *node, uint64_t now);
 
 /* clients.c */
 void clients_revoke(struct ring_node *node, struct ring_update *up);
@@ -313,6 +348,9 @@ void restart_on_reply(struct ring_node *node, struct ring_update *up, size_t fro
 void restart_on_query(struct ring_node *node, struct ring_update *up, uint16_t from,
 		      const struct ring_msg_epoch_query *q);
 void restart_query_due(struct ring_node *node, struct ring_update *up, uint64_t now);
+bool restart_floors_missing(const struct ring_node *node);
+void restart_ask_floor(struct ring_node *node, struct ring_update *up, size_t idx, uint64_t now);
+void restart_floor_due(struct ring_node *node, struct ring_update *up, uint64_t now);
 
 /* election.c (§6) */
 bool election_recently_heard(const struct ring_node *node, uint64_t now);

@@ -52,14 +52,21 @@ bool members_apply(struct ring_node *node, struct ring_update *up, uint64_t now)
 	}
 	node->token.alive = alive;
 	node->alive_view = alive;
+	/* A member out of the token waits in it no more: should it come back,
+	 * its JOIN and its next WANT say what it wants then (§3.5). */
+	for (size_t i = 0; i < node->layout.n; i++)
+		if (!ring_set_has(&alive, i))
+			ring_set_del(&node->token.want, i);
 	if (!epoch_reepoch(node, up, base, now))
 		return false;
 	for (size_t i = 0; i < node->layout.n; i++)
 		if (ring_set_has(&joined, i))
 			act_log(node, up, RING_LOG_MEMBER_REJOIN, id_of(node, i), node->token.epoch, 0);
-	/* A park re-epoched where it rests is a new park: say so at once, or
-	 * summons naming the old one are ignored until the next heartbeat. */
-	if (node->parked)
+	/* A park re-epoched where it rests, or a holder left alone, is news
+	 * to everyone: say so at once (the new epoch, the alive set), not at
+	 * the next heartbeat, after the grants it allows (a member alone
+	 * grants each request as a visit, §3.3). */
+	if (node->parked || next_in(node, &alive, node->me) == node->me)
 		act_send_heartbeat(node, up, now);
 	return true;
 }
@@ -128,8 +135,8 @@ void members_on_leave(struct ring_node *node, struct ring_update *up, size_t fro
 		      const struct ring_msg_leave *l, uint64_t now)
 {
 	act_log(node, up, RING_LOG_MEMBER_LEAVE, id_of(node, from_idx), node->epoch, 0);
-	if (node->park_known && node->park_at == from_idx)
-		node->park_known = false; /* a leaver hands its park on: no summons to it */
+	if (node->holder_known && node->holder_at == from_idx)
+		node->holder_known = false; /* a leaver hands the token on: no summons to it */
 	node->join_until[from_idx] = 0;
 	node->left_until[from_idx] = now + 2 * ms(node->layout.loss_timeout_ms);
 	ring_set_del(&node->alive_view, from_idx);

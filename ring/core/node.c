@@ -74,6 +74,8 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 	int idx = admit(node, up, ev, &m);
 	if (idx < 0 || node->left)
 		return;
+	if (m.type != RING_MSG_EPOCH_QUERY && m.type != RING_MSG_EPOCH_REPLY && m.type != RING_MSG_TOKEN)
+		restart_ask_floor(node, up, (size_t)idx, now);
 	switch (m.type) {
 	case RING_MSG_TOKEN:
 		visit_on_token(node, up, from, &m.u.token, now);
@@ -103,7 +105,7 @@ static void on_datagram(struct ring_node *node, struct ring_update *up,
 		restart_on_reply(node, up, (size_t)idx, &m.u.epoch_reply, now);
 		break;
 	case RING_MSG_WANT:
-		park_on_want(node, up, (size_t)idx, &m.u.want, now);
+		want_on_msg(node, up, (size_t)idx, &m.u.want, now);
 		break;
 	case RING_MSG_HEARTBEAT_ACK:
 		contact_on_ack(node, (size_t)idx, &m.u.heartbeat_ack);
@@ -264,6 +266,8 @@ void ring_node_status(const struct ring_node *node, uint64_t now_us,
 	st->parked = st->token_held && node->parked;
 	st->summoned = st->parked && node->summoned;
 	st->token_epoch = st->has_token ? node->token.epoch : 0;
+	if (st->has_token)
+		st->want = node->token.want;
 	st->alive = st->has_token ? node->token.alive : node->alive_view;
 	st->successor = id_of(node, next_in(node, &st->alive, node->me));
 	st->token_seen_ms_ago = node->heard_ever && now_us >= node->last_heard

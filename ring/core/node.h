@@ -187,6 +187,7 @@ struct ring_status {
 	bool parked;             /* holds it parked until summoned (§3.4) */
 	bool summoned;           /* parked, and a member elsewhere asked for it */
 	uint32_t token_epoch;    /* epoch of the token held or being passed */
+	struct ring_set want;    /* that token's want set: who waits for it (§3.5) */
 	bool granted;            /* a local client is in the critical region */
 	uint64_t grant_client;
 	uint64_t grant_held_ms;  /* since that client's GRANTED, renewals or not; 0 without */

@@ -127,6 +127,8 @@ static void query_settle(struct ring_node *node, struct ring_update *up, uint64_
 		return;
 	node->query_active = false;
 	node->query_next = now + ms(node->layout.loss_timeout_ms);
+	node->floor_every = ms(node->layout.heartbeat_ms);
+	node->floor_next = now + node->floor_every;
 	for (size_t i = 0; i < node->layout.n; i++)
 		if (ring_set_has(&node->replied, i) && !epoch_within_reach(base, node->reply_epoch[i]))
 			act_bad_packet(node, up, id_of(node, i), -RING_EJUMP);
@@ -212,4 +214,57 @@ void restart_on_query(struct ring_node *node, struct ring_update *up, uint16_t f
 void restart_query_due(struct ring_node *node, struct ring_update *up, uint64_t now)
 {
 	query_send(node, up, now);
+}
+
+/* Floors still unknown after the query settled (§5.3, §3.5). Asked a few
+ * times, backing off to loss_timeout_ms: a member that stays down costs
+ * nothing after that, and its first token is judged as before, by asking
+ * then. */
+#define RING_FLOOR_ASKS 8
+#define RING_FLOOR_PER_STEP 8
+
+bool restart_floors_missing(const struct ring_node *node)
+{
+	if (node->query_active || node->first_nonce == 0 || node->floor_asks >= RING_FLOOR_ASKS)
+		return false;
+	for (size_t i = 0; i < node->layout.n; i++)
+		if (i != node->me && !ring_set_has(&node->floor_known, i))
+			return true;
+	return false;
+}
+
+void restart_floor_due(struct ring_node *node, struct ring_update *up, uint64_t now)
+{
+	struct ring_msg m = {.type = RING_MSG_EPOCH_QUERY};
+	m.u.epoch_query.nonce = node->query_nonce;
+	/* A few a step, so that a step's actions stay bounded (§7): the
+	 * next round asks the next ones. */
+	size_t sent = 0, n = node->layout.n;
+	for (size_t k = 0; k < n && sent < RING_FLOOR_PER_STEP; k++) {
+		size_t i = (node->floor_cursor + k) % n;
+		if (i == node->me || ring_set_has(&node->floor_known, i))
+			continue;
+		act_send(node, up, id_of(node, i), &m);
+		sent++;
+		node->floor_cursor = (i + 1) % n;
+	}
+	node->floor_asks++;
+	node->floor_next = now + node->floor_every;
+	node->floor_every = min_u64(2 * node->floor_every, ms(node->layout.loss_timeout_ms));
+}
+
+/* A member we have no floor of yet speaks (a heartbeat, a WANT, ...): it is
+ * up, and may send us a token before long, which we could take only once
+ * we know its floor. Ask it now, at most once a heartbeat period; one that
+ * stays down is never asked. */
+void restart_ask_floor(struct ring_node *node, struct ring_update *up, size_t idx, uint64_t now)
+{
+	if (idx == node->me || idx >= RING_MAX_MEMBERS || node->first_nonce == 0 ||
+	    ring_set_has(&node->floor_known, idx) ||
+	    (node->floor_asked[idx] && now - node->floor_asked[idx] < ms(node->layout.heartbeat_ms)))
+		return;
+	node->floor_asked[idx] = now;
+	struct ring_msg m = {.type = RING_MSG_EPOCH_QUERY};
+	m.u.epoch_query.nonce = node->query_nonce;
+	act_send(node, up, id_of(node, idx), &m);
 }

@@ -72,13 +72,20 @@ static uint64_t timer_query(const struct ring_node *n)
 	return n->query_active ? n->query_next : NEVER;
 }
 
+static uint64_t timer_floor(const struct ring_node *n)
+{
+	return restart_floors_missing(n) ? n->floor_next : NEVER;
+}
+
 static uint64_t timer_leave(const struct ring_node *n)
 {
 	return n->leaving && !n->left ? n->leave_deadline : NEVER;
 }
 static uint64_t timer_summon(const struct ring_node *n)
 {
-	return park_wanted(n) && n->park_known && n->park_at != n->me ? n->summon_next : NEVER;
+	return want_waiting(n) && n->holder_known && n->holder_at != n->me && !n->want_seen
+		       ? n->summon_next
+		       : NEVER;
 }
 static uint64_t timer_no_quorum(const struct ring_node *n)
 {
@@ -104,7 +111,8 @@ static const struct core_timer {
 	{visit_at, visit_serve, true},
 	{timer_hb, visit_heartbeat_due, false},
 	{timer_query, restart_query_due, false},
-	{timer_summon, park_summon, true},
+	{timer_floor, restart_floor_due, false},
+	{timer_summon, want_summon, true},
 	{timer_leave, members_leave_timeout, false},
 	{timer_no_quorum, election_no_quorum_timeout, false},
 	{timer_loss, election_loss_timeout, false},

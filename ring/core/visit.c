@@ -12,6 +12,8 @@ void visit_send_token(struct ring_node *node, struct ring_update *up, uint64_t n
 	 * its heartbeat (§5.1). */
 	uint64_t quiet = now - node->hb_base + node->hop_rtt_us / 2;
 	m.u.token.quiet_us = quiet > UINT32_MAX ? UINT32_MAX : (uint32_t)quiet;
+	/* The pass that ends a walk ends it at its receiver (§3.5). */
+	m.u.token.walk_us = node->walk_ending ? 0 : jump_walk_age(node, now);
 	act_send(node, up, id_of(node, node->pass_to), &m);
 }
 
@@ -43,8 +45,8 @@ void visit_serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 		node->summoned = false; /* by a member since gone: nobody waits (§3.3's BUSY) */
 		node->lap_epoch = 0;
 	}
-	if (!node->parked && !alone && park_allowed(node))
-		park_token(node, up, now);
+	if (!node->parked && !alone && park_allowed(node, now))
+		park_token(node, up);
 	if (node->visit_granted) {
 		if (!alone && !(node->parked && !node->summoned && !park_lap_due(node, now))) {
 			visit_pass(node, up, now);
@@ -74,8 +76,10 @@ void visit_serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 	if (node->parked) {
 		if (node->q_len == 0 && !node->summoned && !park_lap_due(node, now))
 			return;
-		/* Summoned, wanted here but stale, or a lap is due: once round,
-		 * wanted, so that it parks again only after a whole rotation. */
+		/* Summoned: on to the summoner (§3.5). Wanted here but stale, or
+		 * a lap is due: a walk, once round in ring order and back. */
+		if (!node->summoned && node->token.walk_left == 0)
+			jump_walk_start(node);
 		node->lap_epoch = node->q_len == 0 && !node->summoned ? node->token.epoch : 0;
 		node->lap_counter = node->token.counter;
 		node->visit_wanted = true;
@@ -102,13 +106,30 @@ void visit_pass(struct ring_node *node, struct ring_update *up, uint64_t now)
 	 * token elsewhere is two holders (I2). */
 	RING_ASSERT(!node->granted);
 	/* The park ends here, before a re-epoch below could announce it. */
+	bool from_park = node->parked;
+	bool summoned = node->summoned; /* served by this pass, or nobody is left to */
 	node->parked = false;
+	node->summoned = false;
 	if (!members_apply(node, up, now))
 		return;
 	/* Hop numbers run out: a new epoch. */
 	if (node->token.seq == UINT32_MAX && !epoch_reepoch(node, up, node->token.epoch, now))
 		return;
-	size_t next = next_in(node, &node->token.alive, node->me);
+	/* Our clients still waiting wait in the want set like anyone's: the
+	 * token comes back once every member waiting after us was served. So
+	 * does a member whose client was served in this visit: it most likely
+	 * asks again before the token is back (a client in a loop, a busy
+	 * ring), and then need not summon it with a WANT, which the token
+	 * would have left behind by then (make compare counted 1 to 3 WANTs
+	 * and forwards an entry under heavy load). If it does not ask, the
+	 * token visits it once for nothing, two datagrams. */
+	ring_set_del(&node->token.want, node->me);
+	bool again = node->q_len > 0 || node->visit_served;
+	if (again && !node->leaving) {
+		ring_set_add(&node->token.want, node->me);
+		node->want_seen = true;
+	}
+	size_t next = jump_next(node, now, from_park);
 	if (next == node->me) {
 		if (node->leaving) { /* nobody to hand it to */
 			epoch_drop_token(node, up, now);
@@ -119,14 +140,13 @@ void visit_pass(struct ring_node *node, struct ring_update *up, uint64_t now)
 	}
 	node->resting = false;
 	node->visit_granted = false;
-	/* Hops in a row that found nobody waiting: a rotation of them parks
-	 * the token (§3.4). */
-	if (node->visit_wanted || node->q_len > 0 || node->summoned)
+	/* Hops in a row that found nobody waiting, for the log (§3.4): the
+	 * want set decides where the token goes and whether it parks. */
+	if (node->visit_wanted || node->q_len > 0 || summoned)
 		node->token.idle = 0;
 	else if (node->token.idle < UINT32_MAX)
 		node->token.idle++;
 	node->visit_wanted = false;
-	node->summoned = false;
 	/* A heartbeat that is due goes first, so the token leaves with its
 	 * quiet time reset; otherwise every later holder would find it due. */
 	if (now >= node->hb_deadline)
@@ -138,6 +158,8 @@ void visit_pass(struct ring_node *node, struct ring_update *up, uint64_t now)
 	node->phase = PHASE_PASSING;
 	node->pass_refused = REFUSED_NONE;
 	node->pass_to = next;
+	ring_set_del(&node->token.want, next); /* its visit */
+	want_holder_is(node, next, (struct ring_hop){node->token.epoch, node->token.seq});
 	node->retries_left = node->layout.retries;
 	node->ack_deadline = now + ms(node->layout.ack_timeout_ms);
 	node->pass_sent = now;
@@ -151,7 +173,9 @@ static void skip_successor(struct ring_node *node, struct ring_update *up, uint6
 {
 	size_t dead = node->pass_to;
 	node->counters.skips++;
+	node->walk_ending = false; /* the walk did not come round */
 	ring_set_del(&node->token.alive, dead);
+	ring_set_del(&node->token.want, dead);
 	node->phase = PHASE_HELD;
 	if (ring_set_count(&node->token.alive) < node->quorum) {
 		act_log(node, up, RING_LOG_SUCCESSOR_SKIP, id_of(node, dead), node->token.epoch, 0);
@@ -183,6 +207,7 @@ void visit_begin(struct ring_node *node, uint64_t now)
 	node->phase = PHASE_HELD;
 	node->visit_granted = false;
 	node->visit_wanted = false;
+	node->visit_served = false;
 	node->resting = false;
 	node->parked = false;
 	node->summoned = false;
@@ -221,7 +246,14 @@ static bool token_refused(struct ring_node *node, struct ring_update *up, uint16
 		act_send(node, up, from, &q);
 		return true;
 	}
-	if (t->epoch <= node->start_epoch || t->epoch <= node->floor_from[fi] || node->leaving) {
+	/* A floor refuses what FROM may have sent our past life. Once this
+	 * life accepted a hop of the epoch, from anyone, every hop of it our
+	 * past took is older than that one (one token per epoch, its seq
+	 * growing along its path), so the duplicate check above refused it
+	 * already: what remains is new. With jumps (§3.5) a floor learned late
+	 * is the ring's current epoch, and would refuse its live token. */
+	bool floored = t->epoch <= node->floor_from[fi] && node->accepted.epoch != t->epoch;
+	if (t->epoch <= node->start_epoch || floored || node->leaving) {
 		/* Restarted: we cannot tell which hops of this epoch our past
 		 * accepted, so ask to be taken in under a new one (§5.3).
 		 * Leaving: we said which hop was our last (§5.4). Either way the
@@ -240,7 +272,7 @@ static bool token_refused(struct ring_node *node, struct ring_update *up, uint16
 /* Takes the token: the hop is ours (acked before anything else), the
  * visit starts afresh, with COUNTER the highest fence count of its epoch. */
 static void token_take(struct ring_node *node, struct ring_update *up, uint16_t from,
-		       const struct ring_msg_token *t, uint32_t counter, uint64_t now)
+		       size_t fi, const struct ring_msg_token *t, uint32_t counter, uint64_t now)
 {
 	node->seen_epoch = t->epoch;
 	node->seen_seq = t->seq;
@@ -249,8 +281,40 @@ static void token_take(struct ring_node *node, struct ring_update *up, uint16_t 
 	 * its pass and its ack would otherwise be skipped while its pass
 	 * lives on, a second token with no datagram lost (review of §3.4). */
 	act_send_ack(node, up, from, t->epoch, t->seq, 0);
+	/* Our own pass back around keeps what it knew too (§4.4, §3.5). */
+	struct ring_set knows = {0}, want = {0};
+	if (node->phase != PHASE_NONE && node->token.epoch == t->epoch) {
+		knows = node->token.knows;
+		want = node->token.want;
+	}
 	node->token = *t;
 	node->token.counter = counter;
+	for (size_t i = 0; i < node->layout.n; i++) {
+		if (ring_set_has(&knows, i))
+			ring_set_add(&node->token.knows, i);
+		if (ring_set_has(&want, i))
+			ring_set_add(&node->token.want, i);
+	}
+	/* We persisted the epoch before this step acts on it (epoch_adopt, or
+	 * it was ours already): one more member that knows it (§4.4). And
+	 * this is our visit. Bits of members outside the layout say nothing. */
+	for (size_t i = node->layout.n; i < RING_MAX_MEMBERS; i++) {
+		ring_set_del(&node->token.knows, i);
+		ring_set_del(&node->token.want, i);
+	}
+	ring_set_add(&node->token.knows, node->me);
+	ring_set_del(&node->token.want, node->me);
+	want_merge_heard(node, now);
+	if (node->token.walk_left > ring_set_count(&t->alive))
+		node->token.walk_left = (uint32_t)ring_set_count(&t->alive);
+	uint64_t walk = t->walk_us;
+	node->walk_base = walk < now ? now - walk : 0;
+	node->arrived_plain = next_in(node, &t->alive, fi) == node->me;
+	node->walk_ending = false; /* a pass of ours that came back round: the token is here */
+	node->want_seen = false;
+	node->holder_known = true;
+	node->holder_at = node->me;
+	node->holder_hop = (struct ring_hop){t->epoch, t->seq};
 	uint64_t quiet = t->quiet_us;
 	node->hb_base = quiet < now ? now - quiet : 0;
 	node->hb_deadline = node->hb_base + ms(node->layout.heartbeat_ms);
@@ -260,7 +324,6 @@ static void token_take(struct ring_node *node, struct ring_update *up, uint16_t 
 	node->no_quorum = false;
 	node->elect_active = false;
 	node->participated_until = 0;
-	node->park_known = false;
 	visit_begin(node, now);
 	act_log(node, up, RING_LOG_TOKEN_RECV, from, t->epoch, t->seq);
 }
@@ -289,7 +352,7 @@ void visit_on_token(struct ring_node *node, struct ring_update *up, uint16_t fro
 	 * count (I1 at the edge; the fuzzer found it). */
 	if (node->last_fence >> 32 == t->epoch && (uint32_t)node->last_fence > counter)
 		counter = (uint32_t)node->last_fence;
-	token_take(node, up, from, t, counter, now);
+	token_take(node, up, from, fi, t, counter, now);
 	if (members_apply(node, up, now))
 		visit_serve(node, up, now);
 }
@@ -310,6 +373,9 @@ void visit_on_ack(struct ring_node *node, struct ring_update *up, uint16_t from,
 	} else if (a->epoch == node->token.epoch && a->seq == node->token.seq) {
 		if (node->retries_left == node->layout.retries)
 			node->hop_rtt_us = now - node->pass_sent;
+		if (node->walk_ending)
+			node->walk_base = now;
+		node->walk_ending = false;
 		node->phase = PHASE_NONE;
 		node->counters.tokens_passed++;
 		node->heard_ever = true;
@@ -339,6 +405,9 @@ static void heartbeat_busy(struct ring_node *node, struct ring_update *up, uint1
 	node->busy_hop = hop;
 	node->busy_from = fi;
 	node->busy_beat = h->beat;
+	/* The want set does not count (§3.5): a bit may outlive its wait (a
+	 * TRY refused there), and a client waiting elsewhere was invisible to
+	 * a TRY here before jumps too (§3.3). */
 	if (h->flags & RING_HB_BUSY && node->phase == PHASE_NONE && now >= node->quarantine_until)
 		clients_busy_elsewhere(node, up, now);
 	else
@@ -361,13 +430,8 @@ void visit_on_heartbeat(struct ring_node *node, struct ring_update *up, uint16_t
 	node->heard_ever = true;
 	node->last_heard = now;
 	node->alive_view = h->alive;
-	node->park_known = (h->flags & RING_HB_PARKED) != 0;
 	heartbeat_busy(node, up, from, h, now);
-	if (node->park_known) {
-		node->park_at = (size_t)ring_layout_index(&node->layout, from);
-		node->park_hop = (struct ring_hop){h->epoch, h->seq};
-		park_summon(node, up, now);
-	}
+	want_on_heartbeat(node, up, (size_t)ring_layout_index(&node->layout, from), h, now);
 	node->no_quorum = false;
 	node->elect_active = false;
 	node->participated_until = 0;

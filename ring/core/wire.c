@@ -15,16 +15,17 @@
 /* Body widths, field by field in the order of the structs in wire.h. The
  * table below is built from RING_MSG_TYPES, so a new type does not compile
  * until its width is written here. */
-#define BODY_TOKEN (4 + 4 + 4 + 4 + 4 + SET_BYTES) /* epoch seq counter quiet_us idle alive */
+/* epoch seq counter quiet_us idle walk_us walk_left alive want knows */
+#define BODY_TOKEN (4 + 4 + 4 + 4 + 4 + 4 + 4 + 3 * SET_BYTES)
 #define BODY_TOKEN_ACK (4 + 4 + 4 + 4)           /* epoch seq known_epoch flags */
-#define BODY_HEARTBEAT (4 + 4 + 4 + 4 + 4 + SET_BYTES) /* epoch seq counter flags beat alive */
+#define BODY_HEARTBEAT (4 + 4 + 4 + 4 + 4 + 2 * SET_BYTES) /* epoch seq counter flags beat alive want */
 #define BODY_ELECTION (2 + 2 + 4 + 4 + SET_BYTES + 4) /* initiator hops round max_epoch participants flags */
 #define BODY_ELECTION_ACK (2 + 2 + 4)            /* initiator hops round */
 #define BODY_JOIN (4 + 8)                        /* epoch refused(epoch seq) */
 #define BODY_LEAVE (4 + 8 + 8)                   /* epoch accepted(epoch seq) refused(epoch seq) */
 #define BODY_EPOCH_QUERY 8                       /* nonce */
 #define BODY_EPOCH_REPLY (8 + 4)                 /* nonce epoch */
-#define BODY_WANT (4 + 4)                        /* epoch seq */
+#define BODY_WANT (4 + 4 + 2 + 2)                /* epoch seq wanter hops */
 #define BODY_HEARTBEAT_ACK (4 + 4 + 4)           /* epoch seq beat */
 #define BODY_STATUS_REQ 8                        /* nonce */
 #define BODY_STATUS_RESP (8 + 1 + 1 + 2 + 4 + 8 + 4 + 4 + SET_BYTES + 8 * RING_COUNTER_COUNT)
@@ -143,7 +144,7 @@ static int check_fields(const struct ring_msg *msg)
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_WANT:
-		if (msg->u.want.epoch == 0)
+		if (msg->u.want.epoch == 0 || msg->u.want.wanter == 0)
 			return -RING_EFIELD;
 		break;
 	case RING_MSG_HEARTBEAT_ACK:

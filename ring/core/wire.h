@@ -20,8 +20,11 @@
  * flags) and WANT, which summons it (PROTOCOL.md §2, §3.4). 4: HEARTBEAT's
  * BUSY flag, which a try-lock elsewhere yields to, and its beat number and
  * GRANTED flag, which HEARTBEAT_ACK answers: a renewal reaches only a lease
- * past the last time a majority heard its holder (§3.3). */
-#define RING_WIRE_VERSION 5
+ * past the last time a majority heard its holder (§3.3). 5: BLAKE2b
+ * fingerprints, STATUS_RESP's refusal flags, HOLD_REQ/HOLD_RESP. 6: jumps
+ * (§3.5): the token's want and knows sets and its walk, HEARTBEAT's want
+ * set, and a WANT that names its wanter and is forwarded after the token. */
+#define RING_WIRE_VERSION 6
 #define RING_WIRE_HEADER 16  /* magic(2) version(1) type(1) from(2) to(2) fingerprint(8) */
 #define RING_WIRE_MAX 256    /* room for the longest encoded message */
 
@@ -60,7 +63,11 @@ struct ring_msg_token {
 	uint32_t counter;  /* grants made under this epoch so far */
 	uint32_t quiet_us; /* microseconds since the token last heartbeat */
 	uint32_t idle;     /* hops in a row that found nobody waiting (§3.4) */
+	uint32_t walk_us;  /* microseconds since the token's last walk ended (§3.5) */
+	uint32_t walk_left; /* passes left in the walk under way; 0: none */
 	struct ring_set alive;
+	struct ring_set want;  /* members waiting for the token: it jumps to them (§3.5) */
+	struct ring_set knows; /* members that persisted this epoch (§4.4) */
 };
 
 struct ring_msg_token_ack {
@@ -87,6 +94,7 @@ struct ring_msg_heartbeat {
 	uint32_t flags; /* RING_HB_* */
 	uint32_t beat;  /* the sender's heartbeats so far: what an ack names */
 	struct ring_set alive;
+	struct ring_set want; /* the token's want set: a waiter finds itself here (§3.5) */
 };
 
 /* "I heard your heartbeat BEAT of hop EPOCH/SEQ": a holder counts these to
@@ -97,11 +105,16 @@ struct ring_msg_heartbeat_ack {
 	uint32_t beat;
 };
 
-/* A summons (§3.4): "the token parked at hop EPOCH/SEQ, come here". It
- * has no authority: the holder honours it only while that very park lasts. */
+/* A summons (§3.5): "WANTER waits for the token, last heard of at hop
+ * EPOCH/SEQ". The holder adds WANTER to the token's want set; a member the
+ * token has left forwards it where it passed the token, HOPS counting the
+ * forwards. It has no authority: all it can do is make the token visit a
+ * member of its alive set. */
 struct ring_msg_want {
-	uint32_t epoch; /* never 0 */
+	uint32_t epoch;  /* never 0 */
 	uint32_t seq;
+	uint16_t wanter; /* member id, never 0 */
+	uint16_t hops;   /* forwards so far */
 };
 
 /* ELECTION flag: the initiator's previous round had fewer participants

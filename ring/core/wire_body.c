@@ -39,6 +39,35 @@ static const uint8_t *get_status_resp(const uint8_t *p, struct ring_msg_status_r
 	return p;
 }
 
+/* The token: five counts, its walk, and three sets (wire.h). */
+static uint8_t *put_token(uint8_t *p, const struct ring_msg_token *t)
+{
+	p = put_u32(p, t->epoch);
+	p = put_u32(p, t->seq);
+	p = put_u32(p, t->counter);
+	p = put_u32(p, t->quiet_us);
+	p = put_u32(p, t->idle);
+	p = put_u32(p, t->walk_us);
+	p = put_u32(p, t->walk_left);
+	p = put_set(p, &t->alive);
+	p = put_set(p, &t->want);
+	return put_set(p, &t->knows);
+}
+
+static const uint8_t *get_token(const uint8_t *p, struct ring_msg_token *t)
+{
+	p = get_u32(p, &t->epoch);
+	p = get_u32(p, &t->seq);
+	p = get_u32(p, &t->counter);
+	p = get_u32(p, &t->quiet_us);
+	p = get_u32(p, &t->idle);
+	p = get_u32(p, &t->walk_us);
+	p = get_u32(p, &t->walk_left);
+	p = get_set(p, &t->alive);
+	p = get_set(p, &t->want);
+	return get_set(p, &t->knows);
+}
+
 /* The advice answer's eight fields, all 64-bit, in the order of wire.h. */
 #define ADVICE_FIELDS(X) X(nonce) X(holds) X(p50_us) X(p99_us) X(p999_us) X(max_us) \
 	X(pause_max_us) X(pauses)
@@ -109,15 +138,8 @@ static const uint8_t *get_ctl_body(const uint8_t *p, struct ring_msg *msg)
 uint8_t *wire_put_body(uint8_t *p, const struct ring_msg *msg)
 {
 	switch (msg->type) {
-	case RING_MSG_TOKEN: {
-		const struct ring_msg_token *t = &msg->u.token;
-		p = put_u32(p, t->epoch);
-		p = put_u32(p, t->seq);
-		p = put_u32(p, t->counter);
-		p = put_u32(p, t->quiet_us);
-		p = put_u32(p, t->idle);
-		return put_set(p, &t->alive);
-	}
+	case RING_MSG_TOKEN:
+		return put_token(p, &msg->u.token);
 	case RING_MSG_TOKEN_ACK: {
 		const struct ring_msg_token_ack *a = &msg->u.token_ack;
 		p = put_u32(p, a->epoch);
@@ -132,7 +154,8 @@ uint8_t *wire_put_body(uint8_t *p, const struct ring_msg *msg)
 		p = put_u32(p, h->counter);
 		p = put_u32(p, h->flags);
 		p = put_u32(p, h->beat);
-		return put_set(p, &h->alive);
+		p = put_set(p, &h->alive);
+		return put_set(p, &h->want);
 	}
 	case RING_MSG_ELECTION: {
 		const struct ring_msg_election *e = &msg->u.election;
@@ -163,7 +186,9 @@ uint8_t *wire_put_body(uint8_t *p, const struct ring_msg *msg)
 		return put_u32(p, msg->u.epoch_reply.epoch);
 	case RING_MSG_WANT:
 		p = put_u32(p, msg->u.want.epoch);
-		return put_u32(p, msg->u.want.seq);
+		p = put_u32(p, msg->u.want.seq);
+		p = put_u16(p, msg->u.want.wanter);
+		return put_u16(p, msg->u.want.hops);
 	case RING_MSG_HEARTBEAT_ACK:
 		p = put_u32(p, msg->u.heartbeat_ack.epoch);
 		p = put_u32(p, msg->u.heartbeat_ack.seq);
@@ -182,15 +207,8 @@ uint8_t *wire_put_body(uint8_t *p, const struct ring_msg *msg)
 const uint8_t *wire_get_body(const uint8_t *p, struct ring_msg *msg)
 {
 	switch (msg->type) {
-	case RING_MSG_TOKEN: {
-		struct ring_msg_token *t = &msg->u.token;
-		p = get_u32(p, &t->epoch);
-		p = get_u32(p, &t->seq);
-		p = get_u32(p, &t->counter);
-		p = get_u32(p, &t->quiet_us);
-		p = get_u32(p, &t->idle);
-		return get_set(p, &t->alive);
-	}
+	case RING_MSG_TOKEN:
+		return get_token(p, &msg->u.token);
 	case RING_MSG_TOKEN_ACK: {
 		struct ring_msg_token_ack *a = &msg->u.token_ack;
 		p = get_u32(p, &a->epoch);
@@ -205,7 +223,8 @@ const uint8_t *wire_get_body(const uint8_t *p, struct ring_msg *msg)
 		p = get_u32(p, &h->counter);
 		p = get_u32(p, &h->flags);
 		p = get_u32(p, &h->beat);
-		return get_set(p, &h->alive);
+		p = get_set(p, &h->alive);
+		return get_set(p, &h->want);
 	}
 	case RING_MSG_ELECTION: {
 		struct ring_msg_election *e = &msg->u.election;
@@ -236,7 +255,9 @@ const uint8_t *wire_get_body(const uint8_t *p, struct ring_msg *msg)
 		return get_u32(p, &msg->u.epoch_reply.epoch);
 	case RING_MSG_WANT:
 		p = get_u32(p, &msg->u.want.epoch);
-		return get_u32(p, &msg->u.want.seq);
+		p = get_u32(p, &msg->u.want.seq);
+		p = get_u16(p, &msg->u.want.wanter);
+		return get_u16(p, &msg->u.want.hops);
 	case RING_MSG_HEARTBEAT_ACK:
 		p = get_u32(p, &msg->u.heartbeat_ack.epoch);
 		p = get_u32(p, &msg->u.heartbeat_ack.seq);

@@ -161,7 +161,7 @@ static void test_counter_exhaustion_reepochs_without_granting_unconfirmed(void)
 	size_t x = successor_of(s, h);
 	struct ring_status hs = status_of(s, h);
 	hring_acquire(s, x, 9);
-	struct ring_msg_token t = {hs.epoch + 0x100, 2, UINT32_MAX, 0, 0, hs.alive};
+	struct ring_msg_token t = {.epoch = hs.epoch + 0x100, .seq = 2, .counter = UINT32_MAX, .alive = hs.alive};
 	uint8_t buf[RING_WIRE_MAX];
 	size_t len = craft_token(s, id_of(h), id_of(x), t, buf);
 	hring_datagram(s, x, id_of(h), buf, len);

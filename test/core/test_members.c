@@ -547,7 +547,7 @@ static void test_leaving_member_refuses_a_new_pass_by_name(void)
 	CU_ASSERT_FATAL(run_until_log(s, (int)y, RING_LOG_TOKEN_RECV, 200 * MS));
 	hring_leave(s, x);
 	CU_ASSERT_EQUAL(last_action(s, RING_ACTION_LEFT), -1);
-	struct ring_msg_token t = {hs.epoch + 0x100, 1, 0, 0, 0, hs.alive};
+	struct ring_msg_token t = {.epoch = hs.epoch + 0x100, .seq = 1, .counter = 0, .alive = hs.alive};
 	uint8_t buf[RING_WIRE_MAX];
 	size_t len = craft_token(s, id_of(h), id_of(x), t, buf);
 	hring_datagram(s, x, id_of(h), buf, len);

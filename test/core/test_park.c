@@ -37,22 +37,23 @@ static bool drop_wants(const struct flight *f, const void *arg)
 	return *(const bool *)arg && ring_wire_peek_type(f->buf, f->len) == RING_MSG_WANT;
 }
 
-/* A whole rotation that finds nobody waiting parks the token; it then
- * heartbeats, with the parked flag, and moves only for a lap once a loss
- * timeout, which is the same park: logged once. */
-static void test_an_unwanted_rotation_parks_the_token_which_then_only_heartbeats(void)
+/* A token nobody wants parks where it is, at once (§3.5: its want set
+ * is empty); its next heartbeat says PARKED, and it moves only for a lap
+ * once a loss timeout, which is the same park: logged once. */
+static void test_an_unwanted_token_parks_at_once_and_then_only_heartbeats(void)
 {
 	struct ring_layout l = default_layout(4);
 	struct hring *s = hring_started(&l);
 	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_PARK, 2000 * MS));
 	size_t p = (size_t)s->last_node;
-	/* Every member passed it on unwanted, the one that made it first. */
-	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_TOKEN_PASS), 3);
-	/* Parked on a receipt: acked, then said at once. */
-	char want[96];
-	snprintf(want, sizeof want, "send token_ack>%u, token_recv, token_park, send heartbeat>*",
-		 id_of((p + 3) % 4));
+	/* Made there and kept: no pass, and no broadcast of its own (the
+	 * regeneration's heartbeat went just before). */
+	CU_ASSERT_EQUAL(count_logs_all(s, 0, RING_LOG_TOKEN_PASS), 0);
+	char want[128];
+	snprintf(want, sizeof want, "send election_ack>%u, election_won, persist, token_regen, "
+		 "send heartbeat>*, token_park", id_of((p + 3) % 4));
 	ASSERT_STEP_TRACE(s, want);
+	CU_ASSERT_FATAL(run_until_send(s, (int)p, RING_MSG_HEARTBEAT, 0, 200 * MS));
 	struct ring_msg hb;
 	CU_ASSERT_FATAL(last_send(s, RING_MSG_HEARTBEAT, 0, &hb) >= 0);
 	CU_ASSERT_EQUAL(hb.u.heartbeat.flags, RING_HB_PARKED);
@@ -104,27 +105,34 @@ static void test_parked_holder_grants_its_own_clients_without_a_datagram(void)
 	assert_safe_and_free(s);
 }
 
-/* A client elsewhere summons the token: one WANT to where it parks, which
- * sends it on at once, and it comes in ring order. */
+/* A client elsewhere summons the token: one WANT to where the last
+ * heartbeat said it parks, and the token jumps straight to it (§3.5), past
+ * the member in between; nobody else waiting, it parks there at once. */
 static void test_a_client_elsewhere_summons_the_token_and_is_served(void)
 {
 	size_t p;
 	struct hring *s = hring_parked(4, RING_QUORUM_MAJORITY, &p);
+	CU_ASSERT_FATAL(run_until_send(s, (int)p, RING_MSG_HEARTBEAT, 0, 200 * MS));
+	hring_run_for(s, 2 * MS); /* everyone heard where it parks */
 	size_t x = (p + 2) % 4;
+	uint64_t mark = s->seq;
 	hring_acquire(s, x, 7);
 	char want[64];
 	snprintf(want, sizeof want, "send want>%u, token_summon", id_of(p));
 	ASSERT_STEP_TRACE(s, want);
 	CU_ASSERT_FATAL(run_until_log(s, (int)p, RING_LOG_TOKEN_UNPARK, 10 * MS));
-	snprintf(want, sizeof want, "token_unpark, send token>%u, token_pass",
-		 id_of(successor_of(s, p)));
+	snprintf(want, sizeof want, "token_unpark, send token>%u, token_pass", id_of(x));
 	ASSERT_STEP_TRACE(s, want);
 	CU_ASSERT_FATAL(run_until_action(s, (int)x, RING_ACTION_GRANT, 10 * MS));
+	snprintf(want, sizeof want, "send token_ack>%u, token_recv, token_park, grant, cs_enter",
+		 id_of(p));
+	ASSERT_STEP_TRACE(s, want);
+	CU_ASSERT_EQUAL(count_logs(s, (p + 1) % 4, mark, RING_LOG_TOKEN_RECV), 0);
 	hring_release(s, x, 7);
-	/* Nobody else waits: after one rotation it parks where it was used. */
-	CU_ASSERT_FATAL(run_until_log(s, -1, RING_LOG_TOKEN_PARK, 50 * MS));
-	CU_ASSERT_EQUAL((size_t)s->last_node, x);
+	ASSERT_STEP_TRACE(s, "cs_exit");
+	CU_ASSERT(status_of(s, x).parked);
 	CU_ASSERT_EQUAL(status_of(s, x).counters.summons, 1);
+	CU_ASSERT_EQUAL(token_sends(s, mark), 1); /* two datagrams: the WANT and one hop */
 	assert_safe_and_free(s);
 }
 
@@ -155,61 +163,66 @@ static void test_a_summons_ends_the_parked_visit_after_the_grant_in_progress(voi
 }
 
 /* A summons has no authority and may be lost: the summoner sends it again
- * after ack_timeout_ms, then at doubling intervals up to heartbeat_ms,
- * until the token comes. */
+ * after heartbeat_ms, then at doubling intervals up to loss_timeout_ms,
+ * until the token comes (§3.5: a heartbeat's want set would tell it the
+ * summons arrived). */
 static void test_a_lost_summons_is_sent_again_backing_off(void)
 {
 	size_t p;
 	struct hring *s = hring_parked(3, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 1) % 3;
+	CU_ASSERT_FATAL(run_until_send(s, (int)p, RING_MSG_HEARTBEAT, 0, 200 * MS));
+	hring_run_for(s, 2 * MS); /* x heard where it parks */
 	bool lose = true;
 	s->drop = drop_wants;
 	s->drop_arg = &lose;
 	uint64_t t0 = s->now, mark = s->seq;
 	hring_acquire(s, x, 7);
-	uint64_t at[5];
-	for (int k = 0; k < 5; k++) {
-		CU_ASSERT_FATAL(run_until_send(s, (int)x, RING_MSG_WANT, id_of(p), 200 * MS));
+	char want[64];
+	snprintf(want, sizeof want, "send want>%u, token_summon", id_of(p));
+	ASSERT_STEP_TRACE(s, want);
+	uint64_t at[3];
+	for (int k = 0; k < 3; k++) {
+		CU_ASSERT_FATAL(run_until_send(s, (int)x, RING_MSG_WANT, id_of(p), 500 * MS));
 		at[k] = s->now;
 	}
-	CU_ASSERT_EQUAL(at[0] - t0, 20 * MS);
-	CU_ASSERT_EQUAL(at[1] - at[0], 40 * MS);
-	CU_ASSERT_EQUAL(at[2] - at[1], 80 * MS);
-	CU_ASSERT(at[3] - at[2] <= 100 * MS); /* the cap, or a parked heartbeat first */
-	CU_ASSERT(at[4] - at[3] <= 100 * MS);
+	CU_ASSERT_EQUAL(at[0] - t0, 100 * MS);
+	CU_ASSERT_EQUAL(at[1] - at[0], 200 * MS);
+	CU_ASSERT_EQUAL(at[2] - at[1], 400 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, x, mark, RING_LOG_TOKEN_SUMMON), 1); /* resends are counted */
 	lose = false;
-	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 200 * MS));
+	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 1200 * MS));
 	s->drop = NULL;
 	assert_safe_and_free(s);
 }
 
-/* A WANT for another park (an old one replayed, a forged one), and a second
- * WANT for the same park, move nothing. */
-static void test_a_summons_for_another_park_or_a_second_one_moves_nothing(void)
+/* A WANT names its wanter, not a park (§3.5): one naming a wanter that is
+ * not a member, or the holder itself, moves nothing; one from a member
+ * sends the token to it whatever hop it names (an old one too: at worst a
+ * visit for nothing); and a second one, a duplicate, moves nothing more. */
+static void test_a_summons_for_nobody_or_a_second_one_moves_nothing(void)
 {
 	size_t p;
 	struct hring *s = hring_parked(3, RING_QUORUM_MAJORITY, &p);
 	size_t x = (p + 1) % 3;
 	struct ring_status st = status_of(s, p);
 	uint8_t buf[RING_WIRE_MAX];
-	const uint32_t wrong[][2] = {
-		{st.token_epoch, 1}, {st.token_epoch - 1, 2}, {st.token_epoch + 0x100, 2}};
-	uint32_t seq = 0;
-	struct ring_msg hb;
-	CU_ASSERT_FATAL(run_until_send(s, (int)p, RING_MSG_HEARTBEAT, 0, 200 * MS));
-	CU_ASSERT_FATAL(last_send(s, RING_MSG_HEARTBEAT, 0, &hb) >= 0);
-	seq = hb.u.heartbeat.seq;
-	for (size_t k = 0; k < 3; k++) {
-		size_t len = want_datagram(s, x, p, wrong[k][0],
-					   wrong[k][1] == 2 ? seq : wrong[k][1] + seq, buf);
-		hring_datagram(s, p, id_of(x), buf, len);
+	struct ring_msg m;
+	size_t len = want_datagram(s, x, p, st.token_epoch, 1, buf);
+	CU_ASSERT_FATAL(ring_wire_decode(buf, len, &m) == 0);
+	const uint16_t nobody[] = {999, id_of(p)};
+	for (size_t k = 0; k < 2; k++) {
+		m.u.want.wanter = nobody[k];
+		uint8_t forged[RING_WIRE_MAX];
+		int n = ring_wire_encode(&m, forged, sizeof forged);
+		CU_ASSERT_FATAL(n > 0);
+		hring_datagram(s, p, id_of(x), forged, (size_t)n);
 		ASSERT_STEP_TRACE(s, "");
 		CU_ASSERT(status_of(s, p).parked);
 	}
-	size_t len = want_datagram(s, x, p, st.token_epoch, seq, buf);
+	len = want_datagram(s, x, p, st.token_epoch - 0x100, 1, buf); /* an old hop */
 	hring_datagram(s, p, id_of(x), buf, len);
-	CU_ASSERT(last_send(s, RING_MSG_TOKEN, -1, NULL) >= 0);
+	CU_ASSERT(last_send(s, RING_MSG_TOKEN, id_of(x), NULL) >= 0);
 	hring_datagram(s, p, id_of(x), buf, len); /* the duplicate */
 	ASSERT_STEP_TRACE(s, "");
 	assert_safe_and_free(s);
@@ -368,13 +381,17 @@ static void test_a_passing_holder_never_heartbeats_parked(void)
 	if (last_send(s, RING_MSG_HEARTBEAT, 0, &hb) >= 0)
 		CU_ASSERT_EQUAL(hb.u.heartbeat.flags & RING_HB_PARKED, 0); /* FAILS */
 
-	/* Y, whose client asks now, summons a park that no longer exists. */
+	/* Y, whose client asks now, summons P, where it last heard of the
+	 * token: since jumps (§3.5) a summons needs no park, and P sends it on
+	 * to where it passed the token, so Y is served next all the same. */
 	uint64_t mark = s->seq;
 	hring_run_for(s, 2 * MS);
 	hring_acquire(s, y, 8);
-	CU_ASSERT_EQUAL(count_sends(s, y, mark, RING_MSG_WANT, id_of(p)), 0); /* FAILS: 1 */
-	CU_ASSERT_FATAL(status_of(s, x).granted); /* X was served on the way */
+	CU_ASSERT(count_sends(s, y, mark, RING_MSG_WANT, id_of(p)) <= 1);
+	hring_run_for(s, 3 * MS); /* Y's summons reaches X */
+	CU_ASSERT_FATAL(status_of(s, x).granted); /* X was served */
 	hring_release(s, x, 7);
+	CU_ASSERT(last_send(s, RING_MSG_TOKEN, id_of(y), NULL) >= 0);
 	CU_ASSERT(run_until_action(s, (int)y, RING_ACTION_GRANT, 50 * MS));
 	assert_safe_and_free(s);
 }
@@ -434,8 +451,13 @@ static void test_a_crash_between_pass_and_ack_copies_the_token(void)
 	s->drop = crash_cut_drop;
 	s->drop_arg = &cut;
 
-	hring_acquire(s, f, 41); /* summons A */
-	/* B takes the token and passes it on in one step: then it dies. */
+	/* Since jumps (§3.5) a summons sends the token straight to F: the
+	 * history now needs a walk, the park's lap, on which B takes the token
+	 * and passes it on in one step. F's client asks as it leaves A. */
+	CU_ASSERT_FATAL(run_until_send(s, (int)a, RING_MSG_TOKEN, id_of(b),
+				       (s->layout.loss_timeout_ms + 50) * MS));
+	hring_acquire(s, f, 41);
+	/* B passes it on: then it dies. */
 	struct want w = {(int)b, RING_ACTION_LOG, RING_LOG_TOKEN_PASS, -1};
 	CU_ASSERT_FATAL(hring_run(s, s->now + 20 * MS, want_met, &w));
 	s->up[b] = false;
@@ -548,13 +570,13 @@ static void test_a_summoned_park_stops_drawing_summons(void)
 
 #define T_(f) {#f, f}
 CU_TestInfo ring_test_park_tests[] = {
-	T_(test_an_unwanted_rotation_parks_the_token_which_then_only_heartbeats),
+	T_(test_an_unwanted_token_parks_at_once_and_then_only_heartbeats),
 	T_(test_a_paced_token_never_parks),
 	T_(test_parked_holder_grants_its_own_clients_without_a_datagram),
 	T_(test_a_client_elsewhere_summons_the_token_and_is_served),
 	T_(test_a_summons_ends_the_parked_visit_after_the_grant_in_progress),
 	T_(test_a_lost_summons_is_sent_again_backing_off),
-	T_(test_a_summons_for_another_park_or_a_second_one_moves_nothing),
+	T_(test_a_summons_for_nobody_or_a_second_one_moves_nothing),
 	T_(test_a_parked_token_grants_late_only_after_a_lap),
 	T_(test_a_lap_finds_a_member_that_died_while_the_token_was_parked),
 	T_(test_a_park_re_epoched_in_place_is_announced_and_outsiders_cannot_summon),

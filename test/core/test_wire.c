@@ -45,7 +45,8 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 	switch (type) {
 	case RING_MSG_TOKEN:
 		m->u.token = (struct ring_msg_token){ UINT32_MAX, UINT32_MAX, UINT32_MAX,
-						      UINT32_MAX, UINT32_MAX, all };
+						      UINT32_MAX, UINT32_MAX, UINT32_MAX,
+						      UINT32_MAX, all, all, all };
 		break;
 	case RING_MSG_TOKEN_ACK:
 		/* flags: the largest value decode accepts */
@@ -57,7 +58,7 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 		m->u.heartbeat = (struct ring_msg_heartbeat){ UINT32_MAX, UINT32_MAX,
 							      UINT32_MAX,
 							      RING_HB_PARKED | RING_HB_BUSY | RING_HB_GRANTED,
-							      UINT32_MAX, all };
+							      UINT32_MAX, all, all };
 		break;
 	case RING_MSG_ELECTION:
 		m->u.election = (struct ring_msg_election){ UINT16_MAX, UINT16_MAX, UINT32_MAX,
@@ -85,7 +86,7 @@ static void make_max(struct ring_msg *m, enum ring_msg_type type)
 		m->u.epoch_reply.epoch = UINT32_MAX;
 		break;
 	case RING_MSG_WANT:
-		m->u.want = (struct ring_msg_want){UINT32_MAX, UINT32_MAX};
+		m->u.want = (struct ring_msg_want){UINT32_MAX, UINT32_MAX, UINT16_MAX, UINT16_MAX};
 		break;
 	case RING_MSG_HEARTBEAT_ACK:
 		m->u.heartbeat_ack = (struct ring_msg_heartbeat_ack){UINT32_MAX, UINT32_MAX, UINT32_MAX};
@@ -139,10 +140,17 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 	ring_set_add(&s, 9);
 	ring_set_add(&s, 128);
 	ring_set_add(&s, 255);
+	/* Three sets apart, so that a swap of two is seen. */
+	struct ring_set s2 = {0}, s3 = {0};
+	ring_set_add(&s2, 3);
+	ring_set_add(&s2, 200);
+	ring_set_add(&s3, 1);
+	ring_set_add(&s3, 77);
 	switch (type) {
 	case RING_MSG_TOKEN:
 		m->u.token = (struct ring_msg_token){ 0x80000001u, 0x01020304u, 0xa5a5a5a5u,
-						      0x7fffffffu, 0x00010203u, s };
+						      0x7fffffffu, 0x00010203u, 0x0c0d0e0fu,
+						      0x00000040u, s, s2, s3 };
 		break;
 	case RING_MSG_TOKEN_ACK:
 		m->u.token_ack = (struct ring_msg_token_ack){ 0x11223344u, 0x55667788u,
@@ -150,7 +158,7 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 		break;
 	case RING_MSG_HEARTBEAT:
 		m->u.heartbeat = (struct ring_msg_heartbeat){ 0x00000100u, 0xdeadbeefu,
-							      0x01000000u, RING_HB_PARKED, 0x0badcafeu, s };
+							      0x01000000u, RING_HB_PARKED, 0x0badcafeu, s, s2 };
 		break;
 	case RING_MSG_ELECTION:
 		m->u.election = (struct ring_msg_election){ 0x00ff, 0xff00, 0x0000ffffu,
@@ -178,7 +186,7 @@ static void make_pattern(struct ring_msg *m, enum ring_msg_type type)
 		m->u.epoch_reply.epoch = 0x31323334u;
 		break;
 	case RING_MSG_WANT:
-		m->u.want = (struct ring_msg_want){0x41424344u, 0x51525354u};
+		m->u.want = (struct ring_msg_want){0x41424344u, 0x51525354u, 0x6162u, 0x0007u};
 		break;
 	case RING_MSG_HEARTBEAT_ACK:
 		m->u.heartbeat_ack = (struct ring_msg_heartbeat_ack){0x61626364u, 0x71727374u,
@@ -239,7 +247,13 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 		CU_ASSERT_EQUAL(a->u.token.counter, b->u.token.counter);
 		CU_ASSERT_EQUAL(a->u.token.quiet_us, b->u.token.quiet_us);
 		CU_ASSERT_EQUAL(a->u.token.idle, b->u.token.idle);
+		CU_ASSERT_EQUAL(a->u.token.walk_us, b->u.token.walk_us);
+		CU_ASSERT_EQUAL(a->u.token.walk_left, b->u.token.walk_left);
 		CU_ASSERT_EQUAL(memcmp(&a->u.token.alive, &b->u.token.alive,
+				       sizeof(struct ring_set)), 0);
+		CU_ASSERT_EQUAL(memcmp(&a->u.token.want, &b->u.token.want,
+				       sizeof(struct ring_set)), 0);
+		CU_ASSERT_EQUAL(memcmp(&a->u.token.knows, &b->u.token.knows,
 				       sizeof(struct ring_set)), 0);
 		break;
 	case RING_MSG_TOKEN_ACK:
@@ -254,6 +268,8 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 		CU_ASSERT_EQUAL(a->u.heartbeat.counter, b->u.heartbeat.counter);
 		CU_ASSERT_EQUAL(a->u.heartbeat.flags, b->u.heartbeat.flags);
 		CU_ASSERT_EQUAL(memcmp(&a->u.heartbeat.alive, &b->u.heartbeat.alive,
+				       sizeof(struct ring_set)), 0);
+		CU_ASSERT_EQUAL(memcmp(&a->u.heartbeat.want, &b->u.heartbeat.want,
 				       sizeof(struct ring_set)), 0);
 		break;
 	case RING_MSG_ELECTION:
@@ -293,6 +309,8 @@ static void assert_msg_equal(const struct ring_msg *a, const struct ring_msg *b)
 	case RING_MSG_WANT:
 		CU_ASSERT_EQUAL(a->u.want.epoch, b->u.want.epoch);
 		CU_ASSERT_EQUAL(a->u.want.seq, b->u.want.seq);
+		CU_ASSERT_EQUAL(a->u.want.wanter, b->u.want.wanter);
+		CU_ASSERT_EQUAL(a->u.want.hops, b->u.want.hops);
 		break;
 	case RING_MSG_HEARTBEAT_ACK:
 		CU_ASSERT_EQUAL(a->u.heartbeat_ack.epoch, b->u.heartbeat_ack.epoch);
@@ -422,13 +440,13 @@ static void test_encoded_size_equals_wire_size(void)
 		enum ring_msg_type type;
 		size_t size;
 	} sizes[] = {
-		{ RING_MSG_TOKEN, 16 + 52 },     { RING_MSG_TOKEN_ACK, 16 + 16 },
-		{ RING_MSG_HEARTBEAT, 16 + 52 }, { RING_MSG_ELECTION, 16 + 48 },
+		{ RING_MSG_TOKEN, 16 + 124 },     { RING_MSG_TOKEN_ACK, 16 + 16 },
+		{ RING_MSG_HEARTBEAT, 16 + 84 }, { RING_MSG_ELECTION, 16 + 48 },
 		{ RING_MSG_ELECTION_ACK, 16 + 8 }, { RING_MSG_JOIN, 16 + 12 },
 		{ RING_MSG_LEAVE, 16 + 20 },     { RING_MSG_STATUS_REQ, 16 + 8 },
 		{ RING_MSG_STATUS_RESP, 16 + 64 + 8 * RING_COUNTER_COUNT },
 		{ RING_MSG_EPOCH_QUERY, 16 + 8 }, { RING_MSG_EPOCH_REPLY, 16 + 12 },
-		{ RING_MSG_WANT, 16 + 8 },         { RING_MSG_HEARTBEAT_ACK, 16 + 12 },
+		{ RING_MSG_WANT, 16 + 12 },        { RING_MSG_HEARTBEAT_ACK, 16 + 12 },
 		{ RING_MSG_ADVICE_REQ, 16 + 8 },   { RING_MSG_ADVICE_RESP, 16 + 64 },
 		{ RING_MSG_HOLD_REQ, 16 + 8 },     { RING_MSG_HOLD_RESP, 16 + 20 },
 	};
@@ -460,12 +478,16 @@ static void test_token_byte_layout_is_big_endian(void)
 	m.u.token.counter = 0xc1c2c3c4u;
 	m.u.token.quiet_us = 0xd1d2d3d4u;
 	m.u.token.idle = 0xe1e2e3e4u;
+	m.u.token.walk_us = 0xf1f2f3f4u;
+	m.u.token.walk_left = 0x91929394u;
 	ring_set_add(&m.u.token.alive, 0);
 	ring_set_add(&m.u.token.alive, 9);
 	ring_set_add(&m.u.token.alive, 255);
+	ring_set_add(&m.u.token.want, 8);
+	ring_set_add(&m.u.token.knows, 1);
 
-	static const uint8_t want[68] = {
-		'R', 'G', 5, 1,                                 /* magic, version, type */
+	static const uint8_t want[140] = {
+		'R', 'G', 6, 1,                                 /* magic, version, type */
 		0x01, 0x02, 0x03, 0x04,                         /* from, to */
 		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, /* fingerprint */
 		0xa1, 0xa2, 0xa3, 0xa4,                         /* epoch */
@@ -473,10 +495,20 @@ static void test_token_byte_layout_is_big_endian(void)
 		0xc1, 0xc2, 0xc3, 0xc4,                         /* counter */
 		0xd1, 0xd2, 0xd3, 0xd4,                         /* quiet_us */
 		0xe1, 0xe2, 0xe3, 0xe4,                         /* idle */
+		0xf1, 0xf2, 0xf3, 0xf4,                         /* walk_us */
+		0x91, 0x92, 0x93, 0x94,                         /* walk_left */
 		0x01, 0x02, 0, 0, 0, 0, 0, 0,                   /* alive: 0 and 9 ... */
 		0, 0, 0, 0, 0, 0, 0, 0,
 		0, 0, 0, 0, 0, 0, 0, 0,
 		0, 0, 0, 0, 0, 0, 0, 0x80,                      /* ... and 255 */
+		0, 0x01, 0, 0, 0, 0, 0, 0,                      /* want: 8 */
+		0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0,
+		0x02, 0, 0, 0, 0, 0, 0, 0,                      /* knows: 1 */
+		0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0,
 	};
 	uint8_t buf[RING_WIRE_MAX];
 	memset(buf, 0xee, sizeof buf);
@@ -538,7 +570,7 @@ static void test_bad_magic_is_rejected(void)
 
 static void test_unknown_version_is_rejected(void)
 {
-	static const uint8_t versions[] = { 0, 1, 2, 3, 4, 6, 255 };
+	static const uint8_t versions[] = { 0, 1, 2, 3, 4, 5, 7, 255 };
 	for (size_t i = 0; i < N_TYPES; i++) {
 		for (size_t v = 0; v < sizeof versions; v++) {
 			struct ring_msg m, out;

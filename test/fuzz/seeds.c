@@ -189,7 +189,7 @@ static void seed_want(struct seed *s)
 	put_msg(s, PRED, 10, t);
 	put_tick(s, 50);
 	struct ring_msg m = msg(RING_MSG_WANT, SUCC, FUZZ_DG_ME);
-	m.u.want = (struct ring_msg_want){.epoch = EPOCH, .seq = HOP};
+	m.u.want = (struct ring_msg_want){.epoch = EPOCH, .seq = HOP, .wanter = 2};
 	put_msg(s, SUCC, 10, m);
 	put_tick(s, 200);
 }

@@ -79,12 +79,21 @@ wait_bg "$waiter" 10 || fail "the client at member 2 did not finish"
 say "frozen ringctl: member 2's client granted $took ms after kill -STOP (lease $LEASE_MS ms); the frozen run exited 70"
 
 # ---- 3. --try ----
-# The token parks where it was last used (member 2) once nobody asks.
-parked() { [[ $(field 2 .parked) == true ]]; }
-wait_until 10 parked || fail "the token did not park at member 2: $(status 2)"
+# The token parks once nobody asks: where it was last used, or where the
+# walk it was on ends (PROTOCOL.md §3.5). A try at another member takes it.
+parked_at=
+parked() {
+	local id
+	for id in 1 2 3; do
+		[[ $(field $id .parked) == true ]] && { parked_at=$id; return 0; }
+	done
+	return 1
+}
+wait_until 10 parked || fail "the token did not park: $(status 1) $(status 2) $(status 3)"
+try_at=$((parked_at % 3 + 1))
 t0=$(now_ms)
-"$RINGCTL" -c "$CONF" -n 3 run --try -- touch "$T/try.free" 2>"$T/try.err" ||
-	fail "run --try at member 3 on an idle ring parked at member 2 exited $?: $(cat "$T/try.err")"
+"$RINGCTL" -c "$CONF" -n $try_at run --try -- touch "$T/try.free" 2>"$T/try.err" ||
+	fail "run --try at member $try_at on an idle ring parked at member $parked_at exited $?: $(cat "$T/try.err")"
 say "run --try took the free lock parked elsewhere in $(($(now_ms) - t0)) ms"
 spawn "$RINGCTL" -c "$CONF" -n 1 run -- sh -c 'touch "$0"; i=0; while [ $i -lt 40 ] && [ ! -e "$0.stop" ]; do sleep 0.1; i=$((i + 1)); done' "$T/holder"
 holder=$BG_PID

@@ -163,7 +163,12 @@ check_timeline() { # VICTIM T_KILL MODE
 	# busy mode its client's critical region) ends there.
 	local kind=hold what="held the token"
 	[[ $mode == busy ]] && kind=cs what="a client in the critical region"
-	held=$(grep -o "<title>member $v[:]* $what[^<]*</title>" "$svg" | tail -n 1)
+	# The span that ends last, whatever the document's order (a park
+	# logged on arrival is drawn before the grant that follows it).
+	held=$(grep -o "<title>member $v[:]* $what[^<]*</title>" "$svg" |
+		awk '{ if (match($0, /[0-9.]+ ms \(\+[0-9.]+ s\)/)) { split(substr($0, RSTART, RLENGTH), f, " ");
+			e = substr(f[3], 3) + f[1] / 1000; if (e >= best) { best = e; line = $0 } } }
+			END { print line }')
 	local ms start_s end_us
 	ms=$(sed -n 's/.* \([0-9.]*\) ms (+\([0-9.]*\) s).*/\1/p' <<<"$held")
 	start_s=$(sed -n 's/.* \([0-9.]*\) ms (+\([0-9.]*\) s).*/\2/p' <<<"$held")

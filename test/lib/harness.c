@@ -193,6 +193,9 @@ void hring_step(struct hring *s, size_t i, struct ring_event ev)
 	s->last_node = (int)i;
 	s->last_event = ev.type;
 	s->deadline[i] = s->last.deadline_us;
+	if (getenv("HRING_TRACE"))
+		fprintf(stderr, "  [%.6f n%zu ev%d] %s\n", (double)s->now / 1e6, i, (int)ev.type,
+			step_trace(s));
 	for (size_t k = 0; k < s->last.n; k++) {
 		const struct ring_action *a = &s->last.action[k];
 		record(s, i, a);
@@ -616,6 +619,7 @@ size_t want_datagram(const struct hring *s, size_t from, size_t to, uint32_t epo
 	m.fingerprint = ring_layout_fingerprint(&s->layout);
 	m.u.want.epoch = epoch;
 	m.u.want.seq = seq;
+	m.u.want.wanter = id_of(from); /* its own summons, not a forward */
 	int n = ring_wire_encode(&m, buf, RING_WIRE_MAX);
 	CU_ASSERT_FATAL(n > 0);
 	return (size_t)n;

@@ -27,6 +27,7 @@
 
 /* Offset of quiet_us in an encoded TOKEN: after epoch, seq and counter. */
 #define OFF_QUIET (RING_WIRE_HEADER + 12)
+#define OFF_WALK_US (RING_WIRE_HEADER + 20) /* after idle: both ages grow on a retransmit */
 
 /* ---- the harness's ring ---- */
 

@@ -18,9 +18,11 @@
 	X(epoch, NONE)       \
 	X(visit, NONE)       \
 	X(park, NONE)        \
+	X(jump, NONE)        \
 	X(clients, NONE)     \
 	X(review_renew2, NONE) \
 	X(review_renew3, NONE) \
+	X(review_jumps, NONE) \
 	X(members, NONE)     \
 	X(restart, NONE)     \
 	X(election, NONE)    \

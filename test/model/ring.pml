@@ -1,8 +1,9 @@
 /* The protocol of docs/PROTOCOL.md as a Promela model, checked by SPIN
  * (make model-check, make model; docs/model.md says what it abstracts).
  * Per-member state and messages: token hops with acks, retransmits, skips
- * and take-backs (§3.2), parking and summons (§3.4), epochs minted, adopted
- * and made stale (§4), grants only under a confirmed epoch (§4.4), joins,
+ * and take-backs (§3.2), parking (§3.4), jumps to the token's want set,
+ * summons and walks (§3.5), epochs minted, adopted and made stale (§4),
+ * grants only under an epoch the token's knows set confirms (§4.4), joins,
  * leaves and restarts with the persisted epoch (§5.3, §5.4), elections that
  * read a majority's epochs and complete later (§6), quorum = majority or
  * none, and a network that loses, duplicates and reorders. Each name says
@@ -53,7 +54,7 @@
 #define REQS 2           /* client requests (PARK: a grant needs one) */
 #endif
 #ifndef LAPS
-#define LAPS 1           /* laps of a parked token (§3.4) */
+#define LAPS 1           /* walks (§3.5): laps of a parked token, or started as a grant ends */
 #endif
 #ifndef QCAP
 #define QCAP 6           /* datagrams a member's socket holds (a bound: see send()) */
@@ -80,10 +81,9 @@ mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
  * not modelled and why (run.sh fails on a field that is neither):
  * field: epoch=ep start_epoch=start_e seen_epoch=seen_e seen_seq=seen_s
  * field: accepted=acc_e,acc_s leave_accepted=acc_e,acc_s phase=phase
- * field: token=te,ts,tc,ta,ti pass_to=pass_to retries_left=retries
- * field: pass_refused=refused refused_epoch=ref_ep visit_granted=vg
- * field: visit_wanted=vw parked=parked summoned=summoned park_known=pk_e
- * field: park_at=pk_at park_hop=pk_e,pk_s summon_hop=sm_e,sm_s
+ * field: token=te,ts,tc,ta,tw,tk,twl pass_to=pass_to retries_left=retries
+ * field: pass_refused=refused refused_epoch=ref_ep visit_granted=vg visit_served=vs
+ * field: parked=parked summoned=summoned summon_hop=sm_e,sm_s
  * field: granted=granted q_len=want join_until=jpend join_epoch=jmax
  * field: left_until=lpend elect_active=electing leaving=leaving left=gone
  * field: quorum=Q me=m
@@ -92,8 +92,17 @@ mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
  * not-modelled: rest_deadline lease_deadline last_heard loss_deadline
  * not-modelled: heard_ever join_next summon_next summon_every arrived
  * not-modelled: armed_deadline quarantine_until leave_started leave_deadline
- * Laps (any time while parked, LAPS of them):
- * not-modelled: lap_epoch lap_counter
+ * not-modelled: walk_base walk_ending
+ * Laps and walks (a walk: LAPS of them, from a park or as a grant ends,
+ * and one whenever the token's alive set holds a member down once the
+ * environment is calm; a walk is always due some time in the core):
+ * not-modelled: lap_epoch lap_counter arrived_plain
+ * The idle count and the visit's wish for it only feed logs since jumps:
+ * not-modelled: visit_wanted
+ * Where a waiter believes the token is (the model's WANT goes to the
+ * member that holds it, once per hop of the token, see SUMMON_DUE):
+ * not-modelled: holder_known holder_at holder_hop want_seen summon_to
+ * not-modelled: wants_heard wants_heard_until
  * Identity, clients, logs (one client at a time):
  * not-modelled: layout fingerprint id grant_client grant_fence last_fence
  * not-modelled: queue q_head counters broken started joins_this_step
@@ -108,32 +117,33 @@ mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
  * Epoch queries and floors (§5.3; no disk is lost here):
  * not-modelled: proven query_active query_at_start first_nonce query_nonce
  * not-modelled: query_next query_every replied reply_epoch floor_known floor_from
+ * not-modelled: floor_next floor_every floor_asks floor_cursor floor_asked
  *
  * One queue per receiver: type, sender and five fields:
- *   TOKEN  epoch, seq, counter, alive, idle
+ *   TOKEN  epoch, seq, counter, alive | knows << 4, want | walk_left << 4
  *   ACK    epoch, seq, known epoch, STALE
- *   HB     epoch, seq, -, alive, PARKED
+ *   HB     epoch, -, -, alive
  *   JOIN   epoch, refused hop (epoch, seq)
  *   LEAVE  accepted hop (epoch, seq), refused hop (epoch, seq)
- *   WANT   epoch, seq of the park it summons */
+ *   WANT   epoch, seq of the hop it was sent for (the sender is the wanter) */
 chan net[N] = [QCAP] of { mtype, byte, byte, byte, byte, byte, byte };
 
 /* struct ring_node, one entry per member */
 byte ep[N];       /* epoch: newest known, persisted before it is acted on */
 byte start_e[N];  /* start_epoch: loaded at restart; its tokens are refused */
 byte phase[N];
-byte te[N], ts[N], tc[N], ta[N], ti[N]; /* token: epoch, seq, counter, alive, idle */
+byte te[N], ts[N], tc[N], ta[N]; /* token: epoch, seq, counter, alive */
+byte tw[N], tk[N], twl[N];   /* token: want, knows (sets), walk_left (§3.5, §4.4) */
 byte pass_to[N], retries[N], refused[N], ref_ep[N];
 byte seen_e[N], seen_s[N];   /* the highest hop accepted (§3.2) */
 byte acc_e[N], acc_s[N];     /* accepted: the last hop taken, named by a LEAVE (§5.4) */
 byte jpend[N], jmax[N];      /* join_until (as a set), the highest join_epoch */
 byte lpend[N];               /* left_until (as a set) */
 bool granted[N], up[N], leaving[N], gone[N];
-bool vg[N], vw[N];           /* visit_granted, visit_wanted */
+bool vg[N], vs[N];           /* visit_granted, visit_served (a grant in this visit) */
 bool want[N];                /* a client waits (q_len > 0) */
 bool parked[N], summoned[N];
-byte pk_at[N], pk_e[N], pk_s[N]; /* park_at, park_hop (pk_e 0: park_known false) */
-byte sm_e[N], sm_s[N];       /* summon_hop: the park last summoned */
+byte sm_e[N], sm_s[N];       /* summon_hop: the hop of the token last summoned */
 bool electing[N];            /* elect_active */
 byte el_max[N], el_parts[N]; /* what the election read: max_epoch, participants */
 
@@ -143,6 +153,7 @@ byte maxcnt[EPOCHS];   /* highest counter granted per epoch */
 byte floor_e[EPOCHS];  /* highest epoch granted under when this one was minted */
 byte granted_e;        /* highest epoch granted under so far */
 byte in_cs;
+byte ov[N];    /* fairness (I5): the members granted since N's bit entered the want set */
 byte lost, dups, swaps, crashes, leaves, sus, reqs, laps;
 bool faulty;   /* a datagram was lost or a live token suspected: I2's precondition is gone */
 bool bounded;  /* a model bound (epochs, hops, grants) was reached: liveness is excused */
@@ -153,11 +164,15 @@ bool calm;     /* the environment is done: no more faults or requests */
 #define ALIVE(s, i) (((s) >> (i)) & 1)
 #define COUNT(s) (ALIVE(s, 0) + ALIVE(s, 1) + ALIVE(s, 2) + ALIVE(s, 3))
 #define ALONE(m) ((ta[m] & ~BIT(m)) == 0)
-#ifdef BUG_NO_CONFIRM
+#if defined(BUG_NO_CONFIRM)
 #define CONFIRMED(m) (1)                /* planted: grants before a majority knows the epoch */
+#elif defined(BUG_CONFIRM_SEQ)
+#define CONFIRMED(m) (ts[m] + 1 >= Q)   /* planted: the rule before jumps, hops counted */
 #else
-#define CONFIRMED(m) (ts[m] + 1 >= Q)   /* epoch_confirmed(), §4.4 */
+#define CONFIRMED(m) (COUNT(tk[m]) >= Q) /* epoch_confirmed(): the knows set, §4.4 */
 #endif
+/* jump_others_want(): another member of the alive set waits */
+#define OTHERS_WANT(m) ((tw[m] & ta[m] & ~BIT(m)) != 0)
 #define GRANTABLE(m) (want[m] && CONFIRMED(m) && tc[m] < MAXCNT)
 #define MAX(a, b) ((a) > (b) -> (a) : (b))
 
@@ -183,9 +198,10 @@ inline revoke(rv) {
  * behaviour). */
 inline forget(fm) {
 	phase[fm] = NONE;
-	te[fm] = 0; ts[fm] = 0; tc[fm] = 0; ta[fm] = 0; ti[fm] = 0;
+	te[fm] = 0; ts[fm] = 0; tc[fm] = 0; ta[fm] = 0;
+	tw[fm] = 0; tk[fm] = 0; twl[fm] = 0;
 	pass_to[fm] = 0; retries[fm] = 0; refused[fm] = 0; ref_ep[fm] = 0;
-	vg[fm] = 0; vw[fm] = 0; parked[fm] = 0; summoned[fm] = 0
+	vg[fm] = 0; vs[fm] = 0; parked[fm] = 0; summoned[fm] = 0
 }
 
 /* epoch_drop_token() */
@@ -217,13 +233,13 @@ inline next_in(nm, nset, nnx) {
 	od
 }
 
-/* act_send_heartbeat(): to every configured member (§5.1); its seq is read
- * only as the park's hop */
-#define PKSEQ(m) ((parked[m] && !summoned[m]) -> ts[m] : 0)
+/* act_send_heartbeat(): to every configured member (§5.1). Its seq, its
+ * PARKED flag and its want set are not modelled: a waiter's WANT goes to
+ * the holder as the model knows it (SUMMON_DUE). */
 inline hb_all(hm) {
 	for (k2 : 0 .. N - 1) {
 		if
-		:: k2 != hm -> hq = PKSEQ(hm); send(k2, HB, hm, te[hm], hq, 0, ta[hm], parked[hm] && !summoned[hm])
+		:: k2 != hm -> send(k2, HB, hm, te[hm], 0, 0, ta[hm], 0)
 		:: else -> skip
 		fi
 	}
@@ -243,6 +259,11 @@ inline epoch_reepoch(rm, rbase, rhb) {
 		floor_e[ne] = granted_e;
 		ep[rm] = ne;
 		te[rm] = ne; ts[rm] = 0; tc[rm] = 0;
+#ifdef BUG_KNOWS_KEPT
+		skip;   /* planted: the old epoch's knows set stays with the new one */
+#else
+		tk[rm] = BIT(rm);   /* the minter knows it (§4.4) */
+#endif
 		seen_e[rm] = ne; seen_s[rm] = 0;
 		if
 		:: rhb -> hb_all(rm)
@@ -274,58 +295,98 @@ inline apply(pm) {
 	fi;
 	if
 	:: chg && COUNT(na) < Q -> drop(pm)
-	:: chg && COUNT(na) >= Q -> ta[pm] = na; epoch_reepoch(pm, nb, parked[pm])
+	:: chg && COUNT(na) >= Q ->
+		/* a member out of the token waits in it no more (§3.5); a park
+		 * re-epoched, or a holder left alone, is heartbeat at once */
+		ta[pm] = na; tw[pm] = tw[pm] & na;
+		epoch_reepoch(pm, nb, parked[pm] || (na & ~BIT(pm)) == 0)
 	:: else -> skip
 	fi
 }
 
-/* visit_pass(): to the next member alive, seq + 1, awaiting its ack */
+/* jump_next() (§3.5): the plain successor on a walk and while the epoch is
+ * not confirmed; else the first member after us in ring order whose bit is
+ * in the want set (planted: the last, or the lowest index), the plain
+ * successor if nobody's is. JNX: the member; JM itself when alone. */
+inline jump_next(jm, jnx) {
+	next_in(jm, ta[jm], jnx);
+	if
+	:: jnx == jm -> skip
+	:: jnx != jm && twl[jm] > 0 -> twl[jm]--
+	:: jnx != jm && twl[jm] == 0 && !CONFIRMED(jm) -> skip
+	:: jnx != jm && twl[jm] == 0 && CONFIRMED(jm) && !OTHERS_WANT(jm) -> skip
+	:: jnx != jm && twl[jm] == 0 && CONFIRMED(jm) && OTHERS_WANT(jm) ->
+		jnx = jm;
+		for (k2 : 1 .. N - 1) {
+			if
+			:: ALIVE(tw[jm] & ta[jm], (jm + k2) % N) ->
+#if defined(BUG_JUMP_LAST)
+				jnx = (jm + k2) % N   /* planted: the last wanter */
+#elif defined(BUG_JUMP_LOWEST)
+				if   /* planted: the lowest index waiting */
+				:: jnx == jm || (jm + k2) % N < jnx -> jnx = (jm + k2) % N
+				:: else -> skip
+				fi
+#else
+				if
+				:: jnx == jm -> jnx = (jm + k2) % N
+				:: else -> skip
+				fi
+#endif
+			:: else -> skip
+			fi
+		};
+		k2 = 0
+	fi
+}
+
+/* visit_pass(): membership applied, our own bit set again if a client of
+ * ours still waits or was served in this visit (it most likely asks again),
+ * to the member jump_next() picks with seq + 1, its bit cleared (its
+ * visit), awaiting its ack */
 inline pass(pm) {
-	parked[pm] = 0;
+	parked[pm] = 0; summoned[pm] = 0;
 	apply(pm);
 	if
 	:: phase[pm] == HELD ->
-		next_in(pm, ta[pm], nx);
+		tw[pm] = tw[pm] & ~BIT(pm);
+		if
+		:: (want[pm] || vs[pm]) && !leaving[pm] -> tw[pm] = tw[pm] | BIT(pm)
+		:: else -> skip
+		fi;
+		jump_next(pm, nx);
 		if
 		:: nx == pm && leaving[pm] -> drop(pm)
 		:: nx == pm && !leaving[pm] -> vg[pm] = 0
 		:: nx != pm && ts[pm] >= MAXSEQ -> bounded = 1   /* out of modelled hops: it stays */
 		:: nx != pm && ts[pm] < MAXSEQ ->
 			vg[pm] = 0;
-			if
-			:: vw[pm] || want[pm] || summoned[pm] -> ti[pm] = 0
-			:: else -> ti[pm] = (ti[pm] < N -> ti[pm] + 1 : N)
-			fi;
-			vw[pm] = 0; summoned[pm] = 0;
 			ts[pm]++;
 			phase[pm] = PASSING;
 			refused[pm] = REFUSED_NONE;
 			pass_to[pm] = nx;
 			retries[pm] = RETRIES;
-			send(nx, TOKEN, pm, te[pm], ts[pm], tc[pm], ta[pm], ti[pm])
+#ifndef BUG_WANT_KEPT
+			tw[pm] = tw[pm] & ~BIT(nx);   /* its visit (§3.5) */
+#endif
+			send(nx, TOKEN, pm, te[pm], ts[pm], tc[pm], ta[pm] | tk[pm] << 4, tw[pm] | twl[pm] << 4)
 		fi
 	:: else -> skip
-	fi
-}
-
-/* visit_uncount_pass(): a pass made again counts the visit once in idle */
-inline uncount(um) {
-	if
-	:: ti[um] == 0 -> vw[um] = 1
-	:: else -> ti[um]--
 	fi
 }
 
 /* skip_successor(): it is dead to this token; a new epoch (§3.2) */
 inline skip_succ(sm) {
 	ta[sm] = ta[sm] & ~BIT(pass_to[sm]);
+	tw[sm] = tw[sm] & ~BIT(pass_to[sm]);
+	ov[pass_to[sm]] = 0;   /* it waits anew, if it lives (I5) */
 	phase[sm] = HELD;
 	if
 	:: COUNT(ta[sm]) < Q -> drop(sm)
 	:: else ->
 		epoch_reepoch(sm, te[sm], 1);
 		if
-		:: phase[sm] == HELD -> one_token(sm); vg[sm] = 1; uncount(sm); pass(sm)
+		:: phase[sm] == HELD -> one_token(sm); vg[sm] = 1; pass(sm)
 		:: else -> skip
 		fi
 	fi
@@ -336,7 +397,7 @@ inline skip_succ(sm) {
 inline members_take_back(bm) {
 	phase[bm] = HELD;
 	vg[bm] = 1;
-	uncount(bm);
+	ov[pass_to[bm]] = 0;   /* taken back in: it waits anew (I5) */
 	nb = MAX(ref_ep[bm], te[bm]);   /* (spin cannot take a conditional as an inline argument) */
 	epoch_reepoch(bm, nb, 1);
 	if
@@ -355,8 +416,26 @@ inline one_token(om) {
 	}
 }
 
+/* I5, fairness with jumps (§3.5): while N's bit is in the token's want
+ * set, no other member is granted twice; N's visit (taken or refused by
+ * name), its skip or take-back, its crash or restart and a regeneration
+ * start its count again. Judged while one token runs (I2's precondition). */
+inline fair_grant(gm) {
+	for (k2 : 0 .. N - 1) {
+		if
+		:: k2 != gm && ALIVE(tw[gm], k2) ->
+			assert(faulty || !ALIVE(ov[k2], gm));   /* I5 */
+			ov[k2] = ov[k2] | BIT(gm)
+		:: k2 != gm && !ALIVE(tw[gm], k2) -> ov[k2] = 0
+		:: else -> skip
+		fi
+	};
+	k2 = 0
+}
+
 /* clients_grant(): fence epoch << 32 | ++counter, checked against every fence before */
 inline clients_grant(gm) {
+	fair_grant(gm);
 	tc[gm]++;
 	assert(tc[gm] > maxcnt[te[gm]]);     /* I1: no fence granted twice */
 	assert(floor_e[te[gm]] < te[gm]);    /* I1: newer fences exceed older ones (§4.4) */
@@ -366,12 +445,11 @@ inline clients_grant(gm) {
 	in_cs++;
 	assert(faulty || in_cs == 1);        /* I2 without loss or pause */
 	want[gm] = 0; sm_e[gm] = 0; sm_s[gm] = 0;
-	vg[gm] = 1;
-	vw[gm] = 1
+	vg[gm] = 1; vs[gm] = 1
 }
 
-/* park_allowed() */
-#define MAY_PARK(m) (PARK && !summoned[m] && (!want[m] || CONFIRMED(m)) && ti[m] + 1 >= COUNT(ta[m]))
+/* park_allowed(): nobody else waits (the want set), no walk under way */
+#define MAY_PARK(m) (PARK && !summoned[m] && (!want[m] || CONFIRMED(m)) && twl[m] == 0 && !OTHERS_WANT(m))
 
 /* visit_serve(): grant, park, stay or move on (§3.3, §3.4) */
 inline visit_serve(sm) {
@@ -384,8 +462,8 @@ inline visit_serve(sm) {
 		:: else -> skip
 		fi;
 		if
-		:: !parked[sm] && !ALONE(sm) && MAY_PARK(sm) ->   /* park_token() */
-			parked[sm] = 1; hb_all(sm)
+		:: !parked[sm] && !ALONE(sm) && MAY_PARK(sm) ->   /* park_token(): no heartbeat at once */
+			parked[sm] = 1
 		:: else -> skip
 		fi;
 		if
@@ -396,7 +474,7 @@ inline visit_serve(sm) {
 			:: GRANTABLE(sm) -> act = 2
 			:: !GRANTABLE(sm) && ALONE(sm) -> skip
 			:: !GRANTABLE(sm) && !ALONE(sm) && parked[sm] && !want[sm] && !summoned[sm] -> skip
-			:: else -> vw[sm] = vw[sm] || parked[sm]; act = 1
+			:: else -> act = 1
 			fi
 		fi
 	fi;
@@ -417,15 +495,39 @@ inline serve_held(hm) {
 	fi
 }
 
-/* park_summon(): a WANT to the member where the token parks, once per park in
- * the model (the core resends it, which matters only when one is lost) */
-#define SUMMON_DUE(m) (want[m] && phase[m] == NONE && !leaving[m] && pk_e[m] != 0 && \
-			!(sm_e[m] == pk_e[m] && sm_s[m] == pk_s[m]))
-inline park_summon(um) {
+/* want_summon() (§3.5): a client here waits and the token is not here: a
+ * WANT to the member that holds it, once per hop of the token (the core
+ * sends it to where a heartbeat or its own pass said the token is, sends
+ * it again, and forwards it after the token; the model's one datagram to
+ * the holder stands for those, and only while the holder counts us and
+ * does not have our bit yet: otherwise the core's WANT is ignored). */
+#define SUMMONS_TO(m, k) (k != m && up[k] && phase[k] == HELD && ALIVE(ta[k], m) && \
+			  !ALIVE(tw[k], m) && !(sm_e[m] == te[k] && sm_s[m] == ts[k]))
+#if N == 3
+#define ANY_SUMMONS(m) (SUMMONS_TO(m, 0) || SUMMONS_TO(m, 1) || SUMMONS_TO(m, 2))
+#else
+#define ANY_SUMMONS(m) (SUMMONS_TO(m, 0) || SUMMONS_TO(m, 1) || SUMMONS_TO(m, 2) || SUMMONS_TO(m, 3))
+#endif
+/* and one WANT on the way at a time (two tokens: one holder, then the other) */
+#define WANT_OUT(m, i) (net[i] ?? [WANT, eval(m), _, _, _, _, _])
+#if N == 3
+#define NO_WANT_OUT(m) (!WANT_OUT(m, 0) && !WANT_OUT(m, 1) && !WANT_OUT(m, 2))
+#else
+#define NO_WANT_OUT(m) (!WANT_OUT(m, 0) && !WANT_OUT(m, 1) && !WANT_OUT(m, 2) && !WANT_OUT(m, 3))
+#endif
+#define SUMMON_DUE(m) (want[m] && phase[m] == NONE && !leaving[m] && ANY_SUMMONS(m) && NO_WANT_OUT(m))
+inline want_summon(um) {
 	if
 	:: SUMMON_DUE(um) ->
-		sm_e[um] = pk_e[um]; sm_s[um] = pk_s[um];
-		send(pk_at[um], WANT, um, pk_e[um], pk_s[um], 0, 0, 0)
+		for (k2 : 0 .. N - 1) {
+			if
+			:: SUMMONS_TO(um, k2) && NO_WANT_OUT(um) ->
+				sm_e[um] = te[k2]; sm_s[um] = ts[k2];
+				send(k2, WANT, um, te[k2], ts[k2], 0, 0, 0)
+			:: else -> skip
+			fi
+		};
+		k2 = 0
 	:: else -> skip
 	fi
 }
@@ -443,28 +545,44 @@ inline visit_on_token(om, ofm, oe, os, oc, oa, oi) {
 	:: oe >= ep[om] && DUP(oe, os, om) ->
 		send(ofm, ACK, om, oe, os, 0, 0, 0)                       /* a duplicate */
 	:: oe >= ep[om] && !(DUP(oe, os, om)) && leaving[om] ->
+		ov[om] = 0;   /* refused by name: the wait ends as at a visit (I5) */
 		send(ofm, LEAVE, om, acc_e[om], acc_s[om], oe, os, 0)     /* refused: leaving (§5.4) */
 	:: oe >= ep[om] && !(DUP(oe, os, om)) && !leaving[om] &&
 	   oe <= start_e[om] ->
+		ov[om] = 0;
 		send(ofm, JOIN, om, ep[om], oe, os, 0, 0)                 /* refused: restarted (§5.3) */
 	:: oe >= ep[om] && !(DUP(oe, os, om)) && !leaving[om] &&
 	   oe > start_e[om] ->
 		epoch_adopt(om, oe);
-		cc = oc;
+		cc = oc; ok = oa >> 4; ow = oi & 15;
 		if
-		:: phase[om] != NONE && te[om] == oe ->   /* our pass came back round */
+		:: phase[om] != NONE && te[om] == oe ->   /* our pass came back round: it keeps what it knew */
 			revoke(om);
-			cc = MAX(tc[om], oc)
+			cc = MAX(tc[om], oc);
+			ok = ok | tk[om]; ow = ow | tw[om]
 		:: else -> skip
 		fi;
 		seen_e[om] = oe; seen_s[om] = os;
 		acc_e[om] = oe; acc_s[om] = os;
 		send(ofm, ACK, om, oe, os, 0, 0, 0);
-		te[om] = oe; ts[om] = os; tc[om] = cc; ta[om] = oa; ti[om] = oi;
+		te[om] = oe; ts[om] = os; tc[om] = cc; ta[om] = oa & 15;
+#ifdef BUG_WANT_KEPT
+		tw[om] = ow;   /* planted: the visited member's bit stays */
+#else
+		tw[om] = ow & ~BIT(om);   /* our visit (§3.5) */
+#endif
+		tk[om] = ok | BIT(om);    /* we persisted the epoch: one more that knows it (§4.4) */
+		twl[om] = oi >> 4;
+		if
+		:: twl[om] > COUNT(ta[om]) -> twl[om] = COUNT(ta[om])
+		:: else -> skip
+		fi;
+		ok = 0; ow = 0;
 		phase[om] = HELD;
 		one_token(om);
+		ov[om] = 0;   /* our visit ends our wait (I5) */
 		electing[om] = 0;
-		vg[om] = 0; vw[om] = 0; parked[om] = 0; summoned[om] = 0; pk_e[om] = 0; pk_s[om] = 0; pk_at[om] = 0;
+		vg[om] = 0; vs[om] = 0; parked[om] = 0; summoned[om] = 0;
 		apply(om);
 		serve_held(om)
 	fi
@@ -501,10 +619,6 @@ inline on_hb(hm, hf, he, hs, ha, hp) {
 		epoch_adopt(hm, he);
 		electing[hm] = 0;
 		if
-		:: hp -> pk_at[hm] = hf; pk_e[hm] = he; pk_s[hm] = hs; park_summon(hm)
-		:: else -> pk_e[hm] = 0; pk_s[hm] = 0; pk_at[hm] = 0
-		fi;
-		if
 		:: !ALIVE(ha, hm) && !leaving[hm] -> join(hm, hf)
 		:: else -> skip
 		fi
@@ -520,14 +634,21 @@ inline on_hb(hm, hf, he, hs, ha, hp) {
 	fi
 }
 
-/* park_on_want(): a summons of the park we hold, from a member the token counts */
-inline park_on_want(wm, wf, we, ws) {
+/* want_on_msg(): a WANT while we hold the token adds its wanter to the want
+ * set, if the token counts it, and ends a park (§3.5). One that finds the
+ * token gone is dropped: the core forwards it after the token, which the
+ * model's summons to the new holder stands for (SUMMON_DUE). */
+inline want_on_msg(wm, wf) {
 #ifdef BUG_SUMMONS_IGNORED
-	skip   /* planted: a park is never summoned away */
+	skip   /* planted: a summons is never heard */
 #else
 	if
-	:: phase[wm] == HELD && parked[wm] && !summoned[wm] && we == te[wm] && ws == ts[wm] &&
-	   ALIVE(ta[wm], wf) -> summoned[wm] = 1; serve_held(wm)
+	:: phase[wm] == HELD && ALIVE(ta[wm], wf) && !ALIVE(tw[wm], wf) ->
+		tw[wm] = tw[wm] | BIT(wf);
+		if
+		:: parked[wm] && !summoned[wm] -> summoned[wm] = 1; serve_held(wm)
+		:: else -> skip
+		fi
 	:: else -> skip
 	fi
 #endif
@@ -562,10 +683,6 @@ inline members_on_join(jm, jf, je, jre, jrs) {
 
 /* members_on_leave() */
 inline members_on_leave(lm, lf, lae, las, lre, lrs) {
-	if
-	:: pk_e[lm] != 0 && pk_at[lm] == lf -> pk_e[lm] = 0; pk_s[lm] = 0; pk_at[lm] = 0
-	:: else -> skip
-	fi;
 	jpend[lm] = jpend[lm] & ~BIT(lf);
 	lpend[lm] = lpend[lm] | BIT(lf);
 	if
@@ -583,7 +700,7 @@ inline members_on_leave(lm, lf, lae, las, lre, lrs) {
 		forget(lm)   /* hop_covers: the leaver has it and passes it on */
 	:: phase[lm] == PASSING && pass_to[lm] == lf && !(lre == te[lm] && lrs == ts[lm]) &&
 	   !(lae > te[lm] || (lae == te[lm] && las >= ts[lm])) ->
-		send(lf, TOKEN, lm, te[lm], ts[lm], tc[lm], ta[lm], ti[lm])   /* resend now */
+		send(lf, TOKEN, lm, te[lm], ts[lm], tc[lm], ta[lm] | tk[lm] << 4, tw[lm] | twl[lm] << 4)   /* resend now */
 #endif
 	:: phase[lm] == HELD -> apply(lm); serve_held(lm)
 	:: else -> skip
@@ -610,20 +727,20 @@ inline members_on_leave(lm, lf, lae, las, lre, lrs) {
 #define WAITING ((up[0] && want[0]) || (up[1] && want[1]) || (up[2] && want[2]) || (up[3] && want[3]))
 #endif
 
-/* The heartbeats the model sends besides those of a new epoch and of a
- * park: the ones a member would miss for good without the periodic
- * heartbeat of §5.1 (the model sends no other; every run stays finite).
- * J is up and does not know the epoch of the token M holds (it restarted,
- * or the heartbeat went to it while it was down), or it waits and does not
- * know the park M holds (a heartbeat overtook another); and no heartbeat
- * from M is on the way to it, nor a JOIN from it to M (its answer is the
- * heartbeat). One J would drop as stale is not sent: M needs J's news,
+/* The heartbeats the model sends besides those of a new epoch: the ones a
+ * member would miss for good without the periodic heartbeat of §5.1 (the
+ * model sends no other; every run stays finite). J is up and does not know
+ * the epoch of the token M holds (it restarted, or the heartbeat went to it
+ * while it was down); and no heartbeat from M is on the way to it, nor a
+ * JOIN from it to M (its answer is the heartbeat); or J is outside the
+ * alive set of M's token and M has no JOIN of it (J's JOIN went to a member
+ * the token jumps past, §3.5: the core's joiner sends one to every holder
+ * it hears, and the holder heartbeats every heartbeat_ms). One J would drop as stale is not sent: M needs J's news,
  * which comes with the token, and a heartbeat J ignores, sent again and
  * again, would be a cycle no member of the real ring can make (M reads its
  * socket between heartbeats; checked by the cycle runs, docs/model.md). */
-#define KNOWS_PARK(m, j) (pk_e[j] == te[m] && pk_s[j] == ts[m] && pk_at[j] == m)
 #define UNAWARE(m, j) ((j) != (m) && up[j] && !leaving[j] && \
-		       (ep[j] < te[m] || (ep[j] == te[m] && parked[m] && !summoned[m] && want[j] && !KNOWS_PARK(m, j))) && \
+		       (ep[j] < te[m] || (ep[j] == te[m] && !ALIVE(ta[m], j) && !ALIVE(jpend[m], j))) && \
 		       !(net[j] ?? [HB, eval(m), _, _, _, _, _]) && \
 		       !(net[m] ?? [JOIN, eval(j), _, _, _, _, _]))
 #if N == 3
@@ -632,10 +749,19 @@ inline members_on_leave(lm, lf, lae, las, lre, lrs) {
 #define ANY_UNAWARE(m) (UNAWARE(m, 0) || UNAWARE(m, 1) || UNAWARE(m, 2) || UNAWARE(m, 3))
 #endif
 
+/* The token's alive set counts a member that is down (crashed for good, or
+ * gone): only a walk finds it once nobody waits for it (§3.5). */
+#define DOWN_IN(m, i) (ALIVE(ta[m], i) && !up[i])
+#if N == 3
+#define STALE_ALIVE(m) (DOWN_IN(m, 0) || DOWN_IN(m, 1) || DOWN_IN(m, 2))
+#else
+#define STALE_ALIVE(m) (DOWN_IN(m, 0) || DOWN_IN(m, 1) || DOWN_IN(m, 2) || DOWN_IN(m, 3))
+#endif
+
 /* Scratch of one atomic step, hidden from the state vector: nothing of
  * it lives from one step to the next. */
 hidden mtype t;
-hidden byte f, e, s, c, a, x, ne, na, nb, chg, k, k2, nx, cc, act, hq;
+hidden byte f, e, s, c, a, x, ne, na, nb, chg, k, k2, nx, cc, act, ok, ow;
 
 proctype member(byte m)
 {
@@ -655,21 +781,30 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 	:: d_step { up[m] && net[m] ? [LEAVE, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
 		members_on_leave(m, f, e, s, c, a) }
 	:: d_step { up[m] && net[m] ? [WANT, _, _, _, _, _, _] -> net[m] ? t, f, e, s, c, a, x;
-		park_on_want(m, f, e, s) }
+		want_on_msg(m, f) }
 	/* a member that is down or gone loses what arrives */
 	:: d_step { !up[m] && nempty(net[m]) -> net[m] ? t, f, e, s, c, a, x }
 #if PARK
-	/* a lap of a parked token (lap_due) */
-	:: d_step { up[m] && phase[m] == HELD && parked[m] && !granted[m] && laps < LAPS && !calm ->
-		laps++; vw[m] = 1; pass(m) }
-	/* a client asks (on_acquire), summoning a token parked elsewhere */
+#ifndef BUG_NO_WALKS
+	/* walks (§3.5, jump_walk_due()): a lap of a parked token, LAPS of them,
+	 * or a walk begun as a grant ends (below); and once the environment is
+	 * calm, one whenever the alive set counts a member that is down, as the
+	 * core's walk timer would start one some time */
+	:: d_step { up[m] && phase[m] == HELD && parked[m] && !granted[m] && twl[m] == 0 &&
+		    ((laps < LAPS && !calm) || (calm && STALE_ALIVE(m))) ->
+		laps++; twl[m] = COUNT(ta[m]); pass(m) }
+	:: d_step { up[m] && granted[m] && laps < LAPS && !calm && twl[m] == 0 ->
+		laps++; twl[m] = COUNT(ta[m]);
+		granted[m] = 0; in_cs--; serve_held(m) }
+#endif
+	/* a client asks (on_acquire), summoning the token (want_summon()) */
 	:: d_step { up[m] && !leaving[m] && !want[m] && reqs < REQS && !calm ->
 		reqs++; want[m] = 1;
-		park_summon(m);
+		want_summon(m);
 		serve_held(m) }
-	/* the summons timer (run_timers -> park_summon()): a park learnt while the
-	 * token was still ours is summoned once it has gone */
-	:: d_step { up[m] && SUMMON_DUE(m) -> park_summon(m) }
+	/* the summons again, to the token's next holder (want_summon() from the
+	 * summons timer, or a WANT forwarded after the token) */
+	:: d_step { up[m] && SUMMON_DUE(m) -> want_summon(m) }
 #else
 	/* a paced ring: a client may be waiting at every visit, or none */
 	:: d_step { up[m] && phase[m] == HELD && !granted[m] && !vg[m] && !leaving[m] &&
@@ -685,7 +820,7 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 		:: refused[m] == REFUSED_JOIN -> members_take_back(m)
 		:: refused[m] == REFUSED_LEAVE -> skip_succ(m)
 		:: refused[m] == REFUSED_NONE && retries[m] > 0 -> retries[m]--;
-			send(pass_to[m], TOKEN, m, te[m], ts[m], tc[m], ta[m], ti[m])
+			send(pass_to[m], TOKEN, m, te[m], ts[m], tc[m], ta[m] | tk[m] << 4, tw[m] | twl[m] << 4)
 		:: refused[m] == REFUSED_NONE && retries[m] == 0 -> skip_succ(m)
 		fi }
 	/* the heartbeat a member that restarted needs to learn the epoch and
@@ -693,7 +828,7 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 	:: d_step { up[m] && phase[m] == HELD && !leaving[m] && ANY_UNAWARE(m) ->
 		for (k : 0 .. N - 1) {
 			if
-			:: UNAWARE(m, k) -> hq = PKSEQ(m); send(k, HB, m, te[m], hq, 0, ta[m], parked[m] && !summoned[m])
+			:: UNAWARE(m, k) -> send(k, HB, m, te[m], 0, 0, ta[m], 0)
 			:: else -> skip
 			fi
 		};
@@ -745,11 +880,18 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 		:: GEN(ne) <= MAXGEN ->
 			floor_e[ne] = granted_e;
 			ep[m] = ne;
-			te[m] = ne; ts[m] = 0; tc[m] = 0; ta[m] = el_parts[m]; ti[m] = 0;
+			te[m] = ne; ts[m] = 0; tc[m] = 0; ta[m] = el_parts[m];
+			tw[m] = 0; twl[m] = 0;
+#ifdef BUG_KNOWS_ELECTION
+			tk[m] = el_parts[m];   /* planted: the election's participants count as knowing */
+#else
+			tk[m] = BIT(m);        /* the minter knows it (§4.4) */
+#endif
 			seen_e[m] = ne; seen_s[m] = 0;
 			phase[m] = HELD;
 			one_token(m);
-			vg[m] = 0; vw[m] = 0; parked[m] = 0; summoned[m] = 0;
+			for (k : 0 .. N - 1) { ov[k] = 0 }   /* every wait starts again (I5) */
+			vg[m] = 0; vs[m] = 0; parked[m] = 0; summoned[m] = 0;
 			hb_all(m);
 			serve_held(m)
 		:: else -> bounded = 1
@@ -758,10 +900,10 @@ end:	/* the bounds run out or the ring rests: a member may stop here for good */
 	/* crash-stop (the client dies with it), and restart with the epoch persisted */
 	:: d_step { up[m] && !leaving[m] && crashes < CRASHES && !calm -> crashes++;
 		drop(m); up[m] = 0; want[m] = 0; electing[m] = 0; el_max[m] = 0; el_parts[m] = 0;
-		jpend[m] = 0; jmax[m] = 0; lpend[m] = 0; pk_e[m] = 0; pk_s[m] = 0; pk_at[m] = 0;
-		sm_e[m] = 0; sm_s[m] = 0;
+		jpend[m] = 0; jmax[m] = 0; lpend[m] = 0;
+		sm_e[m] = 0; sm_s[m] = 0; ov[m] = 0;
 		seen_e[m] = 0; seen_s[m] = 0; acc_e[m] = 0; acc_s[m] = 0 }
-	:: d_step { !up[m] && !gone[m] && !calm -> up[m] = 1;
+	:: d_step { !up[m] && !gone[m] && !calm -> up[m] = 1; ov[m] = 0;
 		start_e[m] = ep[m] }   /* the crash forgot the rest */
 	/* a graceful leave (on_leave_request): revoke, tell everyone, hand the
 	 * token on without us, accept no new hop (§5.4) */
@@ -814,13 +956,21 @@ end:
  * point (calm: no more faults, requests or restarts). Every run is finite,
  * so once nothing can move (timeout) the ring must have served every
  * request and hold one token, with a quorum of members up and no fault
- * beyond crash-stops (I4, and "the ring ends with one token"); a run that
- * reached a model bound is excused. */
+ * beyond crash-stops (I4, and "the ring ends with one token"), and that
+ * token must be settled: nobody's bit left in its want set (every visit
+ * cleared its member's), and no member down left in its alive set (a walk
+ * found it, §3.5). A run that reached a model bound is excused. */
+#define SETTLED(i) (phase[i] == NONE || (tw[i] == 0 && !STALE_ALIVE(i)))
+#if N == 3
+#define ALL_SETTLED (SETTLED(0) && SETTLED(1) && SETTLED(2))
+#else
+#define ALL_SETTLED (SETTLED(0) && SETTLED(1) && SETTLED(2) && SETTLED(3))
+#endif
 proctype monitor()
 {
 	calm = 1;
 	timeout ->
-	assert(bounded || faulty || UP < Q || (!WAITING && TOKENS == 1))
+	assert(bounded || faulty || UP < Q || (!WAITING && TOKENS == 1 && ALL_SETTLED))
 }
 
 init

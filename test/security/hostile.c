@@ -473,8 +473,9 @@ static int craft(struct ctx *c, enum ring_msg_type type, uint16_t from, uint16_t
 		m.u.epoch_reply = (struct ring_msg_epoch_reply){.nonce = rnd(c), .epoch = high};
 		break;
 	case RING_MSG_WANT:
-		/* Names a park that never was: at most it would end one early. */
-		m.u.want = (struct ring_msg_want){.epoch = high, .seq = 1};
+		/* Names a wanter that does not wait: at most the token visits it
+		 * once for nothing (§3.5). */
+		m.u.want = (struct ring_msg_want){.epoch = high, .seq = 1, .wanter = 1};
 		break;
 	case RING_MSG_HEARTBEAT_ACK:
 		/* Vouches for a holder that may be cut off. Only a keyed ring

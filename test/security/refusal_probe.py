@@ -23,7 +23,7 @@ import struct
 import time
 
 TYPES = {"status": 8, "hold": 16}
-VERSION = 5
+VERSION = 6  # ring/core/wire.h RING_WIRE_VERSION
 TRAILER = 8 + 32
 
 

@@ -290,6 +290,8 @@ struct sim_run {
 	uint64_t settled_sent[16];
 	uint64_t settled_grants, settled_requests, settled_parks, settled_renews;
 	enum ring_msg_type settled_recovery; /* the first recovery datagram's type, or 0 */
+	uint64_t settled_floor_queries, settled_floor_replies, settled_floor_joins; /* §5.3's per-sender asks */
+	uint64_t settled_want_forwards; /* WANTs sent on after the token (§3.5) */
 	/* mixed: faults drawn while the run goes */
 	double p_hb_loss;     /* heartbeats alone lost, until T_heal */
 	double hb_loss_planned; /* from the F_NETWORK fault on */
@@ -726,6 +728,11 @@ static void on_grant(struct sim_run *run, uint32_t i, const struct ring_action *
 				    run->cl.m[i].status.epoch);
 	if (gid == SIZE_MAX)
 		return;
+	uint64_t waiting = 0;
+	for (uint32_t j = 0; j < run->cl.n && j < 64; j++)
+		if (ring_set_has(&run->cl.m[i].status.want, j))
+			waiting |= 1ull << j;
+	simcheck_fair_grant(&run->chk, i, waiting);
 	simcheck_request_end(&run->chk, cl->req, SIMCHECK_GRANTED);
 	if (run->healed) {
 		uint64_t t_req = run->chk.req[cl->req].t_req;
@@ -1405,7 +1412,32 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 		run->last_vote_us = run->cl.now;
 	if (run->cl.now >= run->t_settle && (unsigned)type < 16) {
 		run->settled_sent[type]++;
-		if (!run->settled_recovery && is_recovery(type))
+		/* A member asks one that sent it a token what it knows before it
+		 * takes the first (§5.3); with jumps (§3.5) that first token may
+		 * come long after the ring settled. Such a query, and its answer,
+		 * are part of a settled ring's life, once a pair. */
+		bool floor_query = type == RING_MSG_EPOCH_QUERY && to != 0;
+		struct ring_msg wm;
+		wm.type = RING_MSG_TOKEN;
+		if (type == RING_MSG_WANT && ring_wire_decode(a->u.send.buf, len, &wm) == 0 &&
+		    wm.u.want.hops > 0)
+			run->settled_want_forwards++;
+		if (floor_query)
+			run->settled_floor_queries++;
+		if (type == RING_MSG_EPOCH_REPLY && run->settled_floor_replies < run->settled_floor_queries) {
+			run->settled_floor_replies++;
+			floor_query = true;
+		}
+		/* The floor it learns is the sender's epoch now, so the token it
+		 * held back is refused by name (a JOIN naming it) and taken back
+		 * under a new epoch: a re-epoch per pair, the price of §5.3 with
+		 * jumps (PROTOCOL.md §5.3). */
+		if (type == RING_MSG_JOIN && to != 0 && ring_wire_decode(a->u.send.buf, len, &wm) == 0 &&
+		    wm.u.join.refused.epoch != 0 && run->settled_floor_joins < run->settled_floor_queries) {
+			run->settled_floor_joins++;
+			floor_query = true;
+		}
+		if (!run->settled_recovery && is_recovery(type) && !floor_query)
 			run->settled_recovery = type;
 	}
 	int dst = to ? ring_layout_index(&run->cl.layout, to) : -1;
@@ -1602,7 +1634,17 @@ static void note_hops(struct sim_run *run, uint32_t i, const struct ring_update 
 		const struct ring_action *a = &up->action[k];
 		if (a->type != RING_ACTION_LOG)
 			continue;
+		if (a->u.log.event == RING_LOG_TOKEN_REGEN)
+			simcheck_fair_regen(&run->chk);
+		/* A member skipped, or taken back in, waits anew: the token
+		 * dropped its place in the want set (I5). */
+		if (a->u.log.event == RING_LOG_SUCCESSOR_SKIP || a->u.log.event == RING_LOG_MEMBER_REJOIN) {
+			int m = ring_layout_index(&run->cl.layout, (uint16_t)a->u.log.field[0]);
+			if (m >= 0)
+				simcheck_fair_visit(&run->chk, (uint32_t)m);
+		}
 		if (a->u.log.event == RING_LOG_TOKEN_RECV) {
+			simcheck_fair_visit(&run->chk, i);
 			simcheck_token_recv(&run->chk, i, (uint32_t)a->u.log.field[1],
 					    (uint32_t)a->u.log.field[2]);
 			simcheck_memb_token_recv(&run->chk, &run->memb, i);
@@ -1626,12 +1668,15 @@ static void note_event(struct sim_run *run, uint32_t i, const struct simnet_item
 		simcheck_park_heard_leave(c, i, it->src);
 	else if (m.type == RING_MSG_HEARTBEAT)
 		simcheck_park_heard_heartbeat(c, i, it->src, m.u.heartbeat.epoch, m.u.heartbeat.seq,
-					      m.u.heartbeat.flags & RING_HB_PARKED);
+					      (m.u.heartbeat.flags & RING_HB_PARKED) &&
+						      !ring_set_has(&m.u.heartbeat.want, i));
 	else if (m.type == RING_MSG_TOKEN_ACK)
 		simcheck_visit_heard_ack(c, i, m.u.token_ack.epoch, m.u.token_ack.seq,
 					 m.u.token_ack.flags & RING_ACK_STALE);
-	else if (m.type == RING_MSG_TOKEN)
+	else if (m.type == RING_MSG_TOKEN) {
 		simcheck_pause_token(c, i);
+		simcheck_park_token_walk(c, i, m.u.token.walk_us);
+	}
 }
 
 /* A datagram the step sends, for the same rules. */
@@ -1643,16 +1688,26 @@ static void note_send(struct sim_run *run, uint32_t i, const struct ring_action 
 		return;
 	int to = a->u.send.to ? ring_layout_index(&run->cl.layout, a->u.send.to) : -1;
 	if (m.type == RING_MSG_HEARTBEAT && to < 0) {
-		uint64_t alive = 0;
-		for (uint32_t j = 0; j < run->cl.n && j < 64; j++)
+		uint64_t alive = 0, want = 0;
+		for (uint32_t j = 0; j < run->cl.n && j < 64; j++) {
 			if (ring_set_has(&m.u.heartbeat.alive, j))
 				alive |= 1ull << j;
+			if (ring_set_has(&m.u.heartbeat.want, j))
+				want |= 1ull << j;
+		}
 		simcheck_park_heartbeat(c, i, m.u.heartbeat.epoch, m.u.heartbeat.seq,
-					m.u.heartbeat.flags & RING_HB_PARKED, alive);
-	} else if (m.type == RING_MSG_WANT && to >= 0) {
+					m.u.heartbeat.flags & RING_HB_PARKED, alive, want);
+	} else if (m.type == RING_MSG_WANT && to >= 0 &&
+		   ring_layout_index(&run->cl.layout, m.u.want.wanter) == (int)i) {
+		/* Its own summons; a WANT it forwards is the wanter's. */
 		simcheck_park_want(c, i, (uint32_t)to, m.u.want.epoch, m.u.want.seq);
 	} else if (m.type == RING_MSG_TOKEN || m.type == RING_MSG_TOKEN_ACK) {
 		simcheck_visit_sent(c, i, m.type == RING_MSG_TOKEN);
+	} else if ((m.type == RING_MSG_JOIN && m.u.join.refused.epoch) ||
+		   (m.type == RING_MSG_LEAVE && m.u.leave.refused.epoch)) {
+		/* A pass refused by name (a restart, a leave) ends the wait
+		 * like a visit: the token was here, and was not taken (I5). */
+		simcheck_fair_visit(c, i);
 	}
 }
 
@@ -1684,7 +1739,8 @@ static bool note_step_actions(struct sim_run *run, uint32_t i, const struct ring
 			simcheck_park_logged(c, i);
 			break;
 		case RING_LOG_TOKEN_PASS:
-			simcheck_park_pass(c, i);
+			simcheck_park_pass(c, i, from < 0 ? UINT32_MAX : (uint32_t)from,
+					   (uint32_t)f[1], (uint32_t)f[2]);
 			simcheck_visit_pass(c, i, (uint32_t)f[1], (uint32_t)f[2]);
 			break;
 		case RING_LOG_TOKEN_UNPARK:
@@ -2057,6 +2113,7 @@ static void node_start(struct sim_run *run, uint32_t i)
 	simcheck_start(&run->chk, i, nd->disk);
 	simcheck_pause_start(&run->chk, i);
 	simcheck_park_start(&run->chk, i);
+	simcheck_fair_visit(&run->chk, i); /* a new life waits anew (I5) */
 	simcheck_visit_start(&run->chk, i);
 	simcheck_restart_start(&run->chk, i, nd->disk, restart_needed(&run->cl.layout, nd->disk),
 			       2 * run->cl.layout.heartbeat_ms * MS);
@@ -3124,9 +3181,15 @@ static void check_settled(struct sim_run *run)
 		.hops = k[RING_MSG_TOKEN],
 		.acks = k[RING_MSG_TOKEN_ACK],
 		.heartbeats = k[RING_MSG_HEARTBEAT],
-		.wants = k[RING_MSG_WANT],
+		.wants = k[RING_MSG_WANT] - run->settled_want_forwards,
+		.want_forwards = run->settled_want_forwards,
 		.recovery = k[RING_MSG_ELECTION] + k[RING_MSG_ELECTION_ACK] + k[RING_MSG_JOIN] +
-			    k[RING_MSG_LEAVE] + k[RING_MSG_EPOCH_QUERY] + k[RING_MSG_EPOCH_REPLY],
+			    k[RING_MSG_LEAVE] + k[RING_MSG_EPOCH_QUERY] + k[RING_MSG_EPOCH_REPLY] -
+			    run->settled_floor_queries - run->settled_floor_replies -
+			    run->settled_floor_joins +
+			    (run->settled_floor_queries > (uint64_t)run->cl.n * (run->cl.n - 1)
+				     ? run->settled_floor_queries - (uint64_t)run->cl.n * (run->cl.n - 1)
+				     : 0),
 		.recovery_kind = run->settled_recovery ? ring_msg_name(run->settled_recovery) : NULL,
 	};
 	simcheck_settled(&run->chk, &r);

@@ -85,7 +85,6 @@ void simcheck_init(struct simcheck *c, const struct simcheck_config *cfg)
 	if (c->cfg.n > SIMCHECK_MAX_N)
 		c->cfg.n = SIMCHECK_MAX_N;
 	c->i2 = true;
-	c->last_grant_node = -1;
 }
 
 void simcheck_free(struct simcheck *c)
@@ -326,18 +325,44 @@ size_t simcheck_grant(struct simcheck *c, uint32_t node, uint32_t client, uint64
 				      ") while %u other client(s) are in the CS", node, client,
 				      F_E(fence), F_C(fence), c->in_cs);
 	}
-	if (c->cfg.ring_order) {
-		uint32_t want = c->last_grant_node < 0
-					? node
-					: ((uint32_t)c->last_grant_node + 1) % (uint32_t)c->cfg.n;
-		if (node != want)
-			simcheck_fail(c, "I5", "n%u granted after n%d: ring order wants n%u next",
-				      node, c->last_grant_node, want);
-		c->last_grant_node = (int)node;
-	}
 	c->grant[gid].in_cs = true;
 	c->in_cs++;
 	return gid;
+}
+
+/* I5, fairness with jumps (PROTOCOL.md §3.5): while a member waits in the
+ * token's want set, no other member is granted twice. Judged while one
+ * token runs (I2's precondition): two tokens serve two orders. A visit of
+ * the member, granting or not, ends its wait; a regenerated token starts
+ * every wait again. */
+void simcheck_fair_grant(struct simcheck *c, uint32_t node, uint64_t waiting)
+{
+	if (!member_ok(c, node) || node >= SIMCHECK_MAX_N)
+		return;
+	for (uint32_t m = 0; m < c->cfg.n && m < SIMCHECK_MAX_N; m++) {
+		if (m == node)
+			continue;
+		if (!(waiting >> m & 1)) {
+			c->overtaken[m][node] = 0;
+			continue;
+		}
+		if (++c->overtaken[m][node] >= 2 && c->i2)
+			simcheck_fail(c, "I5", "n%u granted twice while n%u waited in the token's"
+				      " want set (§3.5)", node, m);
+	}
+	for (uint32_t x = 0; x < SIMCHECK_MAX_N; x++)
+		c->overtaken[node][x] = 0;
+}
+
+void simcheck_fair_visit(struct simcheck *c, uint32_t node)
+{
+	if (node < SIMCHECK_MAX_N)
+		memset(c->overtaken[node], 0, sizeof c->overtaken[node]);
+}
+
+void simcheck_fair_regen(struct simcheck *c)
+{
+	memset(c->overtaken, 0, sizeof c->overtaken);
 }
 
 void simcheck_cs_end(struct simcheck *c, size_t gid)
@@ -452,6 +477,8 @@ void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r)
 	uint64_t extra = r->renews < 4 * w / lease + 1 ? r->renews : 4 * w / lease + 1;
 	uint64_t hb_budget = (2 * w / hb + r->parks + extra + 4 * n + 10) * 5 / 4;
 	uint64_t want_budget = 2 * (r->requests + n);
+	/* A WANT chases the token at most n - 1 members on (§3.5). */
+	uint64_t forward_budget = (n - 1) * (r->wants + n);
 	/* Acks answer only a renewed grant's heartbeats, once per member. */
 	uint64_t beat_ack_budget = (n - 1) * (r->heartbeats + 1);
 	if (r->hops > hop_budget)
@@ -467,6 +494,9 @@ void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r)
 	else if (r->wants > want_budget)
 		simcheck_fail(c, "liveness", "the settled ring sent %" PRIu64 " WANTs for %" PRIu64
 			      " requests, budget %" PRIu64, r->wants, r->requests, want_budget);
+	else if (r->want_forwards > forward_budget)
+		simcheck_fail(c, "liveness", "the settled ring forwarded %" PRIu64 " WANTs for %" PRIu64
+			      " sent, budget %" PRIu64, r->want_forwards, r->wants, forward_budget);
 	else if (r->beat_acks > beat_ack_budget)
 		simcheck_fail(c, "liveness", "the settled ring sent %" PRIu64 " heartbeat acks for %"
 			      PRIu64 " heartbeats, budget %" PRIu64, r->beat_acks, r->heartbeats,

@@ -65,6 +65,7 @@ struct simcheck_rs_member {
 	uint32_t floor[SIMCHECK_MAX_N];  /* each member's first answer of this life */
 	uint32_t answer[SIMCHECK_MAX_N]; /* its newest answer to the start query */
 	uint64_t started_at, proven_at, listen_us;
+	uint32_t took_epoch; /* the epoch of the last hop it took in this life */
 };
 
 struct simcheck_member {
@@ -121,6 +122,8 @@ struct simcheck_pauses {
  * outside, as of its last step. */
 struct simcheck_park_member {
 	uint64_t arrived;      /* its last token accepted or regenerated */
+	uint64_t walked;       /* when that token's last walk ended (§3.5) */
+	uint64_t walk_seen;    /* the walk age of the TOKEN the step handles */
 	bool parked;           /* its status said so at the end of its last step */
 	size_t queued;         /* clients waiting then */
 	bool summoned;         /* logged token_unpark since the token came */
@@ -138,14 +141,13 @@ struct simcheck_park_member {
 	uint32_t want_epoch, want_seq, heard_epoch, heard_seq, heard_from;
 	/* within the step being fed */
 	bool in_step, was_parked, was_summoned, passed, granted, park_logged, pausing;
+	bool announce;         /* parked, and no heartbeat sent since */
+	bool unannounced;      /* this step's heartbeat after a park was not PARKED */
+	uint32_t known_epoch, known_seq; /* the newest hop it passed or heard of */
 };
 
 struct simcheck_parks {
 	uint64_t loss_us;
-	/* Token hops accepted since the token last left a wanted visit (one
-	 * that granted, a park that ended; a regeneration counts as its first
-	 * pass): a park needs a rotation of them. */
-	uint64_t unwanted_hops;
 	struct simcheck_park_member m[SIMCHECK_MAX_N];
 };
 
@@ -257,8 +259,8 @@ struct simcheck {
 	struct simcheck_request *req;
 	size_t req_n, req_cap;
 
-	/* I5 */
-	int last_grant_node;
+	/* I5: grants of member x while member m waited (overtaken[m][x]) */
+	uint8_t overtaken[SIMCHECK_MAX_N][SIMCHECK_MAX_N];
 
 	/* §5.5 (simcheck_pause.c) */
 	struct simcheck_pauses pause;
@@ -308,6 +310,11 @@ size_t simcheck_fence_record(struct simcheck *c, uint32_t node, uint32_t client,
 			     uint64_t fence);
 /* Grant GID's critical region ended (release, revoke, crash). */
 void simcheck_cs_end(struct simcheck *c, size_t gid);
+/* I5 (§3.5): NODE granted with WAITING (bit per ring index) in its token's
+ * want set; NODE took a hop; a token was regenerated. */
+void simcheck_fair_grant(struct simcheck *c, uint32_t node, uint64_t waiting);
+void simcheck_fair_visit(struct simcheck *c, uint32_t node);
+void simcheck_fair_regen(struct simcheck *c);
 
 /* The resource ACCEPTED (or refused) a write of grant GID, by its own rule. The
  * checker's verdict, from the order of grants, must agree. */
@@ -327,7 +334,7 @@ struct simcheck_rates {
 	size_t n;
 	uint64_t idle_pass_us, loss_us, heartbeat_us, lease_us; /* the layout's; idle_pass_us 0: parking */
 	uint64_t grants, requests, parks, renews;
-	uint64_t hops, acks, heartbeats, wants, beat_acks;
+	uint64_t hops, acks, heartbeats, wants, want_forwards, beat_acks; /* wants: a wanter's own */
 	/* Elections and their acks, JOINs, LEAVEs, EPOCH_QUERYs and replies:
 	 * the datagrams of recovery, and the name of the first kind counted. */
 	uint64_t recovery;
@@ -394,11 +401,15 @@ void simcheck_park_step(struct simcheck *c, uint32_t node, bool pausing);
 void simcheck_park_arrive(struct simcheck *c, uint32_t node, bool regenerated);
 void simcheck_park_logged(struct simcheck *c, uint32_t node);
 void simcheck_park_heartbeat(struct simcheck *c, uint32_t node, uint32_t epoch, uint32_t seq,
-			     bool parked, uint64_t alive);
+			     bool parked, uint64_t alive, uint64_t want);
+/* NODE's step handles a TOKEN whose last walk ended WALK_US ago (§3.5):
+ * if the step takes it, that is when a parked token's lap falls due. */
+void simcheck_park_token_walk(struct simcheck *c, uint32_t node, uint32_t walk_us);
 void simcheck_park_unpark(struct simcheck *c, uint32_t node, uint32_t from, uint32_t epoch,
 			  uint32_t seq);
 void simcheck_park_grant(struct simcheck *c, uint32_t node);
-void simcheck_park_pass(struct simcheck *c, uint32_t node);
+void simcheck_park_pass(struct simcheck *c, uint32_t node, uint32_t to, uint32_t epoch,
+			uint32_t seq);
 /* Summons (§3.4): NODE's event is a LEAVE, or a heartbeat (PARKED or not)
  * from FROM; NODE sends a WANT for EPOCH/SEQ to TO. A member whose client
  * waits summons a park it has not summoned yet in the step that hears of

@@ -1,12 +1,14 @@
 /* The parking rules of PROTOCOL.md §3.4 as a checker of a history (simcheck.h):
  * what a parked token may do, judged from the log lines and datagrams of each
  * step of a member, in the order the step made them, and its status after.
- * A park is announced at once by a PARKED heartbeat, and happens only after a
- * whole rotation found nobody waiting; a parked token grants only within
- * loss_timeout_ms / 2 of its arrival; it moves on only when summoned by a
- * WANT naming that very park from a member the park counts, when its lap is
- * due, when a client of its own waits (it cannot grant it yet), or when its
- * member leaves; once summoned it grants nothing more before it moves. */
+ * A park's next heartbeat says PARKED (the park is not announced at once: a
+ * WANT finds the token by following its passes, §3.5), and a PARKED
+ * heartbeat never has anyone else in its want set; a parked token grants only
+ * within loss_timeout_ms / 2 of its arrival; it moves on only when summoned
+ * by a WANT from a member the park counts, when its lap is due (a loss
+ * timeout after the token's last walk), when a client of its own waits (it
+ * cannot grant it yet), or when its member leaves; once summoned it grants
+ * nothing more before it moves. */
 #include "sim/simcheck.h"
 
 #include <inttypes.h>
@@ -20,7 +22,6 @@ static struct simcheck_park_member *pm(struct simcheck *c, uint32_t node)
 void simcheck_park_setup(struct simcheck *c, uint64_t loss_us)
 {
 	c->park.loss_us = loss_us;
-	c->park.unwanted_hops = 0;
 	for (uint32_t i = 0; i < c->cfg.n; i++)
 		simcheck_park_start(c, i);
 }
@@ -47,63 +48,57 @@ void simcheck_park_step(struct simcheck *c, uint32_t node, bool pausing)
 	m->in_step = true;
 	m->was_parked = m->parked;
 	m->was_summoned = m->summoned;
-	m->passed = m->granted = m->park_logged = false;
+	m->passed = m->granted = m->park_logged = m->unannounced = false;
 	m->pausing = pausing;
 }
 
-/* A regenerated token is held with idle 0 and counts its first pass: as
- * if one unwanted hop had been made (§3.4: idle counts passes). */
+void simcheck_park_token_walk(struct simcheck *c, uint32_t node, uint32_t walk_us)
+{
+	struct simcheck_park_member *m = pm(c, node);
+	if (m)
+		m->walk_seen = walk_us;
+}
+
+/* A regenerated token has just been round as an election: a walk. */
 void simcheck_park_arrive(struct simcheck *c, uint32_t node, bool regenerated)
 {
 	struct simcheck_park_member *m = pm(c, node);
 	if (!m)
 		return;
 	m->arrived = c->now;
+	m->announce = false;
+	m->walked = regenerated ? c->now : m->walk_seen > c->now ? 0 : c->now - m->walk_seen;
 	/* A new visit: a park it held before is gone (a newer token came
 	 * while the heartbeat of its epoch was lost), whatever it passes now. */
 	m->summoned = m->visit_granted = m->was_parked = m->alone = false;
-	if (regenerated)
-		c->park.unwanted_hops = 1;
-	else
-		c->park.unwanted_hops++;
 }
 
 void simcheck_park_logged(struct simcheck *c, uint32_t node)
 {
 	struct simcheck_park_member *m = pm(c, node);
 	if (m)
-		m->park_logged = true;
-}
-
-static unsigned popcount64(uint64_t x)
-{
-	unsigned k = 0;
-	for (; x; x &= x - 1)
-		k++;
-	return k;
+		m->park_logged = m->announce = true;
 }
 
 /* The heartbeat after a park's log line is its announcement; its alive set
  * is the rotation the park needed (I2's one token: the hops are its). */
 void simcheck_park_heartbeat(struct simcheck *c, uint32_t node, uint32_t epoch, uint32_t seq,
-			     bool parked, uint64_t alive)
+			     bool parked, uint64_t alive, uint64_t want)
 {
 	struct simcheck_park_member *m = pm(c, node);
 	if (!m)
 		return;
-	if (m->park_logged) {
-		m->park_logged = false;
-		if (!parked) {
-			simcheck_fail(c, "park", "n%u parked the token and its heartbeat does not"
-				      " say PARKED (§3.4)", node);
-			return;
-		}
-		unsigned need = popcount64(alive);
-		if (c->i2 && c->park.unwanted_hops < need)
-			simcheck_fail(c, "park", "n%u parked the token %" PRIu64 " hops after it"
-				      " was last wanted, not a rotation of %u (§3.4)", node,
-				      c->park.unwanted_hops, need);
+	if (m->announce) {
+		/* Judged at the step's end: a park that ends in this step
+		 * (a lap, a pause's end of visit) sends its due heartbeat
+		 * unflagged just before the pass. */
+		m->announce = false;
+		m->unannounced = !parked && !m->summoned;
 	}
+	uint64_t others = want & alive & ~(1ull << (node & 63));
+	if (parked && others)
+		simcheck_fail(c, "park", "n%u heartbeats a park while n%u waits in its"
+			      " want set (§3.5)", node, (unsigned)__builtin_ctzll(others));
 	m->hb_parked = parked;
 	m->alone = !(alive & ~(1ull << (node & 63)));
 	if (parked) {
@@ -120,11 +115,11 @@ void simcheck_park_unpark(struct simcheck *c, uint32_t node, uint32_t from, uint
 	if (!m)
 		return;
 	m->summoned = true;
-	if (!m->hb_parked || epoch != m->hb_epoch || seq != m->hb_seq)
-		simcheck_fail(c, "park", "n%u unparked on a WANT for %" PRIu32 "/%" PRIu32
-			      ", not its park %" PRIu32 "/%" PRIu32 " (§3.4)", node, epoch, seq,
-			      m->hb_epoch, m->hb_seq);
-	else if (from >= 64 || !(m->hb_alive >> from & 1))
+	/* A WANT names its wanter, not the park (§3.5): any WANT ends a
+	 * park, but only one from a member the park counts. */
+	(void)epoch;
+	(void)seq;
+	if (m->hb_parked && (from >= 64 || !(m->hb_alive >> from & 1)))
 		simcheck_fail(c, "park", "n%u unparked on a WANT from n%u, which its park"
 			      " leaves out (§3.4)", node, from);
 }
@@ -140,17 +135,22 @@ void simcheck_park_grant(struct simcheck *c, uint32_t node)
 			      " before the token moved on (§3.4)", node);
 }
 
-void simcheck_park_pass(struct simcheck *c, uint32_t node)
+void simcheck_park_pass(struct simcheck *c, uint32_t node, uint32_t to, uint32_t epoch,
+			uint32_t seq)
 {
 	struct simcheck_park_member *m = pm(c, node);
 	if (!m)
 		return;
+	if (epoch > m->known_epoch || (epoch == m->known_epoch && seq > m->known_seq)) {
+		m->known_epoch = epoch;
+		m->known_seq = seq;
+	}
 	m->passed = true;
-	/* A visit that granted, and a park that ends, send the token on
-	 * wanted (idle 0); a leaver's hand-over and a pause's end of visit
-	 * may count on, and are let count on here. */
-	if (m->visit_granted || (m->was_parked && !m->leaving && !m->pausing))
-		c->park.unwanted_hops = 0;
+	m->announce = false;
+	/* Our own pass to a member that left is news of it since: it took
+	 * (back) the token, or will refuse it by name. */
+	if (to < 64)
+		m->left_since &= ~(1ull << to);
 	m->visit_granted = false;
 	if (m->summoned)
 		m->was_summoned = true;
@@ -164,7 +164,7 @@ void simcheck_park_pass(struct simcheck *c, uint32_t node)
 static bool park_end_explained(const struct simcheck *c, const struct simcheck_park_member *m,
 			       size_t queued)
 {
-	return m->was_summoned || c->now >= m->arrived + c->park.loss_us || m->queued > 0 ||
+	return m->was_summoned || c->now >= m->walked + c->park.loss_us || m->queued > 0 ||
 	       queued > 0 || m->leaving || m->pausing;
 }
 
@@ -175,9 +175,9 @@ void simcheck_park_end(struct simcheck *c, uint32_t node, bool parked, size_t qu
 	if (!m || !m->in_step)
 		return;
 	m->in_step = false;
-	if (m->park_logged)
-		simcheck_fail(c, "park", "n%u parked the token without a heartbeat saying so"
-			      " (§3.4)", node);
+	if (m->unannounced && !m->passed)
+		simcheck_fail(c, "park", "n%u parked the token and its heartbeat does not"
+			      " say PARKED (§3.4)", node);
 	else if (m->was_parked && m->passed && !park_end_explained(c, m, queued))
 		simcheck_fail(c, "park", "n%u moved its parked token on %" PRIu64 " ms after it"
 			      " came, unsummoned, with nobody waiting (§3.4)", node,
@@ -213,11 +213,18 @@ void simcheck_park_heard_heartbeat(struct simcheck *c, uint32_t node, uint32_t f
 	struct simcheck_park_member *m = pm(c, node);
 	if (!m || from >= 64)
 		return;
-	m->heard = parked;
+	/* Only news calls for a summons: a late heartbeat of a hop older
+	 * than one this member passed or heard of says nothing (§3.5). */
+	bool news = epoch > m->known_epoch || (epoch == m->known_epoch && seq > m->known_seq);
+	if (news) {
+		m->known_epoch = epoch;
+		m->known_seq = seq;
+	}
+	m->heard = parked && news;
 	m->heard_summoned = false;
+	m->left_since &= ~(1ull << from); /* it speaks for a token again */
 	if (!parked)
 		return;
-	m->left_since &= ~(1ull << from);
 	m->heard_epoch = epoch;
 	m->heard_seq = seq;
 	m->heard_from = from;

@@ -114,7 +114,12 @@ void simcheck_restart_token(struct simcheck *c, uint32_t node, uint32_t from, ui
 	}
 	uint32_t fl = r->floor[from];
 	uint32_t t = r->start_epoch > fl ? r->start_epoch : fl;
-	if (epoch <= t && ans->taken)
+	/* Once this life took a hop of the epoch, its past's hops of it are
+	 * older, and refused as duplicates: the floor no longer applies. */
+	bool floored = epoch <= t && (epoch <= r->start_epoch || r->took_epoch != epoch);
+	if (ans->taken)
+		r->took_epoch = epoch;
+	if (floored && ans->taken)
 		simcheck_fail(c, "restart", "n%u took hop %" PRIu32 "/%" PRIu32 " from n%u, at or "
 			      "below max(start epoch %" PRIu32 ", floor %" PRIu32 ") (§5.3)", node,
 			      epoch, seq, from, r->start_epoch, fl);

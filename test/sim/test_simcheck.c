@@ -248,16 +248,18 @@ static void test_a_resource_refusing_a_current_write_fails_fencing(void)
 	expect_fail("fencing");
 }
 
-static void test_ring_order_broken_fails_i5(void)
+static void test_a_member_overtaken_twice_fails_i5(void)
 {
 	fresh(3, false, true);
-	simcheck_cs_end(&chk, grant_at(0, 0, 256, 1));
-	simcheck_cs_end(&chk, grant_at(1, 1, 256, 2));
-	simcheck_cs_end(&chk, grant_at(2, 2, 256, 3));
-	simcheck_cs_end(&chk, grant_at(0, 0, 256, 4));
+	simcheck_fair_grant(&chk, 0, 1u << 1); /* n1 waits */
+	simcheck_fair_grant(&chk, 2, 1u << 1);
+	simcheck_fair_visit(&chk, 1);         /* its visit ends the wait */
+	simcheck_fair_grant(&chk, 0, 1u << 1);
+	simcheck_fair_grant(&chk, 0, 0);      /* it waits no more */
+	simcheck_fair_grant(&chk, 0, 1u << 1);
 	CU_ASSERT_FALSE(chk.failed);
-	grant_at(2, 2, 256, 5); /* n1 was next */
-	expect_fail("I5");
+	simcheck_fair_grant(&chk, 0, 1u << 1 | 1u << 2); /* n0 again, n1 still waiting */
+	expect_fail_with("I5", "n0 granted twice while n1 waited");
 }
 
 static void test_a_starving_request_fails_i4(void)
@@ -459,10 +461,10 @@ static void parked_at_n0(void)
 		if (k == 0)
 			simcheck_park_grant(&chk, i);
 		if (k < 3) {
-			simcheck_park_pass(&chk, i);
+			simcheck_park_pass(&chk, i, UINT32_MAX, 0, 0);
 		} else {
 			simcheck_park_logged(&chk, i);
-			simcheck_park_heartbeat(&chk, i, 256, 4, true, 7);
+			simcheck_park_heartbeat(&chk, i, 256, 4, true, 7, 1);
 		}
 		simcheck_park_end(&chk, i, k == 3, 0, k == 3);
 	}
@@ -476,11 +478,11 @@ static void park_step(uint64_t now, bool grant, bool pass)
 	if (grant)
 		simcheck_park_grant(&chk, 0);
 	if (pass)
-		simcheck_park_pass(&chk, 0);
+		simcheck_park_pass(&chk, 0, UINT32_MAX, 0, 0);
 	simcheck_park_end(&chk, 0, !pass, 0, !pass);
 }
 
-static void test_a_park_unannounced_or_before_a_rotation_fails(void)
+static void test_a_park_unannounced_or_while_another_waits_fails(void)
 {
 	fresh(3, true, false);
 	simcheck_park_setup(&chk, 600000);
@@ -488,15 +490,19 @@ static void test_a_park_unannounced_or_before_a_rotation_fails(void)
 	simcheck_park_arrive(&chk, 1, false);
 	simcheck_park_logged(&chk, 1);
 	simcheck_park_end(&chk, 1, true, 0, true);
-	expect_fail_with("park", "without a heartbeat");
+	CU_ASSERT_FALSE(chk.failed); /* announced by its next heartbeat */
+	simcheck_park_step(&chk, 1, false);
+	simcheck_park_heartbeat(&chk, 1, 256, 5, false, 7, 1u << 1);
+	simcheck_park_end(&chk, 1, true, 0, true);
+	expect_fail_with("park", "does not say PARKED");
 
 	parked_at_n0();
 	park_step(700000, false, true); /* its lap */
 	simcheck_park_step(&chk, 1, false);
 	simcheck_park_arrive(&chk, 1, false);
-	simcheck_park_logged(&chk, 1); /* one hop on: parks again at once */
-	simcheck_park_heartbeat(&chk, 1, 256, 5, true, 7);
-	expect_fail_with("park", "not a rotation of 3");
+	simcheck_park_logged(&chk, 1); /* n2 waits in the token's want set */
+	simcheck_park_heartbeat(&chk, 1, 256, 5, true, 7, 1u << 2 | 1u << 1);
+	expect_fail_with("park", "heartbeats a park while n2 waits");
 }
 
 static void test_a_parked_token_moving_unasked_or_granting_stale_fails(void)
@@ -513,21 +519,15 @@ static void test_a_parked_token_moving_unasked_or_granting_stale_fails(void)
 	expect_fail_with("park", "past loss_timeout / 2");
 }
 
-static void test_a_summons_for_another_park_or_after_it_fails(void)
+static void test_a_summons_from_outside_or_after_it_fails(void)
 {
 	parked_at_n0();
 	chk.now = 100000;
 	simcheck_park_step(&chk, 0, false);
 	simcheck_park_unpark(&chk, 0, 2, 256, 4);
-	simcheck_park_pass(&chk, 0);
+	simcheck_park_pass(&chk, 0, UINT32_MAX, 0, 0);
 	simcheck_park_end(&chk, 0, false, 0, false);
 	CU_ASSERT_FALSE(chk.failed);
-
-	parked_at_n0();
-	chk.now = 100000;
-	simcheck_park_step(&chk, 0, false);
-	simcheck_park_unpark(&chk, 0, 2, 256, 3); /* an older park */
-	expect_fail_with("park", "not its park 256/4");
 
 	parked_at_n0();
 	simcheck_park_unpark(&chk, 0, 5, 256, 4); /* n5 is not in {0,1,2} */
@@ -797,6 +797,20 @@ static void test_tokens_against_the_floors_fail_restart(void)
 	CU_ASSERT_FALSE(chk.failed);
 	simcheck_restart_token(&chk, 0, 2, 513, 4, 0, &took);
 	expect_fail_with("restart", "at or below max(start epoch 513");
+	/* A floor learned late (§3.5): n2 answers 770, the epoch this life
+	 * took a hop of already, and its later hop of 770 is new; one of an
+	 * epoch this life took nothing of stays refused at or below it. */
+	fresh(3, true, false);
+	chk.now = 1000;
+	simcheck_restart_start(&chk, 0, 256, 1, 100000); /* a stored epoch: one answer proves */
+	simcheck_restart_query(&chk, 0, 7);
+	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, true);
+	simcheck_restart_token(&chk, 0, 1, 770, 1, 256, &took);
+	simcheck_restart_reply(&chk, 0, 2, 7, 1027, 0, false);
+	simcheck_restart_token(&chk, 0, 2, 770, 5, 770, &took);
+	CU_ASSERT_FALSE(chk.failed);
+	simcheck_restart_token(&chk, 0, 2, 1027, 1, 770, &took);
+	expect_fail_with("restart", "at or below max(start epoch 256, floor 1027)");
 	restart_fresh(); /* n1 answers again, higher: its newest answer is the one adopted */
 	simcheck_restart_reply(&chk, 0, 1, 7, 256, 0, false);
 	simcheck_restart_reply(&chk, 0, 1, 7, 770, 0, false);
@@ -1113,7 +1127,7 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	 test_one_fence_from_two_grants_fails_fencing},
 	{"a resource refusing a current write fails fencing",
 	 test_a_resource_refusing_a_current_write_fails_fencing},
-	{"ring order broken fails I5", test_ring_order_broken_fails_i5},
+	{"a member overtaken twice fails I5", test_a_member_overtaken_twice_fails_i5},
 	{"a starving request fails I4", test_a_starving_request_fails_i4},
 	{"a settled ring at its rates passes", test_a_settled_ring_at_its_rates_passes},
 	{"an election after settling fails liveness", test_an_election_after_settling_fails_liveness},
@@ -1127,12 +1141,12 @@ CU_TestInfo ring_test_simcheck_tests[] = {
 	{"a grant kept through a pause fails", test_a_grant_kept_through_a_pause_fails},
 	{"a grant in a pause's step or its quarantine fails",
 	 test_a_grant_in_a_pause_step_or_its_quarantine_fails},
-	{"a park unannounced or before a rotation fails",
-	 test_a_park_unannounced_or_before_a_rotation_fails},
+	{"a park unannounced or while another waits fails",
+	 test_a_park_unannounced_or_while_another_waits_fails},
 	{"a parked token moving unasked or granting stale fails",
 	 test_a_parked_token_moving_unasked_or_granting_stale_fails},
-	{"a summons for another park, or a grant after one, fails",
-	 test_a_summons_for_another_park_or_after_it_fails},
+	{"a summons from outside the park, or a grant after one, fails",
+	 test_a_summons_from_outside_or_after_it_fails},
 	{"a summons missed, or sent to a leaver, fails",
 	 test_a_summons_missed_or_sent_to_a_leaver_fails},
 	{"a pass before its ack, or ended by another ack, fails",
