@@ -395,27 +395,43 @@ static void msg_text(const struct sim_run *run, const uint8_t *buf, size_t len, 
 		return;
 	}
 	switch (m.type) {
-	case RING_MSG_TOKEN:
+	case RING_MSG_TOKEN: {
+		char want[sizeof set], knows[sizeof set];
 		set_text(&m.u.token.alive, run->cl.n, set, sizeof set);
+		set_text(&m.u.token.want, run->cl.n, want, sizeof want);
+		set_text(&m.u.token.knows, run->cl.n, knows, sizeof knows);
 		snprintf(out, cap, "token epoch=%" PRIu32 " seq=%" PRIu32 " counter=%" PRIu32
-			 " quiet_us=%" PRIu32 " alive=%s", m.u.token.epoch, m.u.token.seq,
-			 m.u.token.counter, m.u.token.quiet_us, set);
+			 " quiet_us=%" PRIu32 " alive=%s want=%s knows=%s walk_us=%" PRIu32
+			 " walk_left=%" PRIu32, m.u.token.epoch, m.u.token.seq, m.u.token.counter,
+			 m.u.token.quiet_us, set, want, knows, m.u.token.walk_us,
+			 m.u.token.walk_left);
 		break;
+	}
 	case RING_MSG_TOKEN_ACK:
 		snprintf(out, cap, "token_ack epoch=%" PRIu32 " seq=%" PRIu32
 			 " known_epoch=%" PRIu32 "%s", m.u.token_ack.epoch, m.u.token_ack.seq,
 			 m.u.token_ack.known_epoch,
 			 m.u.token_ack.flags & RING_ACK_STALE ? " STALE" : "");
 		break;
-	case RING_MSG_HEARTBEAT:
+	case RING_MSG_HEARTBEAT: {
+		char want[sizeof set];
 		set_text(&m.u.heartbeat.alive, run->cl.n, set, sizeof set);
+		set_text(&m.u.heartbeat.want, run->cl.n, want, sizeof want);
 		snprintf(out, cap, "heartbeat epoch=%" PRIu32 " seq=%" PRIu32 " counter=%" PRIu32
-			 " beat=%" PRIu32 " alive=%s%s%s%s", m.u.heartbeat.epoch, m.u.heartbeat.seq,
-			 m.u.heartbeat.counter, m.u.heartbeat.beat, set,
+			 " beat=%" PRIu32 " alive=%s want=%s%s%s%s", m.u.heartbeat.epoch,
+			 m.u.heartbeat.seq, m.u.heartbeat.counter, m.u.heartbeat.beat, set, want,
 			 m.u.heartbeat.flags & RING_HB_PARKED ? " parked" : "",
 			 m.u.heartbeat.flags & RING_HB_BUSY ? " busy" : "",
 			 m.u.heartbeat.flags & RING_HB_GRANTED ? " granted" : "");
 		break;
+	}
+	case RING_MSG_WANT: {
+		char who[16];
+		snprintf(out, cap, "want wanter=%s epoch=%" PRIu32 " seq=%" PRIu32 " hops=%u",
+			 id_name(run, m.u.want.wanter, who, sizeof who), m.u.want.epoch,
+			 m.u.want.seq, m.u.want.hops);
+		break;
+	}
 	case RING_MSG_HEARTBEAT_ACK:
 		snprintf(out, cap, "heartbeat_ack epoch=%" PRIu32 " seq=%" PRIu32 " beat=%" PRIu32,
 			 m.u.heartbeat_ack.epoch, m.u.heartbeat_ack.seq, m.u.heartbeat_ack.beat);

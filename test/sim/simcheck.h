@@ -22,7 +22,7 @@ struct simcheck_map {
 struct simcheck_config {
 	size_t n;        /* members, ring indices 0..n-1 */
 	bool floor;      /* I1's floor: with a majority quorum only (§4.4) */
-	bool ring_order; /* I5: continuous contention on a healthy ring */
+	bool ring_order; /* continuous contention on a healthy ring (I5 was exact ring order then; it is fairness now, in every run) */
 };
 
 /* A member's status, the part the checks read. */
@@ -302,7 +302,7 @@ void simcheck_status(struct simcheck *c, uint32_t node, const struct simcheck_st
 		     bool settled);
 
 /* NODE granted FENCE under EPOCH to CLIENT while its own epoch is NODE_EPOCH:
- * I1, I2, I3, I5, and the grant is recorded for fencing. Returns the grant's id. */
+ * I1, I2, I3, and the grant is recorded for fencing (I5: simcheck_fair_grant). Returns the grant's id. */
 size_t simcheck_grant(struct simcheck *c, uint32_t node, uint32_t client, uint64_t fence,
 		      uint32_t epoch, uint32_t node_epoch);
 /* The fencing record alone: the grant's place in the order of grants. */
