@@ -107,10 +107,10 @@ void want_on_msg(struct ring_node *node, struct ring_update *up, size_t from_idx
 	struct ring_hop hop = {node->token.epoch, node->token.seq};
 	size_t to = node->pass_to;
 	if (node->phase == PHASE_NONE) {
-		if (!node->holder_known || !hop_after(node->holder_hop, (struct ring_hop){w->epoch, w->seq}))
-			to = node->me;
+		bool news = node->holder_known &&
+			    hop_after(node->holder_hop, (struct ring_hop){w->epoch, w->seq});
+		to = news ? node->holder_at : node->me;
 		hop = node->holder_hop;
-		to = to == node->me ? to : node->holder_at;
 	}
 	if (to == node->me || to == wi || to == from_idx || w->hops + 1u >= node->layout.n) {
 		/* A WANT that overtook the token may be ahead of it here. One
