@@ -88,7 +88,7 @@ void visit_serve(struct ring_node *node, struct ring_update *up, uint64_t now)
 	}
 	if (node->q_len > 0 || node->layout.idle_pass_ms == 0) {
 		/* Wanted here but not grantable yet (quarantine, an unconfirmed
-		 * epoch), or not yet a rotation unwanted: move on. */
+		 * epoch, a jump past its walk), or wanted elsewhere: move on. */
 		visit_pass(node, up, now);
 		return;
 	}
