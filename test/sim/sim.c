@@ -1463,7 +1463,7 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 		return;
 	}
 	if (run->cl.trace) {
-		char text[256], who[16];
+		char text[512], who[16];
 		msg_text(run, a->u.send.buf, len, text, sizeof text);
 		int name = (int)strcspn(text, " ");
 		trace(run, "    -> send %.*s to %s:%s", name, text, id_name(run, to, who, sizeof who),
@@ -3093,7 +3093,7 @@ static bool dispatch(struct sim_run *run, uint32_t idx)
 	case EV_DELIVER: {
 		bool up = nd->life == NODE_UP;
 		if (run->cl.trace) {
-			char text[256];
+			char text[512];
 			msg_text(run, it->buf, it->len, text, sizeof text);
 			int name = (int)strcspn(text, " ");
 			trace(run, "n%u %s %.*s from n%u:%s", it->node,
