@@ -214,17 +214,23 @@ for ((i = 1; i <= MEMBERS; i++)); do
 done
 
 # ---- the ring, after ----
-max_holding=0 answered=0
+# ringctl ring asks the members one after another, and under the workload
+# the token moves between two answers (since jumps, PROTOCOL.md 3.5, from
+# any member to any other): one poll may show two members holding though
+# one token runs. A second token shows in every poll; so the test is the
+# fewest holders over the polls, and the most is reported.
+max_holding=0 min_holding=99 answered=0
 for ((s = 0; s < 5; s++)); do
 	ring_json >"$T/ring.json" || continue
 	answered=$(jq '[.[] | select(.state != "down")] | length' "$T/ring.json")
 	h=$(jq '[.[] | select(.state == "holding")] | length' "$T/ring.json")
 	((h > max_holding)) && max_holding=$h
+	((h < min_holding)) && min_holding=$h
 	((answered == MEMBERS)) || fail "ringctl ring: $answered of $MEMBERS members answer: $(jq -c . "$T/ring.json")"
 done
-if ((max_holding > 1)); then
-	(($(stalls) > 0)) || fail "ringctl ring showed $max_holding members holding at once"
-	say "ringctl ring showed $max_holding members holding at once, with $(stalls) stalls (pause_detected) in the logs: allowed"
+if ((min_holding > 1)); then
+	(($(stalls) > 0)) || fail "ringctl ring showed at least $min_holding members holding in every poll"
+	say "ringctl ring showed $min_holding members holding in every poll, with $(stalls) stalls (pause_detected) in the logs: allowed"
 fi
 say "ringctl ring: $MEMBERS of $MEMBERS answer, at most $max_holding holding"
 epochs=$(jq '[.[].epoch] | max' "$T/after.json")
