@@ -66,6 +66,13 @@ bool members_apply(struct ring_node *node, struct ring_update *up, uint64_t now)
 	 * to everyone: say so at once (the new epoch, the alive set), not at
 	 * the next heartbeat, after the grants it allows (a member alone
 	 * grants each request as a visit, §3.3). */
+	/* And in the log: the park goes on under the new epoch, which is how
+	 * ringctl trace knows the parked token lives on when nothing else is
+	 * logged (a clean-clone run read a park re-epoched by a rejoin as a
+	 * token lost, and its holder's kill -9 as no crash). */
+	if (node->parked)
+		act_log(node, up, RING_LOG_TOKEN_PARK, node->token.epoch, node->token.seq,
+			node->token.idle);
 	if (node->parked || next_in(node, &alive, node->me) == node->me)
 		act_send_heartbeat(node, up, now);
 	return true;
