@@ -149,6 +149,8 @@ static void enqueue(struct ring_node *node, struct ring_update *up, uint64_t cli
 		deny(node, up, client, why);
 		return;
 	}
+	if (node->q_len == 0)
+		node->summoned_all = false; /* a wait begins: its first summons goes to all */
 	queue_push(node, client, is_try);
 	visit_serve(node, up, now);
 	want_summon(node, up, now);

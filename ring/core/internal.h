@@ -104,10 +104,13 @@ struct ring_node {
 	size_t summon_to;
 	uint64_t summon_next;       /* resend the WANT then while still waiting */
 	uint64_t summon_every;
+	bool summoned_all;          /* this wait's first WANT went to every member */
 	/* WANTs that passed through here while the token was elsewhere: added
 	 * to the token's want set if it comes here before they expire. */
 	struct ring_set wants_heard;
 	uint64_t wants_heard_until;
+	struct ring_set copies_heard; /* copies of first summonses: an ack timeout's life */
+	uint64_t copies_heard_until;
 
 	/* The critical region. */
 	bool granted;

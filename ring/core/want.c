@@ -26,6 +26,24 @@ void want_holder_is(struct ring_node *node, size_t idx, struct ring_hop hop)
 	node->holder_hop = hop;
 }
 
+/* A wait's first summons goes to every other member, the last named
+ * holder first, each copy with no forward left: whoever holds
+ * the token, or is about to, hears of the wait one message time after it
+ * began, where a WANT sent to the last named holder chases the token
+ * through every member it moved to since that heartbeat (§3.5, "Why the
+ * want set, and a broadcast only for a wait's first summons"). */
+static void want_to_all(struct ring_node *node, struct ring_update *up, struct ring_msg *m)
+{
+	m->u.want.hops = (uint16_t)(node->layout.n - 1);
+	/* The named holder's copy goes first, on its own: a broadcast reaches
+	 * members in layout order, and on 64 members the last is tens of µs
+	 * later. Its second copy changes nothing there. */
+	act_send(node, up, id_of(node, node->holder_at), m);
+	if (node->layout.n > 2)
+		act_send(node, up, 0, m);
+	m->u.want.hops = 0;
+}
+
 /* Tells the token that a client here waits. A summons has no authority,
  * so losing one costs only time: it is sent again after heartbeat_ms, then
  * at doubling intervals up to loss_timeout_ms, until a heartbeat's want set
@@ -47,7 +65,12 @@ void want_summon(struct ring_node *node, struct ring_update *up, uint64_t now)
 	m.u.want.epoch = node->holder_hop.epoch;
 	m.u.want.seq = node->holder_hop.seq;
 	m.u.want.wanter = node->id;
-	act_send(node, up, id_of(node, node->holder_at), &m);
+	if (!node->summoned_all) {
+		want_to_all(node, up, &m);
+		node->summoned_all = true;
+	} else {
+		act_send(node, up, id_of(node, node->holder_at), &m);
+	}
 	node->counters.summons++;
 	if (!again) {
 		/* One line per holder summoned; the resends are only counted. */
@@ -65,12 +88,53 @@ void want_summon(struct ring_node *node, struct ring_update *up, uint64_t now)
 /* WANTs heard while the token was elsewhere join it when it comes. */
 void want_merge_heard(struct ring_node *node, uint64_t now)
 {
-	if (now < node->wants_heard_until)
-		for (size_t i = 0; i < node->layout.n; i++)
-			if (ring_set_has(&node->wants_heard, i) && ring_set_has(&node->token.alive, i))
-				ring_set_add(&node->token.want, i);
+	for (size_t i = 0; i < node->layout.n; i++) {
+		bool heard = (now < node->wants_heard_until && ring_set_has(&node->wants_heard, i)) ||
+			     (now < node->copies_heard_until && ring_set_has(&node->copies_heard, i));
+		if (heard && ring_set_has(&node->token.alive, i))
+			ring_set_add(&node->token.want, i);
+	}
 	ring_set_clear(&node->wants_heard);
+	ring_set_clear(&node->copies_heard);
 }
+
+/* A copy of a wait's first summons, from its wanter (want_to_all). */
+static bool want_is_copy(const struct ring_node *node, const struct ring_msg_want *w,
+			 size_t from_idx, size_t wi)
+{
+	return w->hops + 1u >= node->layout.n && from_idx == wi;
+}
+
+/* A copy of a first summons where the token is not. Every member had one,
+ * so wherever the token is, its holder has its own; only a pass under way
+ * may have left before the wait was heard, and then the copy goes after
+ * it, once, to the receiver, which keeps it if the token is not there yet.
+ * Anywhere else the copy is dropped: kept, it would be a stale bit at
+ * every member once the wait was served, and the token would go out of
+ * its way for it (the review found it under light load: two visits for
+ * nothing a request). A copy lost to a race (the receiver's came before
+ * the token, ours after our pass was acked) costs the wanter its resend. */
+static void want_copy_away(struct ring_node *node, struct ring_update *up,
+			   const struct ring_msg_want *w, size_t wi, uint64_t now)
+{
+	if (node->phase == PHASE_NONE) {
+		/* The token may be on its way here: a pass arrives within an
+		 * ack timeout, or is sent again with the bit (below). */
+		ring_set_add(&node->copies_heard, wi);
+		node->copies_heard_until = now + ms(node->layout.ack_timeout_ms);
+		return;
+	}
+	if (node->phase != PHASE_PASSING || !ring_set_has(&node->token.alive, wi) ||
+	    ring_set_has(&node->token.want, wi) || node->pass_to == wi)
+		return;
+	ring_set_add(&node->token.want, wi); /* should the pass be made again */
+	struct ring_msg m = {.type = RING_MSG_WANT};
+	m.u.want = *w;
+	m.u.want.epoch = node->token.epoch;
+	m.u.want.seq = node->token.seq;
+	act_send(node, up, id_of(node, node->pass_to), &m);
+}
+
 
 /* A WANT, from its wanter or forwarded (FROM_IDX sent it). Held here: the
  * wanter joins the want set, and a parked token ends its park. Passing or
@@ -83,6 +147,10 @@ void want_on_msg(struct ring_node *node, struct ring_update *up, size_t from_idx
 	if (wx < 0 || (size_t)wx == node->me)
 		return;
 	size_t wi = (size_t)wx;
+	if (node->phase != PHASE_HELD && want_is_copy(node, w, from_idx, wi)) {
+		want_copy_away(node, up, w, wi, now);
+		return;
+	}
 	if (node->phase == PHASE_HELD) {
 		/* From a member the token leaves out, a summons would cost a
 		 * visit that cannot serve it: its JOIN comes first (§5.3). */

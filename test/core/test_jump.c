@@ -15,6 +15,7 @@
 #include "core/node.h"
 #include "core/set.h"
 #include "core/wire.h"
+#include "common/fingerprint.h"
 #include "lib/harness.h"
 #include "lib/suites.h"
 
@@ -246,6 +247,50 @@ static void test_a_summons_goes_on_only_towards_news(void)
 	hring_free(s);
 }
 
+/* A copy of a wait's first summons, kept where the token was not, lives
+ * only as long as a pass can be on its way (an ack timeout, §3.5): every
+ * member had a copy, so the holder heard of the wait. Here
+ * W's copy, kept at X, was never a wait at all; Y is served and parks, and
+ * the token that comes to X later goes nowhere near W. Kills
+ * heard-copy-kept (X kept the copy for a loss timeout, as a WANT it could
+ * not send on, and sent the token to W after its own grant). */
+static void test_a_kept_summons_copy_expires(void)
+{
+	size_t p;
+	struct hring *s = parked_and_heard(5, &p);
+	size_t y = (p + 1) % 5, x = (p + 2) % 5, w = (p + 3) % 5;
+	struct ring_status st = status_of(s, p);
+	struct ring_msg hb;
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_HEARTBEAT, 0, &hb) >= 0 ||
+			run_until_send(s, (int)p, RING_MSG_HEARTBEAT, 0, 200 * MS));
+	CU_ASSERT_FATAL(last_send(s, RING_MSG_HEARTBEAT, 0, &hb) >= 0);
+	struct ring_msg m = {.type = RING_MSG_WANT, .from = id_of(w), .to = id_of(x)};
+	m.fingerprint = ring_layout_fingerprint(&s->layout);
+	m.u.want.epoch = st.token_epoch;
+	m.u.want.seq = hb.u.heartbeat.seq;
+	m.u.want.wanter = id_of(w);
+	m.u.want.hops = 4; /* n - 1: a copy */
+	uint8_t buf[RING_WIRE_MAX];
+	int len = ring_wire_encode(&m, buf, sizeof buf);
+	CU_ASSERT_FATAL(len > 0);
+	hring_datagram(s, x, id_of(w), buf, (size_t)len);
+	CU_ASSERT_EQUAL(last_send(s, RING_MSG_WANT, -1, NULL), -1); /* kept at x */
+	uint64_t kept = s->now;
+	hring_acquire(s, y, 7);
+	CU_ASSERT_FATAL(run_until_action(s, (int)y, RING_ACTION_GRANT, 50 * MS));
+	hring_release(s, y, 7);
+	uint64_t life = s->layout.ack_timeout_ms * MS;
+	hring_run_for(s, kept + life + MS - s->now);
+	/* X is served; then the token has no reason to visit W. */
+	uint64_t mark = s->seq;
+	hring_acquire(s, x, 8);
+	CU_ASSERT_FATAL(run_until_action(s, (int)x, RING_ACTION_GRANT, 50 * MS));
+	hring_release(s, x, 8);
+	hring_run_for(s, 50 * MS);
+	CU_ASSERT_EQUAL(count_sends(s, x, mark, RING_MSG_TOKEN, id_of(w)), 0);
+	assert_safe_and_free(s);
+}
+
 /* Drop hook: loses EPOCH_REPLYs from *arg's first member to its second
  * while its third is true. */
 struct hold_reply {
@@ -316,6 +361,7 @@ CU_TestInfo ring_test_jump_tests[] = {
 	{"a walk finds a member that the jumps go past",
 	 test_a_walk_finds_a_member_that_the_jumps_go_past},
 	{"a summons goes on only towards news", test_a_summons_goes_on_only_towards_news},
+	{"a kept copy of a first summons expires", test_a_kept_summons_copy_expires},
 	{"a floor learned late does not refuse the live token",
 	 test_a_floor_learned_late_does_not_refuse_the_live_token},
 	CU_TEST_INFO_NULL,

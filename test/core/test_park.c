@@ -106,8 +106,9 @@ static void test_parked_holder_grants_its_own_clients_without_a_datagram(void)
 }
 
 /* A client elsewhere summons the token: one WANT to where the last
- * heartbeat said it parks, and the token jumps straight to it (§3.5), past
- * the member in between; nobody else waiting, it parks there at once. */
+ * heartbeat said it parks, then the same to everyone (a wait's first
+ * summons, §3.5), and the token jumps straight to it, past the member in
+ * between; nobody else waiting, it parks there at once. */
 static void test_a_client_elsewhere_summons_the_token_and_is_served(void)
 {
 	size_t p;
@@ -118,7 +119,7 @@ static void test_a_client_elsewhere_summons_the_token_and_is_served(void)
 	uint64_t mark = s->seq;
 	hring_acquire(s, x, 7);
 	char want[64];
-	snprintf(want, sizeof want, "send want>%u, token_summon", id_of(p));
+	snprintf(want, sizeof want, "send want>%u, send want>*, token_summon", id_of(p));
 	ASSERT_STEP_TRACE(s, want);
 	CU_ASSERT_FATAL(run_until_log(s, (int)p, RING_LOG_TOKEN_UNPARK, 10 * MS));
 	snprintf(want, sizeof want, "token_unpark, send token>%u, token_pass", id_of(x));
@@ -179,7 +180,7 @@ static void test_a_lost_summons_is_sent_again_backing_off(void)
 	uint64_t t0 = s->now, mark = s->seq;
 	hring_acquire(s, x, 7);
 	char want[64];
-	snprintf(want, sizeof want, "send want>%u, token_summon", id_of(p));
+	snprintf(want, sizeof want, "send want>%u, send want>*, token_summon", id_of(p));
 	ASSERT_STEP_TRACE(s, want);
 	uint64_t at[3];
 	for (int k = 0; k < 3; k++) {
@@ -190,6 +191,9 @@ static void test_a_lost_summons_is_sent_again_backing_off(void)
 	CU_ASSERT_EQUAL(at[1] - at[0], 200 * MS);
 	CU_ASSERT_EQUAL(at[2] - at[1], 400 * MS);
 	CU_ASSERT_EQUAL(count_logs(s, x, mark, RING_LOG_TOKEN_SUMMON), 1); /* resends are counted */
+	/* Only a wait's first summons goes to all (§3.5); the resends go to
+	 * the named holder alone. Kills summon-all-always. */
+	CU_ASSERT_EQUAL(count_sends(s, x, mark, RING_MSG_WANT, 0), 1);
 	lose = false;
 	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 1200 * MS));
 	s->drop = NULL;
@@ -387,7 +391,7 @@ static void test_a_passing_holder_never_heartbeats_parked(void)
 	uint64_t mark = s->seq;
 	hring_run_for(s, 2 * MS);
 	hring_acquire(s, y, 8);
-	CU_ASSERT(count_sends(s, y, mark, RING_MSG_WANT, id_of(p)) <= 1);
+	CU_ASSERT(count_sends(s, y, mark, RING_MSG_WANT, id_of(p)) <= 2); /* to P, to all */
 	hring_run_for(s, 3 * MS); /* Y's summons reaches X */
 	CU_ASSERT_FATAL(status_of(s, x).granted); /* X was served */
 	hring_release(s, x, 7);
@@ -528,7 +532,9 @@ static void test_a_leaving_parked_holder_does_not_announce_a_park_it_hands_on(vo
 	hring_run_for(s, LATENCY);
 	uint64_t mark2 = s->seq;
 	hring_acquire(s, x, 9);
-	CU_ASSERT_EQUAL(count_sends(s, x, mark2, RING_MSG_WANT, id_of(p)), 0); /* was 1 */
+	/* Its first summons goes to all, the leaver too; none to it alone. */
+	CU_ASSERT_EQUAL(count_sends(s, x, mark2, RING_MSG_WANT, id_of(p)) -
+			count_sends(s, x, mark2, RING_MSG_WANT, 0), 0); /* was 1 */
 	CU_ASSERT(run_until_action(s, (int)x, RING_ACTION_GRANT, 100 * MS));
 	assert_safe_and_free(s);
 }

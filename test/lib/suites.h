@@ -23,6 +23,7 @@
 	X(review_renew2, NONE) \
 	X(review_renew3, NONE) \
 	X(review_jumps, NONE) \
+	X(review_summons, NONE) \
 	X(members, NONE)     \
 	X(restart, NONE)     \
 	X(election, NONE)    \

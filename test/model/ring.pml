@@ -100,9 +100,12 @@ mtype = { TOKEN, ACK, HB, JOIN, LEAVE, WANT };
  * The idle count and the visit's wish for it only feed logs since jumps:
  * not-modelled: visit_wanted
  * Where a waiter believes the token is (the model's WANT goes to the
- * member that holds it, once per hop of the token, see SUMMON_DUE):
+ * member that holds it, once per hop of the token, see SUMMON_DUE; the
+ * core's first summons of a wait goes to every member, so the holder has
+ * its own copy, which is what the model's one datagram stands for):
  * not-modelled: holder_known holder_at holder_hop want_seen summon_to
- * not-modelled: wants_heard wants_heard_until
+ * not-modelled: summoned_all
+ * not-modelled: wants_heard wants_heard_until copies_heard copies_heard_until
  * Identity, clients, logs (one client at a time):
  * not-modelled: layout fingerprint id grant_client grant_fence last_fence
  * not-modelled: queue q_head counters broken started joins_this_step

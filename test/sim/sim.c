@@ -292,6 +292,7 @@ struct sim_run {
 	enum ring_msg_type settled_recovery; /* the first recovery datagram's type, or 0 */
 	uint64_t settled_floor_queries, settled_floor_replies, settled_floor_joins; /* §5.3's per-sender asks */
 	uint64_t settled_want_forwards; /* WANTs sent on after the token (§3.5) */
+	uint64_t settled_want_copies;   /* first summonses' broadcasts (one action each) */
 	/* mixed: faults drawn while the run goes */
 	double p_hb_loss;     /* heartbeats alone lost, until T_heal */
 	double hb_loss_planned; /* from the F_NETWORK fault on */
@@ -1435,9 +1436,14 @@ static void on_send(struct sim_run *run, uint32_t i, const struct ring_action *a
 		bool floor_query = type == RING_MSG_EPOCH_QUERY && to != 0;
 		struct ring_msg wm;
 		wm.type = RING_MSG_TOKEN;
-		if (type == RING_MSG_WANT && ring_wire_decode(a->u.send.buf, len, &wm) == 0 &&
-		    wm.u.want.hops > 0)
-			run->settled_want_forwards++;
+		if (type == RING_MSG_WANT && ring_wire_decode(a->u.send.buf, len, &wm) == 0) {
+			/* Sent on by another member, or a copy of a wait's first
+			 * summons, which goes to all (§3.5). */
+			if (wm.u.want.wanter != run->cl.m[i].id)
+				run->settled_want_forwards++;
+			else if (to == 0)
+				run->settled_want_copies++;
+		}
 		if (floor_query)
 			run->settled_floor_queries++;
 		if (type == RING_MSG_EPOCH_REPLY && run->settled_floor_replies < run->settled_floor_queries) {
@@ -3197,8 +3203,9 @@ static void check_settled(struct sim_run *run)
 		.hops = k[RING_MSG_TOKEN],
 		.acks = k[RING_MSG_TOKEN_ACK],
 		.heartbeats = k[RING_MSG_HEARTBEAT],
-		.wants = k[RING_MSG_WANT] - run->settled_want_forwards,
+		.wants = k[RING_MSG_WANT] - run->settled_want_forwards - run->settled_want_copies,
 		.want_forwards = run->settled_want_forwards,
+		.want_copies = run->settled_want_copies,
 		.recovery = k[RING_MSG_ELECTION] + k[RING_MSG_ELECTION_ACK] + k[RING_MSG_JOIN] +
 			    k[RING_MSG_LEAVE] + k[RING_MSG_EPOCH_QUERY] + k[RING_MSG_EPOCH_REPLY] -
 			    run->settled_floor_queries - run->settled_floor_replies -

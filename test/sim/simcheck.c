@@ -477,8 +477,10 @@ void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r)
 	uint64_t extra = r->renews < 4 * w / lease + 1 ? r->renews : 4 * w / lease + 1;
 	uint64_t hb_budget = (2 * w / hb + r->parks + extra + 4 * n + 10) * 5 / 4;
 	uint64_t want_budget = 2 * (r->requests + n);
-	/* A WANT chases the token at most n - 1 members on (§3.5). */
+	/* A WANT chases the token at most n - 1 members on (§3.5); a wait's
+	 * first summons is also broadcast, once. */
 	uint64_t forward_budget = (n - 1) * (r->wants + n);
+	uint64_t copy_budget = r->requests + n;
 	/* Acks answer only a renewed grant's heartbeats, once per member. */
 	uint64_t beat_ack_budget = (n - 1) * (r->heartbeats + 1);
 	if (r->hops > hop_budget)
@@ -497,6 +499,10 @@ void simcheck_settled(struct simcheck *c, const struct simcheck_rates *r)
 	else if (r->want_forwards > forward_budget)
 		simcheck_fail(c, "liveness", "the settled ring forwarded %" PRIu64 " WANTs for %" PRIu64
 			      " sent, budget %" PRIu64, r->want_forwards, r->wants, forward_budget);
+	else if (r->want_copies > copy_budget)
+		simcheck_fail(c, "liveness", "the settled ring broadcast %" PRIu64 " first summonses "
+			      "for %" PRIu64 " requests, budget %" PRIu64, r->want_copies, r->requests,
+			      copy_budget);
 	else if (r->beat_acks > beat_ack_budget)
 		simcheck_fail(c, "liveness", "the settled ring sent %" PRIu64 " heartbeat acks for %"
 			      PRIu64 " heartbeats, budget %" PRIu64, r->beat_acks, r->heartbeats,

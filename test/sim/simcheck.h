@@ -334,7 +334,7 @@ struct simcheck_rates {
 	size_t n;
 	uint64_t idle_pass_us, loss_us, heartbeat_us, lease_us; /* the layout's; idle_pass_us 0: parking */
 	uint64_t grants, requests, parks, renews;
-	uint64_t hops, acks, heartbeats, wants, want_forwards, beat_acks; /* wants: a wanter's own */
+	uint64_t hops, acks, heartbeats, wants, want_forwards, want_copies, beat_acks; /* wants: a wanter's own to one member */
 	/* Elections and their acks, JOINs, LEAVEs, EPOCH_QUERYs and replies:
 	 * the datagrams of recovery, and the name of the first kind counted. */
 	uint64_t recovery;
